@@ -1,0 +1,54 @@
+/* emu.h - emulates the one instruction an int3 displaces, so the breakpoint never leaves memory. */
+#ifndef JT_EMU_H
+#define JT_EMU_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+/*
+ * A decoded instruction, prepared once when the breakpoint is inserted.
+ * Opaque to callers apart from len and supported.
+ */
+struct jt_insn {
+	uint64_t addr;		/* where it lives in the target */
+	uint8_t len;		/* length in bytes */
+	uint8_t supported;	/* 1 when emu_exec can run it */
+	uint8_t bytes[16];	/* the original bytes */
+	/* private to emu.c */
+	uint16_t op;
+	uint8_t size;		/* operand size in bytes */
+	uint8_t dst, src;	/* register indexes (emu.c's own numbering) */
+	uint8_t mem;		/* operand is [rip+disp] memory */
+	int64_t imm;
+	uint64_t target;	/* branch target or resolved rip-relative address */
+};
+
+/* Reads len bytes of target memory at addr into buf; returns 0 or -1. */
+typedef int (*emu_read_fn)(void *arg, uint64_t addr, void *buf, size_t len);
+/* Writes len bytes of target memory (the stack, for push); returns 0 or -1. */
+typedef int (*emu_write_fn)(void *arg, uint64_t addr, const void *buf, size_t len);
+
+struct jt_mem_ops {
+	emu_read_fn read;
+	emu_write_fn write;
+	void *arg;
+};
+
+/*
+ * Decodes the instruction in code[0..len) located at addr. Returns 0 and fills
+ * *insn (with supported=0 when it is valid but not emulated), or -1 when
+ * capstone cannot decode it.
+ */
+int emu_decode(struct jt_insn *insn, uint64_t addr, const uint8_t *code, size_t len);
+
+/*
+ * Applies insn to regs as the CPU would, including rip and the arithmetic
+ * flags, using mem for stack and memory operands. Returns 0, or -1 (regs
+ * unchanged) when the instruction is not supported or memory access failed.
+ */
+int emu_exec(const struct jt_insn *insn, struct user_regs_struct *regs, const struct jt_mem_ops *mem);
+
+/* Short human-readable text of the instruction, for debug output. */
+const char *emu_describe(const struct jt_insn *insn, char *buf, size_t size);
+
+#endif

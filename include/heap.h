@@ -1,0 +1,78 @@
+/* heap.h - the live-block table (address -> size, stack) and the deduplicated stack table. */
+#ifndef JT_HEAP_H
+#define JT_HEAP_H
+
+#include <stdint.h>
+
+/*
+ * One unique call stack. pcs[] holds raw return addresses, innermost first,
+ * exactly as captured at the event; nothing here is symbolized.
+ */
+struct jt_stack {
+	uint32_t id;		/* index in the stack table, stable for the heap's life */
+	uint32_t depth;		/* number of entries in pcs */
+	uint64_t *pcs;		/* owned by the heap */
+	uint64_t live_bytes;	/* bytes of this stack's blocks that are still allocated */
+	uint64_t live_blocks;	/* number of those blocks */
+	uint64_t alloc_calls;	/* successful allocations made from this stack */
+	uint64_t alloc_bytes;	/* bytes those allocations asked for */
+};
+
+/* Process-wide totals kept by the heap. */
+struct jt_heap_totals {
+	uint64_t bytes_allocated;	/* sum of sizes of all successful allocations */
+	uint64_t live_bytes;		/* currently allocated */
+	uint64_t live_blocks;
+	uint64_t peak_live_bytes;	/* maximum live_bytes ever reached */
+	uint64_t allocs;		/* successful allocations recorded */
+	uint64_t frees;			/* frees of known blocks */
+	uint64_t unknown_frees;		/* frees of addresses never seen allocated */
+};
+
+struct jt_heap;
+
+/* Returns a new empty heap; never NULL. */
+struct jt_heap *heap_new(void);
+void heap_destroy(struct jt_heap *h);
+
+/*
+ * Returns the id of the stack equal to pcs[0..depth), adding it if new.
+ * depth may be 0. The pcs are copied.
+ */
+uint32_t heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth);
+/* Returns the stack with that id, or NULL when out of range. */
+const struct jt_stack *heap_stack_get(const struct jt_heap *h, uint32_t id);
+uint32_t heap_stack_count(const struct jt_heap *h);
+
+/*
+ * Records a live block. If addr is already live (a free we missed), the old
+ * block is dropped first as if freed, and 1 is returned; otherwise 0.
+ */
+int heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id);
+
+/*
+ * Records a free. Returns 0 and sets *size (if non-NULL) when addr was live;
+ * returns -1 and counts an unknown free when it was not. addr 0 is ignored
+ * (returns -1 without counting).
+ */
+int heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size);
+
+/* Looks a live block up without changing anything: 0 when found, -1 otherwise. */
+int heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *stack_id);
+
+void heap_totals(const struct jt_heap *h, struct jt_heap_totals *out);
+
+/*
+ * Forgets every live block (the image was replaced by execve); stacks,
+ * per-stack alloc counters and totals other than live figures are kept.
+ */
+void heap_clear_live(struct jt_heap *h);
+
+/*
+ * Fills ids[] with the ids of stacks that have live_blocks > 0 sorted by
+ * live_bytes descending (ties: more blocks first, then lower id). Returns
+ * how many were written, at most max.
+ */
+uint32_t heap_top_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max);
+
+#endif

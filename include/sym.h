@@ -1,0 +1,56 @@
+/* sym.h - the target's modules as libdwfl sees them: symbol lookup at setup, symbolization at report time. */
+#ifndef JT_SYM_H
+#define JT_SYM_H
+
+#include <stdint.h>
+
+struct jt_sym;
+
+/* One source-level frame of a pc. Strings are owned by the jt_sym cache. */
+struct jt_frame {
+	uint64_t address;	/* the raw pc as captured */
+	const char *module;	/* file name of the module (basename), or NULL if unknown */
+	uint64_t offset;	/* pc minus module load bias (for "module+0x..." when no symbol) */
+	const char *function;	/* demangled function name, or NULL */
+	const char *file;	/* source file, or NULL */
+	int line;		/* source line, or 0 */
+	int inlined;		/* 1 for a frame that was inlined into the next one */
+};
+
+/* Returns a new, empty symbolizer; never NULL. */
+struct jt_sym *sym_new(void);
+void sym_destroy(struct jt_sym *s);
+
+/*
+ * Reports the ELF file at path, loaded with the given load bias (0 for
+ * ET_EXEC). Reporting the same path and bias again is a no-op. Returns 0, or
+ * -1 with a message in *err (static storage) when libdwfl rejects it.
+ */
+int sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char **err);
+
+/*
+ * Finds a defined function symbol (GLOBAL or WEAK, not UNDEF) called name in
+ * the module reported from path, and stores its run-time address. Returns 0,
+ * or -1 when the module or symbol is not there.
+ */
+int sym_lookup(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);
+
+/* Like sym_lookup for data objects too (e.g. _r_debug). */
+int sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);
+
+/*
+ * Non-zero when the module at path has any symbol table at all (.symtab or
+ * .dynsym), so "stripped" can be told apart from "does not define malloc".
+ */
+int sym_module_has_symbols(struct jt_sym *s, const char *path);
+
+/*
+ * Symbolizes pc. When is_return_address is set, file:line and inline scopes
+ * are looked up at pc - 1 so they land inside the call instruction. Fills
+ * out[0..n) innermost first: the inlined frames (inlined = 1) and last the
+ * function that really contains the code. Returns n >= 1 (a bare address
+ * frame when nothing is known), never more than max.
+ */
+int sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_frame *out, int max);
+
+#endif

@@ -1,0 +1,24 @@
+/* util.h - allocation wrappers that never return NULL, and the one family of message helpers. */
+#ifndef JT_UTIL_H
+#define JT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Allocators: on exhaustion they print one line and abort(), so callers never check. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Messages go to stderr prefixed with "jmptrace: ". perror_msg appends strerror(errno). */
+void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void perror_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Non-zero when JMPTRACE_DEBUG is set in jmptrace's own environment. */
+extern int jt_debug;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
