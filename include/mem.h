@@ -1,0 +1,22 @@
+/* mem.h - reads and writes another process's memory in bulk. */
+#ifndef JT_MEM_H
+#define JT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Reads len bytes at addr in process pid with process_vm_readv, falling back
+ * to pread of /proc/PID/mem. Returns 0 when all bytes were read, -1 with
+ * errno set otherwise (ESRCH when the process is gone).
+ */
+int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/*
+ * Writes len bytes at addr, also into read-only text (through /proc/PID/mem,
+ * which the kernel lets a tracer do). Returns 0 or -1 with errno set.
+ */
+int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,38 @@
+/* unwind.h - remote stack unwinding of a stopped thread (libunwind backend behind a small interface). */
+#ifndef JT_UNWIND_H
+#define JT_UNWIND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct jt_modules;
+struct jt_unwind;
+
+/*
+ * Creates an unwinder over the given module set (not owned; it must outlive
+ * the unwinder). Returns NULL only if libunwind cannot create an address space.
+ */
+struct jt_unwind *unwind_new(struct jt_modules *mods);
+void unwind_destroy(struct jt_unwind *u);
+
+/*
+ * Unwinds the stopped thread tid whose registers are regs, and stores up to
+ * max pcs, innermost first: pcs[0] is regs->rip, the others are return
+ * addresses. Returns the number stored (>= 1), or -1 on a failure to even
+ * start. Reads target memory in bulk (process_vm_readv), caches unwind info
+ * across calls, and never uses one ptrace call per word.
+ */
+int unwind_stack(struct jt_unwind *u, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max);
+
+/*
+ * Tells the unwinder that for this one call the 8-byte stack slot at addr
+ * reads as value (a return address jmptrace replaced). Cleared by
+ * unwind_stack when it returns. Up to 8 overrides.
+ */
+void unwind_override(struct jt_unwind *u, uint64_t addr, uint64_t value);
+
+/* Drops cached unwind info (after execve replaced the image). */
+void unwind_flush(struct jt_unwind *u);
+
+#endif
