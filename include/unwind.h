@@ -35,4 +35,8 @@ void unwind_override(struct jt_unwind *u, uint64_t addr, uint64_t value);
 /* Drops cached unwind info (after execve replaced the image). */
 void unwind_flush(struct jt_unwind *u);
 
+struct jt_unwind_index;
+/* Frees a module's unwind index (built lazily by unwind_stack); NULL is a no-op. */
+void unwind_index_free(struct jt_unwind_index *ix);
+
 #endif

@@ -1,0 +1,60 @@
+/* alloc.h - the allocator functions jmptrace traces: symbol names, report names and argument rules. */
+#ifndef JT_ALLOC_H
+#define JT_ALLOC_H
+
+#include <stdint.h>
+
+/* How a traced function behaves, which decides what its entry and return mean. */
+enum jt_fn_kind {
+	FK_ALLOC,	/* returns a new block of `size` bytes (malloc, new, valloc...) */
+	FK_CALLOC,	/* returns n * size zeroed bytes */
+	FK_REALLOC,	/* moves/resizes arg_ptr to size bytes */
+	FK_MEMALIGN_PTR,/* posix_memalign: stores the block through a pointer, returns 0 */
+	FK_FREE,	/* releases its first argument */
+	FK_UNWIND,	/* a C++ unwinder entry: hijacked returns must be put back first */
+	FK_RTLD,	/* the dynamic linker's rendezvous: the link map changed */
+};
+
+struct jt_fn_desc {
+	const char *symbol;	/* ELF symbol name */
+	const char *name;	/* name in reports and in the JSON "calls" object */
+	enum jt_fn_kind kind;
+	uint8_t size_arg;	/* argument index (0-based) holding the size */
+	uint8_t size_arg2;	/* second factor (calloc, reallocarray), or 0xff */
+	uint8_t ptr_arg;	/* argument holding the old block / out pointer, or 0xff */
+};
+
+/* Indexes into alloc_fns[]; the order is the order of the report's call counts. */
+enum jt_fn {
+	FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_REALLOCARRAY, FN_POSIX_MEMALIGN,
+	FN_ALIGNED_ALLOC, FN_MEMALIGN, FN_VALLOC, FN_PVALLOC,
+	FN_NEW, FN_NEW_ARR, FN_NEW_NT, FN_NEW_ARR_NT,
+	FN_NEW_AL, FN_NEW_ARR_AL, FN_NEW_AL_NT, FN_NEW_ARR_AL_NT,
+	FN_FREE,
+	FN_DEL, FN_DEL_ARR, FN_DEL_SZ, FN_DEL_ARR_SZ, FN_DEL_NT, FN_DEL_ARR_NT,
+	FN_DEL_AL, FN_DEL_ARR_AL, FN_DEL_SZ_AL, FN_DEL_ARR_SZ_AL, FN_DEL_AL_NT, FN_DEL_ARR_AL_NT,
+	FN_REPORTED,	/* functions below are traced but not reported as calls */
+	FN_UNWIND_RAISE = FN_REPORTED, FN_UNWIND_RETHROW, FN_UNWIND_FORCED,
+	FN_DL_DEBUG_STATE,	/* looked up in the dynamic linker only */
+	FN_COUNT
+};
+
+extern const struct jt_fn_desc alloc_fns[FN_COUNT];
+/* Stores alloc_fns[i].name for every i < FN_REPORTED into out[i], for struct jt_snapshot. */
+void alloc_fn_names(const char **out);
+
+/* Non-zero when the function's entry is tracked as an allocation (it needs its return). */
+static inline int
+alloc_fn_returns_block(enum jt_fn fn)
+{
+	enum jt_fn_kind k = alloc_fns[fn].kind;
+	return k == FK_ALLOC || k == FK_CALLOC || k == FK_REALLOC || k == FK_MEMALIGN_PTR;
+}
+
+static inline int
+alloc_fn_is_free(enum jt_fn fn)
+{
+	return alloc_fns[fn].kind == FK_FREE;
+}
+
+#endif

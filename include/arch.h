@@ -1,0 +1,36 @@
+/* arch.h - the x86-64 facts the tracer needs: trap byte, argument/return registers, stack slot of the return address. */
+#ifndef JT_ARCH_H
+#define JT_ARCH_H
+
+#include <stdint.h>
+#include <sys/user.h>
+
+#define ARCH_TRAP_BYTE 0xCC
+/* After an int3 the pc points one past the trap byte. */
+#define ARCH_TRAP_PC_ADJUST 1
+
+typedef struct user_regs_struct arch_regs;
+
+static inline uint64_t arch_pc(const arch_regs *r) { return r->rip; }
+static inline void arch_set_pc(arch_regs *r, uint64_t pc) { r->rip = pc; }
+static inline uint64_t arch_sp(const arch_regs *r) { return r->rsp; }
+static inline uint64_t arch_retval(const arch_regs *r) { return r->rax; }
+
+/* SysV AMD64 integer argument n (0-based, up to 5). */
+static inline uint64_t
+arch_arg(const arch_regs *r, unsigned n)
+{
+	switch (n) {
+	case 0: return r->rdi;
+	case 1: return r->rsi;
+	case 2: return r->rdx;
+	case 3: return r->rcx;
+	case 4: return r->r8;
+	default: return r->r9;
+	}
+}
+
+/* At a function's first instruction the return address is the word at the stack pointer. */
+static inline uint64_t arch_ret_slot(const arch_regs *r) { return r->rsp; }
+
+#endif

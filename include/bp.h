@@ -1,0 +1,44 @@
+/* bp.h - int3 breakpoints on allocator entries, with the displaced instruction decoded for emulation. */
+#ifndef JT_BP_H
+#define JT_BP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emu.h"
+
+struct jt_bp {
+	uint64_t addr;
+	int fn;			/* enum jt_fn */
+	int inserted;		/* the trap byte is in target memory */
+	struct jt_insn insn;	/* the instruction the trap byte displaced */
+};
+
+/* All breakpoints of one address space, hashed by address. */
+struct jt_bps {
+	struct jt_bp **slots;
+	uint32_t mask;		/* slots - 1; power of two */
+	uint32_t count;
+};
+
+void bp_table_init(struct jt_bps *t);
+/* Frees the table; does not touch target memory (see bp_remove_all). */
+void bp_table_clear(struct jt_bps *t);
+
+/* Returns the breakpoint at addr, or NULL. */
+struct jt_bp *bp_find(const struct jt_bps *t, uint64_t addr);
+
+/*
+ * Decodes the instruction at addr in pid and writes the trap byte there.
+ * An address that already has a breakpoint is left alone (returns 0).
+ * Returns 0, or -1 with errno set (the table is then unchanged).
+ */
+int bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn);
+
+/* Puts back the original byte of every breakpoint in pid's memory. Returns 0 or -1. */
+int bp_remove_all(const struct jt_bps *t, pid_t pid);
+
+/* Puts the original bytes back into another process that shares nothing with us (a fork child). */
+int bp_restore_into(const struct jt_bps *t, pid_t pid);
+
+#endif

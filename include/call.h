@@ -1,0 +1,27 @@
+/* call.h - what an allocator breakpoint hit means: a call entering, or one returning through its trampoline. */
+#ifndef JT_CALL_H
+#define JT_CALL_H
+
+#include "arch.h"
+
+struct jt_thread;
+struct jt_bp;
+struct jt_options;
+
+enum call_action {
+	CALL_RESUME,		/* regs are ready: set them and continue */
+	CALL_STEP,		/* the displaced instruction cannot be emulated: step over it */
+};
+
+/*
+ * Handles thread t stopped on bp, with regs->rip already rewound to the
+ * breakpoint address. Records the event, and either redirects a returning
+ * call to its real return address or emulates the displaced instruction.
+ */
+enum call_action call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs,
+			      const struct jt_options *opt);
+
+/* Puts every hijacked return address of t back (before a detach or an unwind). */
+void call_restore_all(struct jt_thread *t);
+
+#endif

@@ -1,0 +1,27 @@
+/* image.h - finds the allocator entries of a process image and keeps breakpoints on them. */
+#ifndef JT_IMAGE_H
+#define JT_IMAGE_H
+
+#include <sys/types.h>
+
+struct jt_proc;
+
+/*
+ * Called at the exec stop (or after attaching): reads the modules, puts a
+ * breakpoint on the dynamic linker's rendezvous if there is one, and on every
+ * allocator entry that can already be resolved. Returns 0, or -1 after
+ * printing one line when the image cannot be traced (no allocator symbols).
+ */
+int image_setup(struct jt_proc *p);
+
+/*
+ * Called at the dynamic linker's rendezvous: when the link map is consistent,
+ * re-reads the modules and puts breakpoints on newly resolvable entries.
+ * Returns 0 or -1.
+ */
+int image_update(struct jt_proc *p);
+
+/* Non-zero once malloc and free have breakpoints (the image is being traced). */
+int image_ready(const struct jt_proc *p);
+
+#endif

@@ -1,0 +1,108 @@
+/* proc.h - control blocks for traced processes and threads, and the tracer session that owns them. */
+#ifndef JT_PROC_H
+#define JT_PROC_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "alloc.h"
+#include "bp.h"
+#include "modules.h"
+
+#define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
+#define JT_MAX_DEPTH 256
+
+/* One allocator call in flight whose return we wait for. */
+struct jt_call {
+	int fn;			/* enum jt_fn */
+	uint64_t entry_sp;	/* stack pointer at entry: the slot that holds the return address */
+	uint64_t ret_addr;	/* the real return address, replaced by the trampoline */
+	uint64_t trampoline;	/* where the call now returns: the function's own entry breakpoint */
+	uint64_t size;		/* bytes requested */
+	uint64_t ptr_arg;	/* realloc's old block, posix_memalign's out pointer */
+	uint32_t stack_id;
+	uint64_t seq;		/* thread event number at entry, to tell tail calls from stale calls */
+};
+
+/* Everything about one traced thread (strace's tcb). */
+struct jt_thread {
+	pid_t tid;
+	struct jt_proc *proc;
+	struct jt_thread *hnext;	/* tid hash chain */
+	struct jt_call calls[JT_MAX_CALLS];
+	int ncalls;
+	uint64_t seq;			/* events seen on this thread */
+	/* The last free-family entry, so that delete -> free counts once. */
+	uint64_t free_seq, free_sp, free_ptr;
+	int step_bp;			/* >0: single-stepping over the breakpoint at step_addr */
+	uint64_t step_addr;
+	int want_stop;			/* we asked it to stop (attach, detach) and wait for that */
+	int stopped;			/* it sits in a stop we have not restarted */
+	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
+	int pending_sig;		/* a signal for the program we hold while it is stopped */
+};
+
+/* One traced process image. */
+struct jt_proc {
+	pid_t pid;
+	struct jt_proc *next;
+	int nthreads;
+	int attached;			/* we attached to it: older blocks are unknown */
+	int vfork_child;		/* shares its parent's memory: emulate only, record nothing */
+	struct jt_proc *vm_owner;	/* whose breakpoints are in this memory (itself, or the vfork parent) */
+	char *command;
+	struct jt_modules mods;
+	struct jt_bps bps;
+	struct jt_sym *sym;
+	struct jt_unwind *uw;
+	struct jt_heap *heap;
+	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
+	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
+	uint64_t calls[FN_COUNT];
+	int exited, exit_status, killed_by;
+};
+
+/* Options from the command line. */
+struct jt_options {
+	const char *out_path;		/* -o */
+	const char *json_path;		/* --json */
+	unsigned top;			/* --top */
+	unsigned depth;			/* --depth */
+	pid_t attach_pid;		/* -p */
+	int follow_forks;		/* -f */
+	double duration;		/* --duration */
+	char **argv;			/* program and arguments in launch mode */
+};
+
+struct jt_json_out;
+
+/* The tracer session: every process and thread, and where reports go. */
+struct jt_tracer {
+	const struct jt_options *opt;
+	struct jt_proc *procs;
+	struct jt_thread *threads[1024];	/* tid hash */
+	struct jt_json_out *json;
+	FILE *out;			/* text reports */
+	pid_t main_pid;
+	int main_exited, main_status;	/* wait status of the main process */
+	uint64_t events;		/* breakpoint hits handled */
+	int image_seen;			/* the first program image was set up */
+	int fatal;			/* the program cannot be traced; stop */
+	int detached;			/* we let the attached process go */
+	int show_status;		/* print a status line (attached, stderr a terminal) */
+	int status_shown;
+	uint64_t start_ms, status_ms, status_events;
+};
+
+struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
+void proc_free(struct jt_tracer *tr, struct jt_proc *p);
+struct jt_proc *proc_find(struct jt_tracer *tr, pid_t pid);
+/* Resets the image state after execve: modules, symbols, breakpoints, live blocks. */
+void proc_reset_image(struct jt_proc *p);
+
+struct jt_thread *thread_find(struct jt_tracer *tr, pid_t tid);
+struct jt_thread *thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid);
+void thread_free(struct jt_tracer *tr, struct jt_thread *t);
+
+#endif

@@ -1,0 +1,191 @@
+/* attach.c - attaches to a running process with all its threads, and detaches leaving it as it was. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "proc.h"
+#include "trace.h"
+#include "util.h"
+
+#define ATTACH_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			PTRACE_O_TRACEEXEC)
+#define ATTACH_ROUNDS 100
+
+/* Reads the value of one "Key:" line of /proc/PID/status into buf. Returns 0 or -1. */
+static int
+attach_status_field(pid_t pid, const char *key, char *buf, size_t size)
+{
+	char path[64], line[512];
+	size_t klen = strlen(key);
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(buf, size, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
+		buf[strcspn(buf, "\n")] = 0;
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static int
+attach_is_kernel_thread(pid_t pid)
+{
+	char path[64], buf[4096];
+	unsigned long flags = 0;
+	FILE *f;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* Field 9 is flags; PF_KTHREAD is 0x00200000. */
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
+		return (flags & 0x00200000) != 0;
+	return 0;
+}
+
+/* Says in one line why pid cannot be traced, before we even try. Returns 0 when it looks fine. */
+static int
+attach_precheck(pid_t pid)
+{
+	char buf[256], comm[64] = "?";
+
+	if (pid == getpid()) {
+		error_msg("cannot attach to process %d: that is jmptrace itself", pid);
+		return -1;
+	}
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		error_msg("cannot attach to process %d: no such process", pid);
+		return -1;
+	}
+	if (attach_status_field(pid, "State", buf, sizeof(buf)) == 0 && buf[0] == 'Z') {
+		error_msg("cannot attach to process %d: it is a zombie (it exited and waits for its parent)", pid);
+		return -1;
+	}
+	if (attach_is_kernel_thread(pid)) {
+		error_msg("cannot attach to process %d: it is a kernel thread, with no user-space heap", pid);
+		return -1;
+	}
+	if (attach_status_field(pid, "TracerPid", buf, sizeof(buf)) == 0 && atoi(buf) != 0) {
+		pid_t tracer = atoi(buf);
+		attach_status_field(tracer, "Name", comm, sizeof(comm));
+		error_msg("cannot attach to process %d: it is already traced by process %d (%s)", pid, tracer, comm);
+		return -1;
+	}
+	return 0;
+}
+
+/* Explains EPERM from PTRACE_SEIZE: another user, or the Yama ptrace_scope policy. */
+static void
+attach_explain_eperm(pid_t pid)
+{
+	struct stat st;
+	char path[64];
+	FILE *f;
+	int scope = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0) {
+		error_msg("cannot attach to process %d: not permitted: it belongs to another user (uid %u); "
+			  "run jmptrace as that user or as root", pid, (unsigned)st.st_uid);
+		return;
+	}
+	if ((f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re"))) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	if (scope > 0)
+		error_msg("cannot attach to process %d: not permitted by kernel.yama.ptrace_scope=%d; "
+			  "run as root or set it to 0 (sysctl kernel.yama.ptrace_scope=0)", pid, scope);
+	else
+		error_msg("cannot attach to process %d: operation not permitted "
+			  "(a security module or the process's dumpable flag forbids tracing it)", pid);
+}
+
+/* Seizes every thread listed in /proc/PID/task that is not ours yet. Returns how many were new, or -1. */
+static int
+attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int added = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", p->pid);
+	if (!(dir = opendir(path)))
+		return -1;
+	while ((d = readdir(dir))) {
+		pid_t tid = atoi(d->d_name);
+		struct jt_thread *t;
+
+		if (tid <= 0 || thread_find(tr, tid))
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)ATTACH_OPTIONS) < 0) {
+			if (errno == ESRCH)
+				continue;	/* it exited meanwhile */
+			closedir(dir);
+			return -1;
+		}
+		t = thread_new(tr, p, tid);
+		t->want_stop = 1;
+		ptrace(PTRACE_INTERRUPT, tid, 0L, 0L);
+		added++;
+	}
+	closedir(dir);
+	return added;
+}
+
+int
+attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
+{
+	struct jt_proc *p;
+	char link[64], exe[4096];
+	ssize_t n;
+	int added, i;
+
+	if (attach_precheck(pid) < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	p = proc_new(tr, pid, n > 0 ? exe : "?");
+	p->attached = 1;
+	/* Threads may be created while we attach: repeat until a pass finds none. */
+	for (i = 0; i < ATTACH_ROUNDS; i++) {
+		added = attach_seize_tasks(tr, p);
+		if (added < 0) {
+			int err = errno;
+			if (err == EPERM)
+				attach_explain_eperm(pid);
+			else {
+				errno = err;
+				perror_msg("cannot attach to process %d", pid);
+			}
+			trace_detach(tr, p);
+			return -1;
+		}
+		if (added == 0)
+			break;
+	}
+	*out = p;
+	return trace_wait_stopped(tr, p);
+}

@@ -1,0 +1,251 @@
+/* call.c - turns breakpoint hits into allocation events, matching each call with its return. */
+#include <errno.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "call.h"
+#include "emu.h"
+#include "heap.h"
+#include "image.h"
+#include "mem.h"
+#include "proc.h"
+#include "unwind.h"
+#include "util.h"
+
+static int
+call_mem_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(*(pid_t *)arg, addr, buf, len);
+}
+
+static int
+call_mem_write(void *arg, uint64_t addr, const void *buf, size_t len)
+{
+	return mem_write(*(pid_t *)arg, addr, buf, len);
+}
+
+static enum call_action
+call_emulate(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+{
+	struct jt_mem_ops ops = { call_mem_read, call_mem_write, &t->tid };
+
+	if (bp->insn.supported && emu_exec(&bp->insn, regs, &ops) == 0)
+		return CALL_RESUME;
+	return CALL_STEP;
+}
+
+/* The return address slot of call c no longer holds our trampoline's job: forget c. */
+static void
+call_drop_top(struct jt_thread *t)
+{
+	t->ncalls--;
+}
+
+void
+call_restore_all(struct jt_thread *t)
+{
+	while (t->ncalls > 0) {
+		struct jt_call *c = &t->calls[t->ncalls - 1];
+		uint64_t cur;
+
+		/* Only put it back if the slot still holds our trampoline; the frame may be gone. */
+		if (mem_read(t->tid, c->entry_sp, &cur, sizeof(cur)) == 0 && cur == c->trampoline)
+			mem_write(t->tid, c->entry_sp, &c->ret_addr, sizeof(c->ret_addr));
+		call_drop_top(t);
+	}
+}
+
+/* Non-zero while the return-address slot of c still holds our trampoline. */
+static int
+call_slot_live(const struct jt_thread *t, const struct jt_call *c)
+{
+	uint64_t slot;
+
+	return mem_read(t->tid, c->entry_sp, &slot, sizeof(slot)) == 0 && slot == c->trampoline;
+}
+
+/*
+ * Drops calls whose frames lie above sp and whose slot no longer holds our
+ * trampoline: they were left by longjmp or an exception. A call above sp
+ * whose slot still holds it is kept, since the thread may be running a
+ * signal handler on another stack and will come back to return through it.
+ */
+static void
+call_drop_stale(struct jt_thread *t, uint64_t sp)
+{
+	while (t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp < sp &&
+	       !call_slot_live(t, &t->calls[t->ncalls - 1]))
+		call_drop_top(t);
+}
+
+static uint64_t
+call_size(int fn, const arch_regs *regs)
+{
+	const struct jt_fn_desc *d = &alloc_fns[fn];
+	uint64_t size = arch_arg(regs, d->size_arg);
+
+	if (d->size_arg2 != 0xff) {
+		uint64_t b = arch_arg(regs, d->size_arg2), r;
+		size = __builtin_mul_overflow(size, b, &r) ? UINT64_MAX : r;
+	}
+	return size;
+}
+
+static void
+call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
+{
+	struct jt_heap *h = p->heap;
+	uint64_t block;
+
+	switch (alloc_fns[c->fn].kind) {
+	case FK_ALLOC:
+	case FK_CALLOC:
+		if (ret)
+			heap_alloc(h, ret, c->size, c->stack_id);
+		break;
+	case FK_REALLOC:
+		if (ret) {
+			if (c->ptr_arg)
+				heap_free(h, c->ptr_arg, NULL);
+			heap_alloc(h, ret, c->size, c->stack_id);
+		} else if (c->size == 0 && c->ptr_arg) {
+			/* glibc's realloc(p, 0) frees p and returns NULL. */
+			heap_free(h, c->ptr_arg, NULL);
+		}
+		break;
+	case FK_MEMALIGN_PTR:
+		if (ret == 0 && mem_read(p->pid, c->ptr_arg, &block, sizeof(block)) == 0 && block)
+			heap_alloc(h, block, c->size, c->stack_id);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A thread arrived at the entry breakpoint with sp one word above the slot
+ * of a call in flight that returns through this breakpoint: that is the
+ * return. Returns the call's index, or -1 for a fresh entry.
+ */
+static int
+call_find_return(const struct jt_thread *t, uint64_t addr, uint64_t sp)
+{
+	for (int i = t->ncalls - 1; i >= 0; i--)
+		if (t->calls[i].trampoline == addr && t->calls[i].entry_sp + 8 == sp)
+			return i;
+	return -1;
+}
+
+static void
+call_return(struct jt_thread *t, int i, arch_regs *regs)
+{
+	struct jt_call *c = &t->calls[i];
+
+	t->ncalls = i;
+	call_finish(t->proc, c, arch_retval(regs));
+	arch_set_pc(regs, c->ret_addr);
+}
+
+/*
+ * Decides whether an entry at sp is nested in a call already in flight on
+ * this thread. Equal stack pointers mean either a tail call (the slot still
+ * holds our trampoline) or a call made after the old one was abandoned.
+ */
+static int
+call_is_nested(struct jt_thread *t, uint64_t sp)
+{
+	struct jt_call *c;
+
+	call_drop_stale(t, sp);
+	if (t->ncalls == 0)
+		return 0;
+	c = &t->calls[t->ncalls - 1];
+	if (c->entry_sp != sp)
+		return c->entry_sp > sp;
+	if (call_slot_live(t, c))
+		return 1;
+	call_drop_top(t);
+	return t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp > sp;
+}
+
+static void
+call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t pcs[JT_MAX_DEPTH + 1];
+	uint64_t sp = arch_sp(regs);
+	unsigned max = opt->depth + 1 < ARRAY_SIZE(pcs) ? opt->depth + 1 : ARRAY_SIZE(pcs);
+	struct jt_call *c;
+	int n;
+
+	p->calls[bp->fn]++;
+	if (t->ncalls == JT_MAX_CALLS)
+		return;
+	c = &t->calls[t->ncalls];
+	memset(c, 0, sizeof(*c));
+	c->fn = bp->fn;
+	c->entry_sp = sp;
+	c->trampoline = bp->addr;
+	c->size = call_size(bp->fn, regs);
+	if (alloc_fns[bp->fn].ptr_arg != 0xff)
+		c->ptr_arg = arch_arg(regs, alloc_fns[bp->fn].ptr_arg);
+	n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+	/* Frame 0 is the allocator itself; the stack starts at its caller. */
+	c->stack_id = heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0);
+	if (mem_read(t->tid, sp, &c->ret_addr, sizeof(c->ret_addr)) < 0)
+		return;
+	/* Make the call return into our own breakpoint, so every exit path is seen. */
+	if (mem_write(t->tid, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
+		return;
+	c->seq = t->seq;
+	t->ncalls++;
+}
+
+static void
+call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+{
+	uint64_t sp = arch_sp(regs);
+	uint64_t ptr = arch_arg(regs, 0);
+	/* delete[] -> delete -> free reach us back to back with the same pointer: count the outer one. */
+	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr;
+
+	t->free_seq = t->seq;
+	t->free_sp = sp;
+	t->free_ptr = ptr;
+	if (chained || call_is_nested(t, sp))
+		return;
+	t->proc->calls[bp->fn]++;
+	if (ptr)
+		heap_free(t->proc->heap, ptr, NULL);
+}
+
+enum call_action
+call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
+{
+	uint64_t sp = arch_sp(regs);
+	int i;
+
+	t->seq++;
+	if (t->proc->vfork_child)
+		return call_emulate(t, bp, regs);
+	switch (alloc_fns[bp->fn].kind) {
+	case FK_RTLD:
+		image_update(t->proc);
+		break;
+	case FK_UNWIND:
+		call_restore_all(t);
+		break;
+	case FK_FREE:
+		call_enter_free(t, bp, regs);
+		break;
+	default:
+		if ((i = call_find_return(t, bp->addr, sp)) >= 0) {
+			call_return(t, i, regs);
+			return CALL_RESUME;
+		}
+		if (!call_is_nested(t, sp))
+			call_enter_alloc(t, bp, regs, opt);
+		break;
+	}
+	return call_emulate(t, bp, regs);
+}

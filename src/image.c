@@ -1,0 +1,191 @@
+/* image.c - resolves allocator symbols in link-map order and keeps their breakpoints in place. */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "image.h"
+#include "mem.h"
+#include "proc.h"
+#include "sym.h"
+#include "util.h"
+
+#define MAX_LINK_MAP 1024
+
+/* The layout of the start of glibc's struct link_map and struct r_debug on x86-64. */
+struct remote_link_map {
+	uint64_t l_addr, l_name, l_ld, l_next, l_prev;
+};
+struct remote_r_debug {
+	int32_t r_version;
+	uint64_t r_map, r_brk;
+	int32_t r_state;
+	uint64_t r_ldbase;
+};
+
+static void
+image_report_modules(struct jt_proc *p)
+{
+	for (size_t i = 0; i < p->mods.n; i++) {
+		const char *err = NULL;
+		struct jt_module *m = p->mods.v[i];
+
+		if (sym_add_module(p->sym, m->path, m->bias, &err) < 0)
+			debug_msg("cannot report %s: %s", m->path, err ? err : "?");
+	}
+}
+
+static struct jt_module *
+image_main_module(const struct jt_proc *p)
+{
+	for (size_t i = 0; i < p->mods.n; i++)
+		if (p->mods.v[i]->is_main)
+			return p->mods.v[i];
+	return p->mods.n ? p->mods.v[0] : NULL;
+}
+
+static struct jt_module *
+image_module_by_bias(const struct jt_proc *p, uint64_t bias)
+{
+	for (size_t i = 0; i < p->mods.n; i++)
+		if (p->mods.v[i]->bias == bias && !p->mods.v[i]->is_main)
+			return p->mods.v[i];
+	return NULL;
+}
+
+/*
+ * Lists the modules in the order the dynamic linker searches them: the link
+ * map, executable first. Without a dynamic linker, the executable alone,
+ * followed by anything else mapped.
+ */
+static size_t
+image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
+{
+	struct remote_r_debug rd;
+	size_t n = 0;
+
+	if (p->r_debug && mem_read(p->pid, p->r_debug, &rd, sizeof(rd)) == 0) {
+		uint64_t lm = rd.r_map;
+
+		for (size_t i = 0; lm && i < MAX_LINK_MAP && n < max; i++) {
+			struct remote_link_map l;
+			struct jt_module *m;
+
+			if (mem_read(p->pid, lm, &l, sizeof(l)) < 0)
+				break;
+			m = i == 0 ? image_main_module(p) : image_module_by_bias(p, l.l_addr);
+			if (m)
+				order[n++] = m;
+			lm = l.l_next;
+		}
+		if (n)
+			return n;
+	}
+	if ((order[0] = image_main_module(p)))
+		n = 1;
+	for (size_t i = 0; i < p->mods.n && n < max; i++)
+		if (p->mods.v[i] != order[0])
+			order[n++] = p->mods.v[i];
+	return n;
+}
+
+/* Puts a breakpoint on the first definition of every traced function, in link-map order. */
+static void
+image_resolve(struct jt_proc *p)
+{
+	struct jt_module *order[MAX_LINK_MAP];
+	size_t n = image_link_order(p, order, ARRAY_SIZE(order));
+
+	for (int fn = 0; fn < FN_DL_DEBUG_STATE; fn++) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t addr;
+
+			if (sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr) < 0)
+				continue;
+			if (bp_find(&p->bps, addr))
+				break;
+			if (bp_insert(&p->bps, p->pid, addr, fn) < 0)
+				debug_msg("cannot put a breakpoint on %s at %#lx: %s",
+					  alloc_fns[fn].symbol, (unsigned long)addr, strerror(errno));
+			else
+				debug_msg("breakpoint on %s at %#lx in %s", alloc_fns[fn].symbol,
+					  (unsigned long)addr, order[i]->path);
+			break;
+		}
+	}
+	p->mods_gen = p->mods.generation;
+}
+
+/* Finds the dynamic linker among the modules by the symbols only it defines. */
+static void
+image_find_rtld(struct jt_proc *p)
+{
+	for (size_t i = 0; i < p->mods.n; i++) {
+		struct jt_module *m = p->mods.v[i];
+		uint64_t state, rdebug;
+
+		if (sym_lookup(p->sym, m->path, "_dl_debug_state", &state) < 0 ||
+		    sym_lookup_any(p->sym, m->path, "_r_debug", &rdebug) < 0)
+			continue;
+		p->r_debug = rdebug;
+		if (bp_insert(&p->bps, p->pid, state, FN_DL_DEBUG_STATE) < 0)
+			perror_msg("cannot put a breakpoint on the dynamic linker");
+		return;
+	}
+}
+
+int
+image_ready(const struct jt_proc *p)
+{
+	for (uint32_t i = 0; i <= p->bps.mask; i++) {
+		const struct jt_bp *bp = p->bps.slots[i];
+		if (bp && (bp->fn == FN_MALLOC || bp->fn == FN_FREE))
+			return 1;
+	}
+	return 0;
+}
+
+int
+image_setup(struct jt_proc *p)
+{
+	struct jt_module *exe;
+
+	if (modules_refresh(&p->mods, p->pid) < 0) {
+		perror_msg("cannot read the memory map of process %d", p->pid);
+		return -1;
+	}
+	image_report_modules(p);
+	image_find_rtld(p);
+	image_resolve(p);
+	if (p->r_debug || image_ready(p))
+		return 0;
+	exe = image_main_module(p);
+	if (exe && !sym_module_has_symbols(p->sym, exe->path))
+		error_msg("%s: no allocator symbols: the program is statically linked and stripped, "
+			  "so malloc and free cannot be found", exe->path);
+	else
+		error_msg("%s: no allocator symbols (malloc, free) found in the program",
+			  exe ? exe->path : p->command);
+	return -1;
+}
+
+int
+image_update(struct jt_proc *p)
+{
+	struct remote_r_debug rd;
+	int added;
+
+	if (!p->r_debug || mem_read(p->pid, p->r_debug, &rd, sizeof(rd)) < 0)
+		return -1;
+	if (rd.r_state != RT_CONSISTENT)
+		return 0;
+	added = modules_refresh(&p->mods, p->pid);
+	if (added < 0)
+		return -1;
+	if (added == 0 && p->mods_gen == p->mods.generation)
+		return 0;
+	image_report_modules(p);
+	image_resolve(p);
+	return 0;
+}

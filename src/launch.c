@@ -1,0 +1,136 @@
+/* launch.c - checks the program, forks it, and seizes it before its first instruction runs. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "util.h"
+
+#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+		       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
+
+/* Finds name the way execvp would. Returns 0 and fills path, or -1 with errno. */
+static int
+launch_find(const char *name, char *path, size_t size)
+{
+	const char *dirs = getenv("PATH");
+	int err = ENOENT;
+
+	if (strchr(name, '/')) {
+		snprintf(path, size, "%s", name);
+		return access(path, F_OK) == 0 ? 0 : -1;
+	}
+	if (!dirs)
+		dirs = "/usr/local/bin:/usr/bin:/bin";
+	while (*dirs) {
+		const char *end = strchrnul(dirs, ':');
+		int len = (int)(end - dirs);
+
+		snprintf(path, size, "%.*s/%s", len ? len : 1, len ? dirs : ".", name);
+		if (access(path, X_OK) == 0)
+			return 0;
+		if (errno == EACCES)
+			err = EACCES;
+		dirs = *end ? end + 1 : end;
+	}
+	errno = err;
+	return -1;
+}
+
+static const char *
+launch_machine_name(unsigned m)
+{
+	switch (m) {
+	case EM_386: return "i386";
+	case EM_ARM: return "ARM";
+	case EM_AARCH64: return "AArch64";
+	case EM_RISCV: return "RISC-V";
+	case EM_PPC64: return "PowerPC64";
+	case EM_S390: return "s390";
+	default: return "another architecture";
+	}
+}
+
+/* Returns 0 when path is something we can trace, or -1 after saying why. */
+static int
+launch_check(const char *name, const char *path)
+{
+	unsigned char h[EI_NIDENT + 16];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+		if (!errno || S_ISDIR(st.st_mode))
+			errno = EACCES;
+		perror_msg("cannot run '%s'", name);
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		perror_msg("cannot read '%s'", name);
+		return -1;
+	}
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n >= 2 && h[0] == '#' && h[1] == '!')
+		return 0;	/* the kernel runs its interpreter, which we then trace */
+	if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG)) {
+		error_msg("cannot trace '%s': not an ELF executable", name);
+		return -1;
+	}
+	if (h[EI_CLASS] != ELFCLASS64 || (h[18] | h[19] << 8) != EM_X86_64) {
+		error_msg("cannot trace '%s': it is an ELF for %s; jmptrace traces x86-64 programs only", name,
+			  h[EI_CLASS] != ELFCLASS64 && (h[18] | h[19] << 8) == EM_386 ? "i386"
+			  : launch_machine_name(h[18] | h[19] << 8));
+		return -1;
+	}
+	return 0;
+}
+
+pid_t
+launch_program(char *const argv[])
+{
+	char path[PATH_MAX];
+	int status;
+	pid_t pid;
+
+	if (launch_find(argv[0], path, sizeof(path)) < 0) {
+		perror_msg("cannot run '%s'", argv[0]);
+		return -1;
+	}
+	if (launch_check(argv[0], path) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		perror_msg("fork");
+		return -1;
+	}
+	if (pid == 0) {
+		/* Wait for the tracer to seize us, then become the program. */
+		raise(SIGSTOP);
+		execv(path, argv);
+		fprintf(stderr, "jmptrace: cannot execute '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &status, WSTOPPED) < 0 || !WIFSTOPPED(status)) {
+		perror_msg("waiting for the child to stop");
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)SEIZE_OPTIONS) < 0) {
+		perror_msg("cannot trace the program (ptrace PTRACE_SEIZE)");
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	kill(pid, SIGCONT);
+	return pid;
+}

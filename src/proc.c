@@ -1,0 +1,109 @@
+/* proc.c - lifecycle of the per-process and per-thread control blocks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap.h"
+#include "proc.h"
+#include "sym.h"
+#include "unwind.h"
+#include "util.h"
+
+#define TID_HASH(tid) ((unsigned)(tid) % ARRAY_SIZE(((struct jt_tracer *)0)->threads))
+
+struct jt_proc *
+proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
+{
+	struct jt_proc *p = xcalloc(1, sizeof(*p));
+
+	p->pid = pid;
+	p->vm_owner = p;
+	p->command = xstrdup(command ? command : "?");
+	modules_init(&p->mods);
+	bp_table_init(&p->bps);
+	p->sym = sym_new();
+	p->uw = unwind_new(&p->mods);
+	p->heap = heap_new();
+	p->next = tr->procs;
+	tr->procs = p;
+	return p;
+}
+
+void
+proc_reset_image(struct jt_proc *p)
+{
+	bp_table_clear(&p->bps);
+	bp_table_init(&p->bps);
+	unwind_destroy(p->uw);
+	modules_clear(&p->mods);
+	modules_init(&p->mods);
+	p->uw = unwind_new(&p->mods);
+	sym_destroy(p->sym);
+	p->sym = sym_new();
+	p->r_debug = 0;
+	p->mods_gen = 0;
+	heap_clear_live(p->heap);
+}
+
+void
+proc_free(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_proc **pp;
+
+	for (pp = &tr->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	unwind_destroy(p->uw);
+	modules_clear(&p->mods);
+	bp_table_clear(&p->bps);
+	sym_destroy(p->sym);
+	heap_destroy(p->heap);
+	free(p->command);
+	free(p);
+}
+
+struct jt_proc *
+proc_find(struct jt_tracer *tr, pid_t pid)
+{
+	for (struct jt_proc *p = tr->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+struct jt_thread *
+thread_find(struct jt_tracer *tr, pid_t tid)
+{
+	for (struct jt_thread *t = tr->threads[TID_HASH(tid)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+struct jt_thread *
+thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid)
+{
+	struct jt_thread *t = xcalloc(1, sizeof(*t));
+
+	t->tid = tid;
+	t->proc = p;
+	t->hnext = tr->threads[TID_HASH(tid)];
+	tr->threads[TID_HASH(tid)] = t;
+	p->nthreads++;
+	return t;
+}
+
+void
+thread_free(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_thread **pp;
+
+	for (pp = &tr->threads[TID_HASH(t->tid)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == t) {
+			*pp = t->hnext;
+			break;
+		}
+	t->proc->nthreads--;
+	free(t);
+}

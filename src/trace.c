@@ -1,0 +1,579 @@
+/* trace.c - the tracer loop: waits for stops, sorts them into kinds, and acts on each. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/kcmp.h>
+
+#include "arch.h"
+#include "heap.h"
+#include "call.h"
+#include "image.h"
+#include "mem.h"
+#include "proc.h"
+#include "snapshot.h"
+#include "trace.h"
+#include "util.h"
+
+static uint64_t
+trace_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Set by signal handlers; signals are process-wide, so these are the only globals. */
+static volatile sig_atomic_t got_snapshot, got_stop;
+
+static void
+trace_on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		got_snapshot = 1;
+	else if (sig == SIGINT)
+		got_snapshot = got_stop = sig;
+	else if (sig != SIGALRM)
+		got_stop = sig;
+}
+
+void
+trace_install_signals(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 200000 }, { 0, 200000 } };
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = trace_on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: wait4 must return EINTR so the loop sees the flags. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	/* A periodic tick closes the race between checking the flags and blocking in wait4. */
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Restarts a stopped thread. ESRCH means it is gone already, which is not an error. */
+static int
+trace_resume(pid_t tid, int sig)
+{
+	if (ptrace(PTRACE_CONT, tid, 0L, (long)sig) < 0 && errno != ESRCH) {
+		perror_msg("ptrace(PTRACE_CONT, %d)", tid);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the Tgid and PPid lines of /proc/TID/status. Returns 0 or -1. */
+static int
+trace_read_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	*tgid = *ppid = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5))
+			*tgid = atoi(line + 5);
+		else if (!strncmp(line, "PPid:", 5))
+			*ppid = atoi(line + 5);
+	}
+	fclose(f);
+	return *tgid ? 0 : -1;
+}
+
+/*
+ * A forked child inherited our trap bytes but is not traced (no -f): give it
+ * back its original code and let it go, so it runs exactly as it would.
+ */
+static void
+trace_release_child(struct jt_proc *parent, pid_t pid)
+{
+	if (bp_restore_into(&parent->bps, pid) < 0)
+		debug_msg("could not clean breakpoints out of child %d", pid);
+	if (ptrace(PTRACE_DETACH, pid, 0L, 0L) < 0 && errno != ESRCH)
+		perror_msg("ptrace(PTRACE_DETACH, %d)", pid);
+}
+
+/* A stop from a tid we have not seen: a new thread, or a new process from fork/vfork/clone. */
+static struct jt_thread *
+trace_adopt(struct jt_tracer *tr, pid_t tid)
+{
+	pid_t tgid, ppid;
+	struct jt_proc *p, *parent;
+
+	if (trace_read_ids(tid, &tgid, &ppid) < 0)
+		return NULL;
+	if ((p = proc_find(tr, tgid)))
+		return thread_new(tr, p, tid);
+	parent = proc_find(tr, ppid);
+	if (!parent)
+		parent = tr->procs;
+	if (!parent)
+		return NULL;
+	if (syscall(SYS_kcmp, parent->pid, tid, KCMP_VM, 0L, 0L) == 0) {
+		/* vfork or CLONE_VM: it runs in the parent's memory, over our trap bytes. */
+		p = proc_new(tr, tid, parent->command);
+		p->vfork_child = 1;
+		p->vm_owner = parent;
+		return thread_new(tr, p, tid);
+	}
+	trace_release_child(parent, tid);
+	return NULL;
+}
+
+/* Single-step fallback: the breakpoint byte goes back once the step is done. */
+static void
+trace_step_done(struct jt_thread *t)
+{
+	uint8_t trap = ARCH_TRAP_BYTE;
+
+	t->step_bp = 0;
+	if (mem_write(t->tid, t->step_addr, &trap, 1) < 0)
+		debug_msg("cannot re-insert breakpoint at %#lx", (unsigned long)t->step_addr);
+}
+
+static int
+trace_step_over(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+{
+	/* Rare: an instruction emu cannot run. Other threads may pass untraced meanwhile. */
+	debug_msg("stepping over %#lx in thread %d", (unsigned long)bp->addr, t->tid);
+	if (mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
+		return -1;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0L, regs) < 0)
+		return errno == ESRCH ? 0 : -1;
+	t->step_bp = 1;
+	t->step_addr = bp->addr;
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 && errno != ESRCH)
+		return -1;
+	return 0;
+}
+
+/*
+ * A SIGTRAP stop. Returns 1 when it was ours (the thread is restarted unless
+ * collecting, when it is left stopped with its registers ready), 0 when it
+ * is a real SIGTRAP for the program.
+ */
+static int
+trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
+{
+	struct jt_proc *p = t->proc;
+	arch_regs regs;
+	struct jt_bp *bp;
+	uint64_t addr;
+
+	if (t->step_bp) {
+		trace_step_done(t);
+		if (!collecting)
+			trace_resume(t->tid, 0);
+		return 1;
+	}
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+		return errno == ESRCH;
+	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
+	bp = bp_find(&p->vm_owner->bps, addr);
+	if (!bp || !bp->inserted)
+		return 0;
+	tr->events++;
+	arch_set_pc(&regs, addr);
+	if (call_on_trap(t, bp, &regs, tr->opt) == CALL_STEP) {
+		if (collecting) {
+			/* Leave it on the breakpoint: once the byte is gone it runs the real instruction. */
+			ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+			return 1;
+		}
+		if (trace_step_over(t, bp, &regs) < 0)
+			perror_msg("cannot step thread %d over %#lx", t->tid, (unsigned long)addr);
+		return 1;
+	}
+	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0 && errno != ESRCH)
+		perror_msg("ptrace(PTRACE_SETREGS, %d)", t->tid);
+	if (!collecting)
+		trace_resume(t->tid, 0);
+	return 1;
+}
+
+/* Forgets every thread of p but keep (the one that survives an execve). */
+static void
+trace_drop_threads(struct jt_tracer *tr, struct jt_proc *p, struct jt_thread *keep)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc == p && t != keep)
+				thread_free(tr, t);
+		}
+	}
+}
+
+static void
+trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc != p)
+				continue;
+			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
+			thread_free(tr, t);
+		}
+	}
+	if (p->pid != tr->main_pid)
+		proc_free(tr, p);
+}
+
+/* execve replaced the image of t's process: start over on the new one. */
+static void
+trace_exec(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	unsigned long old_tid = 0;
+
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &old_tid);
+	trace_drop_threads(tr, p, t);
+	/* A non-leader that execs takes over the leader's tid. */
+	if (t->tid != p->pid) {
+		struct jt_thread *nt = thread_new(tr, p, p->pid);
+		thread_free(tr, t);
+		t = nt;
+	}
+	t->ncalls = 0;
+	if (p->vfork_child || (p->pid != tr->main_pid && !tr->opt->follow_forks)) {
+		/* A vfork child leaves its parent's memory at exec: it is no longer ours. */
+		trace_detach_proc(tr, p);
+		return;
+	}
+	proc_reset_image(p);
+	if (image_setup(p) < 0) {
+		if (!tr->image_seen) {
+			kill(p->pid, SIGKILL);
+			tr->fatal = 1;
+			return;
+		}
+		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
+		trace_detach_proc(tr, p);
+		return;
+	}
+	tr->image_seen = 1;
+	trace_resume(t->tid, 0);
+}
+
+static int
+trace_is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void
+trace_event(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int sig)
+{
+	switch (event) {
+	case PTRACE_EVENT_EXEC:
+		trace_exec(tr, t);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (trace_is_stop_signal(sig)) {
+			/* Group-stop: stay stopped the way the program expects, but keep seeing events. */
+			if (ptrace(PTRACE_LISTEN, t->tid, 0L, 0L) < 0 && errno != ESRCH)
+				perror_msg("ptrace(PTRACE_LISTEN, %d)", t->tid);
+			return;
+		}
+		trace_resume(t->tid, 0);
+		return;
+	default:	/* CLONE, FORK, VFORK, VFORK_DONE: the child shows up on its own */
+		trace_resume(t->tid, 0);
+		return;
+	}
+}
+
+/* While stopping every thread, a stop is noted instead of restarted. */
+static void
+trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
+{
+	int sig = WSTOPSIG(status);
+	unsigned event = (unsigned)status >> 16;
+
+	t->stopped = 1;
+	if (event == PTRACE_EVENT_STOP) {
+		t->group_stop = trace_is_stop_signal(sig);
+		return;
+	}
+	if (event)
+		return;
+	if (sig == SIGTRAP && trace_trap(tr, t, 1))
+		return;
+	t->pending_sig = sig;
+}
+
+static void
+trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
+{
+	int sig = WSTOPSIG(status);
+	unsigned event = (unsigned)status >> 16;
+
+	if (t->want_stop) {
+		trace_collect(tr, t, status);
+		return;
+	}
+	if (event) {
+		trace_event(tr, t, event, sig);
+		return;
+	}
+	if (sig == SIGTRAP && trace_trap(tr, t, 0))
+		return;
+	/* A signal for the program: deliver it unchanged. */
+	trace_resume(t->tid, sig);
+}
+
+static void
+trace_exited(struct jt_tracer *tr, pid_t tid, int status)
+{
+	struct jt_thread *t = thread_find(tr, tid);
+	struct jt_proc *p;
+
+	if (!t) {
+		/* The main process may have been let go (an untraceable exec); it is still our child. */
+		if (tid == tr->main_pid) {
+			tr->main_exited = 1;
+			tr->main_status = status;
+		}
+		return;
+	}
+	p = t->proc;
+	thread_free(tr, t);
+	if (tid != p->pid)
+		return;
+	p->exited = 1;
+	if (WIFEXITED(status))
+		p->exit_status = WEXITSTATUS(status);
+	else
+		p->killed_by = WTERMSIG(status);
+	if (p->pid == tr->main_pid) {
+		tr->main_exited = 1;
+		tr->main_status = status;
+		return;
+	}
+	trace_drop_threads(tr, p, NULL);
+	proc_free(tr, p);
+}
+
+/* Calls fn on every thread of p; fn may free the thread. */
+static void
+trace_each_thread(struct jt_tracer *tr, struct jt_proc *p, void (*fn)(struct jt_tracer *, struct jt_thread *))
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc == p)
+				fn(tr, t);
+		}
+	}
+}
+
+static void
+trace_interrupt(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (t->stopped || t->want_stop)
+		return;
+	t->want_stop = 1;
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+		t->stopped = 1;	/* gone; its exit is reported later */
+}
+
+static int
+trace_all_stopped(struct jt_tracer *tr, struct jt_proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			if (t->proc == p && !t->stopped)
+				return 0;
+	return 1;
+}
+
+/* Handles one wait status; threads that want to stop are collected, others run on. */
+static void
+trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
+{
+	struct jt_thread *t;
+
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		trace_exited(tr, tid, status);
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	t = thread_find(tr, tid);
+	if (!t && !(t = trace_adopt(tr, tid)))
+		return;
+	trace_stopped(tr, t, status);
+}
+
+int
+trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p)
+{
+	/* Bounded: a thread that never stops (it should not happen) must not hang the detach. */
+	for (int rounds = 0; rounds < 100000; rounds++) {
+		int status;
+		pid_t tid;
+
+		trace_each_thread(tr, p, trace_interrupt);
+		if (trace_all_stopped(tr, p))
+			return 0;
+		tid = wait4(-1, &status, __WALL, NULL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		trace_dispatch(tr, tid, status);
+		if (tr->main_exited && p->pid == tr->main_pid)
+			return -1;
+	}
+	return -1;
+}
+
+static void
+trace_restart(struct jt_tracer *tr, struct jt_thread *t)
+{
+	int sig = t->pending_sig;
+
+	if (!t->stopped)
+		return;
+	t->stopped = t->want_stop = 0;
+	t->pending_sig = 0;
+	if (t->group_stop) {
+		t->group_stop = 0;
+		if (ptrace(PTRACE_LISTEN, t->tid, 0L, 0L) < 0 && errno != ESRCH)
+			perror_msg("ptrace(PTRACE_LISTEN, %d)", t->tid);
+		return;
+	}
+	trace_resume(t->tid, sig);
+}
+
+void
+trace_resume_all(struct jt_tracer *tr, struct jt_proc *p)
+{
+	trace_each_thread(tr, p, trace_restart);
+}
+
+static void
+trace_unhijack(struct jt_tracer *tr, struct jt_thread *t)
+{
+	call_restore_all(t);
+}
+
+static void
+trace_let_go(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0 && errno != ESRCH)
+		perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
+	thread_free(tr, t);
+}
+
+void
+trace_detach(struct jt_tracer *tr, struct jt_proc *p)
+{
+	trace_wait_stopped(tr, p);
+	trace_each_thread(tr, p, trace_unhijack);
+	if (bp_remove_all(&p->bps, p->pid) < 0)
+		perror_msg("process %d: cannot remove every breakpoint", p->pid);
+	trace_each_thread(tr, p, trace_let_go);
+	tr->detached = 1;
+}
+
+static void
+trace_status_line(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_heap_totals tot;
+	uint64_t now = trace_now_ms();
+
+	if (now - tr->status_ms < 1000)
+		return;
+	heap_totals(p->heap, &tot);
+	fprintf(stderr, "\rjmptrace: pid %d: %llu events/s, %llu bytes live in %llu blocks, %u stacks   ",
+		p->pid, (unsigned long long)((tr->events - tr->status_events) * 1000 / (now - tr->status_ms)),
+		(unsigned long long)tot.live_bytes, (unsigned long long)tot.live_blocks,
+		heap_stack_count(p->heap));
+	tr->status_ms = now;
+	tr->status_events = tr->events;
+	tr->status_shown = 1;
+}
+
+static void
+trace_flags(struct jt_tracer *tr)
+{
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+	int stop = got_stop;
+	int attached = p && p->attached;
+
+	if (!p)
+		return;
+	if (attached && tr->opt->duration > 0 &&
+	    trace_now_ms() - tr->start_ms >= (uint64_t)(tr->opt->duration * 1000))
+		stop = SIGALRM;
+	if (tr->status_shown && (got_snapshot || stop))
+		fputc('\n', stderr);
+	if (got_snapshot || (attached && stop)) {
+		got_snapshot = 0;
+		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
+	}
+	if (!stop)
+		return;
+	got_stop = 0;
+	if (attached) {
+		trace_detach(tr, p);
+		return;
+	}
+	/* In launch mode the program shares our terminal and gets its own SIGINT. */
+	if (stop != SIGINT)
+		kill(p->pid, stop);
+}
+
+int
+trace_run(struct jt_tracer *tr)
+{
+	tr->start_ms = tr->status_ms = trace_now_ms();
+	while (!tr->main_exited && !tr->fatal && !tr->detached) {
+		struct jt_proc *p;
+		int status;
+		pid_t tid;
+
+		trace_flags(tr);
+		if (tr->detached)
+			break;
+		if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
+			trace_status_line(tr, p);
+		tid = wait4(-1, &status, __WALL, NULL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != ECHILD)
+				perror_msg("wait4");
+			break;
+		}
+		trace_dispatch(tr, tid, status);
+	}
+	if (tr->status_shown)
+		fputc('\n', stderr);
+	return tr->fatal ? -1 : 0;
+}
