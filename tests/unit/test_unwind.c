@@ -1,0 +1,471 @@
+/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode; also tests mem and modules on it. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "mem.h"
+#include "modules.h"
+#include "tap.h"
+#include "unwind.h"
+#include "util.h"
+
+#define WAIT_SECONDS	20
+#define MAX_FRAMES	64
+#define BENCH_CALLS	10000
+
+/* One link mode of unwind_target.c. */
+struct target {
+	const char *mode;
+	const char *flags;
+	int pie;			/* expect a non-zero bias */
+	int is_static;			/* expect the executable to be the only module */
+	char path[PATH_MAX];
+	struct { uint64_t addr, size; char name[16]; } sym[12];
+	int nsym;
+};
+
+/* A stopped child: the process and the thread that hit int3. */
+struct child {
+	pid_t pid, tid;
+	struct user_regs_struct regs;
+};
+
+static const char *const chain_main[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "main" };
+static const char *const chain_thread[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "thread_main" };
+
+static volatile pid_t live_child;
+
+/* On timeout: kill the child (PTRACE_O_EXITKILL may not be set yet) and bail out. */
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "Bail out! timeout waiting for the child\n";
+
+	if (live_child > 0)
+		kill(live_child, SIGKILL);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* Finds unwind_target.c: $JT_UNWIND_TARGET_SRC, next to this file, or from the binary's place in build/unit. */
+static int
+find_source(char *out, size_t len)
+{
+	const char *env = getenv("JT_UNWIND_TARGET_SRC");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && access(env, R_OK) == 0)
+		return snprintf(out, len, "%s", env), 0;
+	snprintf(out, len, "%.*s/unwind_target.c",
+		 (int) (strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') - __FILE__ : 1),
+		 strrchr(__FILE__, '/') ? __FILE__ : ".");
+	if (access(out, R_OK) == 0)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(out, len, "%.*s/../../tests/unit/unwind_target.c", PATH_MAX / 2, exe);
+	return access(out, R_OK);
+}
+
+/* Reads the addresses and sizes of the chain's functions with nm. */
+static int
+load_syms(struct target *t)
+{
+	char cmd[PATH_MAX + 64], line[256], name[64], type;
+	unsigned long addr, size;
+	FILE *p;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", t->path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	t->nsym = 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%lx %lx %c %63s", &addr, &size, &type, name) != 4)
+			continue;
+		for (i = 0; i < ARRAY_SIZE(chain_main); i++)
+			if (strcmp(name, chain_main[i]) == 0 || strcmp(name, "thread_main") == 0)
+				break;
+		if (i == ARRAY_SIZE(chain_main) || t->nsym == (int) ARRAY_SIZE(t->sym))
+			continue;
+		t->sym[t->nsym].addr = addr;
+		t->sym[t->nsym].size = size;
+		snprintf(t->sym[t->nsym].name, sizeof(t->sym[0].name), "%.15s", name);
+		t->nsym++;
+	}
+	pclose(p);
+	return t->nsym == 10 ? 0 : -1;
+}
+
+static uint64_t
+sym_addr(const struct target *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nsym; i++)
+		if (strcmp(t->sym[i].name, name) == 0)
+			return t->sym[i].addr;
+	return 0;
+}
+
+/* Name of the chain function holding link-time address a, or "?". */
+static const char *
+sym_owner(const struct target *t, uint64_t a)
+{
+	int i;
+
+	for (i = 0; i < t->nsym; i++)
+		if (a >= t->sym[i].addr && a < t->sym[i].addr + t->sym[i].size)
+			return t->sym[i].name;
+	return "?";
+}
+
+static int
+build_target(struct target *t, const char *dir, const char *src)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(t->path, sizeof(t->path), "%s/target-%s", dir, t->mode);
+	snprintf(cmd, sizeof(cmd),
+		 "cc -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables -pthread %s -o '%s' '%s'",
+		 t->flags, t->path, src);
+	if (system(cmd) != 0)
+		return -1;
+	return load_syms(t);
+}
+
+/* Waits for any stop or exit of our children, with a timeout. */
+static pid_t
+wait_any(int *status)
+{
+	pid_t r;
+
+	alarm(WAIT_SECONDS);
+	r = waitpid(-1, status, __WALL);
+	alarm(0);
+	return r;
+}
+
+/* Runs the target until some thread hits the int3 in f8. Returns 0 or -1. */
+static int
+child_start(const struct target *t, const char *arg, struct child *c)
+{
+	int status, sig;
+	pid_t w;
+
+	c->pid = fork();
+	if (c->pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execl(t->path, t->path, arg, (char *) NULL);
+		_exit(127);
+	}
+	live_child = c->pid;
+	if (c->pid < 0 || wait_any(&status) != c->pid || !WIFSTOPPED(status))
+		return -1;
+	/* The exec stop; from now on the child dies with us. */
+	ptrace(PTRACE_SETOPTIONS, c->pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE);
+	ptrace(PTRACE_CONT, c->pid, 0, 0);
+	for (;;) {
+		w = wait_any(&status);
+		if (w < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			return -1;
+		sig = WSTOPSIG(status);
+		if (sig == SIGTRAP && (status >> 16) == 0)
+			break;
+		/* Clone events and a new thread's first SIGSTOP are not for the child to see. */
+		ptrace(PTRACE_CONT, w, 0, (sig == SIGTRAP || sig == SIGSTOP) ? 0 : sig);
+	}
+	c->tid = w;
+	return ptrace(PTRACE_GETREGS, w, 0, &c->regs) == 0 ? 0 : -1;
+}
+
+/* Kills the child and reaps all of its threads. */
+static void
+child_kill(struct child *c)
+{
+	int status;
+
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, SIGKILL);
+	while (wait_any(&status) > 0)
+		;
+	live_child = 0;
+}
+
+/* Checks that frames 0..n-1 belong to chain[0..n-1]; prints the frames when they do not. */
+static int
+check_chain(const struct target *t, const struct jt_module *exe, const uint64_t *pcs, int depth,
+	    const char *const *chain, int n)
+{
+	const char *owner;
+	int i, good = depth >= n;
+
+	for (i = 0; i < n && i < depth; i++) {
+		/* A return address belongs to the call before it. */
+		owner = sym_owner(t, pcs[i] - (i ? 1 : 0) - exe->bias);
+		if (strcmp(owner, chain[i]) != 0) {
+			printf("# frame %d: pc %#llx is in %s, want %s\n", i,
+			       (unsigned long long) pcs[i], owner, chain[i]);
+			good = 0;
+		}
+	}
+	return good;
+}
+
+static struct jt_module *
+main_module(const struct jt_modules *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->v[i]->is_main)
+			return m->v[i];
+	return NULL;
+}
+
+static void
+test_modules(const struct target *t, const struct jt_modules *m, const struct jt_module *exe)
+{
+	size_t i, n_main = 0, sorted = 1, found = 1;
+
+	for (i = 0; i < m->n; i++) {
+		n_main += m->v[i]->is_main;
+		if (i && m->v[i - 1]->end > m->v[i]->start)
+			sorted = 0;
+		if (modules_find(m, m->v[i]->start) != m->v[i] || modules_find(m, m->v[i]->end - 1) != m->v[i])
+			found = 0;
+		if (modules_find(m, m->v[i]->end) == m->v[i])
+			found = 0;
+	}
+	is_u64(n_main, 1, "one module holds AT_ENTRY");
+	ok(sorted, "%s: modules sorted and disjoint", t->mode);
+	ok(found, "%s: modules_find finds every module by its first and last byte", t->mode);
+	ok(modules_find(m, 0) == NULL && modules_find(m, exe->start - 1) != exe, "%s: no module below", t->mode);
+	ok(strcmp(exe->path, t->path) == 0, "%s: main module path %s", t->mode, exe->path);
+	is_u64(exe->e_type, t->pie ? ET_DYN : ET_EXEC, "e_type");
+	if (t->pie)
+		ok(exe->bias != 0 && (exe->bias & 4095) == 0, "%s: bias %#llx is non-zero and page-aligned",
+		   t->mode, (unsigned long long) exe->bias);
+	else
+		is_u64(exe->bias, 0, "bias of a non-PIE executable");
+	if (t->is_static)
+		is_u64(m->n, 1, "a static executable is the only module");
+	else
+		ok(m->n >= 3 && modules_by_path(m, exe->path) == exe, "%s: %zu modules, found by path",
+		   t->mode, m->n);
+}
+
+static void
+test_mem(const struct target *t, const struct child *c, const struct jt_module *exe)
+{
+	uint64_t f1 = exe->bias + sym_addr(t, "f1");
+	uint8_t b[16], orig, flip;
+	int rc, err;
+
+	ok(mem_read(c->tid, c->regs.rip - 1, b, sizeof(b)) == 0 && b[0] == 0xcc,
+	   "%s: mem_read sees the int3 before rip", t->mode);
+	ok(mem_read(c->pid, f1, &orig, 1) == 0, "%s: mem_read f1's first byte", t->mode);
+	flip = orig ^ 0xff;
+	ok(mem_write(c->pid, f1, &flip, 1) == 0, "%s: mem_write into read-only text", t->mode);
+	ok(mem_read(c->pid, f1, b, 1) == 0 && b[0] == flip, "%s: the write reads back", t->mode);
+	ok(mem_write(c->pid, f1, &orig, 1) == 0 && mem_read(c->pid, f1, b, 1) == 0 && b[0] == orig,
+	   "%s: the original byte is restored", t->mode);
+	rc = mem_read(c->pid, 8, b, 8);
+	err = errno;
+	ok(rc == -1 && (err == EIO || err == EFAULT), "%s: mem_read of an unmapped page fails (%s)",
+	   t->mode, strerror(err));
+}
+
+/* Overrides the slot holding the return address to f7 and checks the unwinder sees the new value. */
+static void
+test_override(struct jt_unwind *u, const struct child *c, const uint64_t *pcs, int depth)
+{
+	uint64_t stack[64], again[MAX_FRAMES];
+	int i, n;
+
+	if (depth < 4 || mem_read(c->tid, c->regs.rsp, stack, sizeof(stack)) != 0) {
+		ok(0, "override: cannot read the stack");
+		return;
+	}
+	for (i = 0; i < 64 && stack[i] != pcs[1]; i++)
+		;
+	ok(i < 64, "override: f8's return address is on the stack at rsp+%d", 8 * i);
+	if (i == 64)
+		return;
+	unwind_override(u, c->regs.rsp + 8 * i, pcs[3]);
+	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
+	ok(n >= 2 && again[1] == pcs[3], "override: frame 1 reads the replaced return address");
+	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
+	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "override: cleared after one call");
+}
+
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void
+bench(const struct target *t, struct jt_unwind *u, const struct child *c, int depth)
+{
+	uint64_t pcs[MAX_FRAMES];
+	int i, same = 1;
+	double t0 = now_us();
+
+	for (i = 0; i < BENCH_CALLS; i++)
+		same &= unwind_stack(u, c->tid, &c->regs, pcs, MAX_FRAMES) == depth;
+	printf("# %s: %.2f us per unwind_stack of %d frames (%d calls)\n",
+	       t->mode, (now_us() - t0) / BENCH_CALLS, depth, BENCH_CALLS);
+	ok(same, "%s: %d repeated unwinds give the same depth", t->mode, BENCH_CALLS);
+}
+
+/* The whole check for one link mode, with the chain in main or in a second thread. */
+static void
+test_target(const struct target *t, int threaded)
+{
+	const char *what = threaded ? "thread" : "main";
+	struct child c = { 0 };
+	struct jt_modules m;
+	struct jt_module *exe;
+	struct jt_unwind *u;
+	uint64_t pcs[MAX_FRAMES], again[MAX_FRAMES];
+	int depth, n, started;
+
+	modules_init(&m);
+	started = child_start(t, what, &c) == 0;
+	ok(started, "%s/%s: child stopped at the int3", t->mode, what);
+	if (!started) {
+		child_kill(&c);
+		return;
+	}
+	ok(!threaded || c.tid != c.pid, "%s/%s: stopped thread %d of %d", t->mode, what, c.tid, c.pid);
+	ok(modules_refresh(&m, c.pid) > 0, "%s/%s: modules_refresh adds modules", t->mode, what);
+	exe = main_module(&m);
+	ok(exe != NULL, "%s/%s: main module found", t->mode, what);
+	if (!exe)
+		goto out;
+	if (!threaded)
+		test_modules(t, &m, exe);
+	u = unwind_new(&m);
+	depth = unwind_stack(u, c.tid, &c.regs, pcs, MAX_FRAMES);
+	printf("# %s/%s: %d frames\n", t->mode, what, depth);
+	ok(check_chain(t, exe, pcs, depth, threaded ? chain_thread : chain_main, 9),
+	   "%s/%s: frames are f8 f7 f6 f5 f4 f3 f2 f1 %s", t->mode, what, threaded ? "thread_main" : "main");
+	ok(depth > 9, "%s/%s: the unwind goes on past %s (%d frames)", t->mode, what,
+	   threaded ? "thread_main" : "main", depth);
+	n = unwind_stack(u, c.tid, &c.regs, again, MAX_FRAMES);
+	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s/%s: cached unwind is identical",
+	   t->mode, what);
+	if (!threaded) {
+		is_u64(modules_refresh(&m, c.pid), 0, "second modules_refresh adds nothing");
+		test_override(u, &c, pcs, depth);
+		test_mem(t, &c, exe);
+		if (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static"))
+			bench(t, u, &c, depth);
+	}
+	unwind_destroy(u);
+out:
+	child_kill(&c);
+	modules_clear(&m);
+}
+
+/*
+ * A library upgraded under a running program shows in maps as
+ * "PATH (deleted)"; both the module and its unwind index must still be
+ * found through the mapping. The executable here stands in for it.
+ */
+static void
+test_deleted(const struct target *orig)
+{
+	struct target t = *orig;
+	struct child c = { 0 };
+	struct jt_modules m;
+	struct jt_module *exe;
+	struct jt_unwind *u;
+	uint64_t pcs[MAX_FRAMES];
+	char cmd[3 * PATH_MAX];
+	int depth, good;
+
+	modules_init(&m);
+	snprintf(t.path, sizeof(t.path), "%.*s-deleted", PATH_MAX - 16, orig->path);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", orig->path, t.path);
+	good = system(cmd) == 0 && child_start(&t, "main", &c) == 0 && unlink(t.path) == 0;
+	ok(good, "%s: child of a deleted executable stopped", t.mode);
+	if (good && modules_refresh(&m, c.pid) > 0 && (exe = main_module(&m))) {
+		ok(strstr(exe->path, " (deleted)") != NULL, "%s: module path %s", t.mode, exe->path);
+		is_u64(exe->bias, orig->pie ? exe->bias : 0, "bias of the deleted executable");
+		u = unwind_new(&m);
+		depth = unwind_stack(u, c.tid, &c.regs, pcs, MAX_FRAMES);
+		ok(check_chain(&t, exe, pcs, depth, chain_main, 9), "%s (deleted): frames f8..f1 main (%d frames)",
+		   t.mode, depth);
+		unwind_destroy(u);
+	} else {
+		ok(0, "%s (deleted): main module found", t.mode);
+	}
+	child_kill(&c);
+	modules_clear(&m);
+}
+
+int
+main(void)
+{
+	struct target targets[] = {
+		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
+		{ .mode = "no-pie", .flags = "-fno-PIE -no-pie" },
+		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
+		{ .mode = "static-pie", .flags = "-fPIE -static-pie", .pie = 1, .is_static = 1 },
+	};
+	char dir[] = "/tmp/jt-unwind-XXXXXX", src[PATH_MAX], cmd[PATH_MAX + 16];
+	struct child dead = { 0 };
+	uint8_t b;
+	size_t i;
+	int good;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, on_alarm);
+	good = find_source(src, sizeof(src)) == 0 && mkdtemp(dir);
+	ok(good, "found %s, made %s", src, dir);
+	if (!good)
+		return tap_done();
+	for (i = 0; i < ARRAY_SIZE(targets); i++) {
+		good = build_target(&targets[i], dir, src) == 0;
+		ok(good, "built %s target", targets[i].mode);
+		if (!good)
+			continue;
+		test_target(&targets[i], 0);
+		test_target(&targets[i], 1);
+		if (targets[i].is_static)
+			test_deleted(&targets[i]);
+	}
+	/* A process that is gone reads as ESRCH, not as a bad address. */
+	if (child_start(&targets[0], "main", &dead) == 0) {
+		child_kill(&dead);
+		good = mem_read(dead.pid, dead.regs.rsp, &b, 1) == -1 && errno == ESRCH;
+		ok(good, "mem_read of a reaped process fails with ESRCH (%s)", strerror(errno));
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+	return tap_done();
+}
