@@ -21,6 +21,16 @@ enum call_action {
 enum call_action call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs,
 			      const struct jt_options *opt);
 
+/* The fn of a jt_call that marks a signal handler entered while calls were in flight. */
+#define CALL_SIGNAL (-1)
+
+/*
+ * A signal with a handler is being delivered to t at stack pointer sp. If a
+ * call is in flight, allocations the handler makes are its own calls, not
+ * nested ones: remember where the handler began.
+ */
+void call_signal_delivered(struct jt_thread *t, uint64_t sp);
+
 /* Puts every hijacked return address of t back (before a detach or an unwind). */
 void call_restore_all(struct jt_thread *t);
 

@@ -14,6 +14,7 @@ struct jt_module {
 	uint64_t start, end;	/* lowest and highest address of its mappings */
 	uint64_t bias;		/* load bias: run-time address minus link-time address */
 	uint16_t e_type;	/* ET_EXEC or ET_DYN */
+	int reported;		/* image.c has handed it to libdwfl */
 	int is_main;		/* 1 for the executable itself (AT_ENTRY lies in it) */
 	struct jt_unwind_index *uw;	/* built lazily by unwind.c, freed by modules */
 };

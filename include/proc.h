@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "alias.h"
 #include "alloc.h"
 #include "bp.h"
 #include "modules.h"
@@ -60,6 +61,7 @@ struct jt_proc {
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	uint64_t calls[FN_COUNT];
+	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	int exited, exit_status, killed_by;
 };
 

@@ -48,6 +48,10 @@ call_restore_all(struct jt_thread *t)
 		struct jt_call *c = &t->calls[t->ncalls - 1];
 		uint64_t cur;
 
+		if (c->fn == CALL_SIGNAL) {
+			call_drop_top(t);
+			continue;
+		}
 		/* Only put it back if the slot still holds our trampoline; the frame may be gone. */
 		if (mem_read(t->tid, c->entry_sp, &cur, sizeof(cur)) == 0 && cur == c->trampoline)
 			mem_write(t->tid, c->entry_sp, &c->ret_addr, sizeof(c->ret_addr));
@@ -61,6 +65,8 @@ call_slot_live(const struct jt_thread *t, const struct jt_call *c)
 {
 	uint64_t slot;
 
+	if (c->fn == CALL_SIGNAL)
+		return 0;
 	return mem_read(t->tid, c->entry_sp, &slot, sizeof(slot)) == 0 && slot == c->trampoline;
 }
 
@@ -160,6 +166,9 @@ call_is_nested(struct jt_thread *t, uint64_t sp)
 	if (t->ncalls == 0)
 		return 0;
 	c = &t->calls[t->ncalls - 1];
+	/* A signal handler that runs inside an allocator call makes calls of its own. */
+	if (c->fn == CALL_SIGNAL)
+		return 0;
 	if (c->entry_sp != sp)
 		return c->entry_sp > sp;
 	if (call_slot_live(t, c))
@@ -173,27 +182,30 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 {
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[JT_MAX_DEPTH + 1];
-	uint64_t sp = arch_sp(regs);
+	uint64_t sp = arch_sp(regs), ret;
 	unsigned max = opt->depth + 1 < ARRAY_SIZE(pcs) ? opt->depth + 1 : ARRAY_SIZE(pcs);
 	struct jt_call *c;
-	int n;
+	int fn = bp->fn, n;
 
-	p->calls[bp->fn]++;
+	if (mem_read(t->tid, sp, &ret, sizeof(ret)) < 0)
+		return;
+	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
+		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
+	p->calls[fn]++;
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls];
 	memset(c, 0, sizeof(*c));
-	c->fn = bp->fn;
+	c->fn = fn;
 	c->entry_sp = sp;
+	c->ret_addr = ret;
 	c->trampoline = bp->addr;
-	c->size = call_size(bp->fn, regs);
-	if (alloc_fns[bp->fn].ptr_arg != 0xff)
-		c->ptr_arg = arch_arg(regs, alloc_fns[bp->fn].ptr_arg);
+	c->size = call_size(fn, regs);
+	if (alloc_fns[fn].ptr_arg != 0xff)
+		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
 	n = unwind_stack(p->uw, t->tid, regs, pcs, max);
 	/* Frame 0 is the allocator itself; the stack starts at its caller. */
 	c->stack_id = heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0);
-	if (mem_read(t->tid, sp, &c->ret_addr, sizeof(c->ret_addr)) < 0)
-		return;
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (mem_write(t->tid, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -217,6 +229,19 @@ call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
 	t->proc->calls[bp->fn]++;
 	if (ptr)
 		heap_free(t->proc->heap, ptr, NULL);
+}
+
+void
+call_signal_delivered(struct jt_thread *t, uint64_t sp)
+{
+	struct jt_call *c;
+
+	if (t->ncalls == 0 || t->ncalls == JT_MAX_CALLS)
+		return;
+	c = &t->calls[t->ncalls++];
+	memset(c, 0, sizeof(*c));
+	c->fn = CALL_SIGNAL;
+	c->entry_sp = sp;
 }
 
 enum call_action

@@ -24,6 +24,7 @@ struct remote_r_debug {
 	uint64_t r_ldbase;
 };
 
+/* Reports modules added since the last call (the module list only grows) to libdwfl. */
 static void
 image_report_modules(struct jt_proc *p)
 {
@@ -31,8 +32,12 @@ image_report_modules(struct jt_proc *p)
 		const char *err = NULL;
 		struct jt_module *m = p->mods.v[i];
 
+		if (m->reported)
+			continue;
+		m->reported = 1;
 		if (sym_add_module(p->sym, m->path, m->bias, &err) < 0)
 			debug_msg("cannot report %s: %s", m->path, err ? err : "?");
+		alias_scan_module(&p->aliases, m->path, m->bias);
 	}
 }
 

@@ -41,6 +41,7 @@ proc_reset_image(struct jt_proc *p)
 	p->sym = sym_new();
 	p->r_debug = 0;
 	p->mods_gen = 0;
+	alias_clear(&p->aliases);
 	heap_clear_live(p->heap);
 }
 
@@ -59,6 +60,7 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	bp_table_clear(&p->bps);
 	sym_destroy(p->sym);
 	heap_destroy(p->heap);
+	alias_clear(&p->aliases);
 	free(p->command);
 	free(p);
 }

@@ -304,6 +304,37 @@ trace_event(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int sig)
 	}
 }
 
+/* Non-zero when the program catches sig (SigCgt in /proc/TID/status). */
+static int
+trace_sig_caught(pid_t tid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigCgt:", 7)) {
+			mask = strtoull(line + 7, NULL, 16);
+			break;
+		}
+	fclose(f);
+	return sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
+/* A signal arrives while an allocator call is in flight: its handler's calls are not nested. */
+static void
+trace_note_handler(struct jt_thread *t, int sig)
+{
+	arch_regs regs;
+
+	if (!trace_sig_caught(t->tid, sig) || ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+		return;
+	call_signal_delivered(t, arch_sp(&regs));
+}
+
 /* While stopping every thread, a stop is noted instead of restarted. */
 static void
 trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
@@ -339,6 +370,8 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 0))
 		return;
+	if (t->ncalls > 0)
+		trace_note_handler(t, sig);
 	/* A signal for the program: deliver it unchanged. */
 	trace_resume(t->tid, sig);
 }

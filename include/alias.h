@@ -1,0 +1,27 @@
+/* alias.h - which name a caller used for an allocator whose names share one address. */
+#ifndef JT_ALIAS_H
+#define JT_ALIAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* GOT slots, in the target's address space, that the dynamic linker fills with an aliased name. */
+struct jt_aliases {
+	struct { uint64_t got; int fn; } *v;
+	size_t n;
+};
+
+/* Adds the slots of the module at path (loaded at bias) that name aligned_alloc or memalign. */
+int alias_scan_module(struct jt_aliases *a, const char *path, uint64_t bias);
+void alias_clear(struct jt_aliases *a);
+
+/*
+ * Looks at the call that returns to ret: through a PLT stub or a GOT slot it
+ * names the function the program asked for. Returns that enum jt_fn, or fn
+ * when the caller jumped to the address directly (a static program, where
+ * the two names cannot be told apart).
+ */
+int alias_resolve(const struct jt_aliases *a, pid_t tid, uint64_t ret, int fn);
+
+#endif
