@@ -1,0 +1,585 @@
+/* test_report.c - unit tests for sym (lookup, symbolization, inlining, demangling) and report (text and JSON). */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heap.h"
+#include "report.h"
+#include "sym.h"
+#include "tap.h"
+#include "util.h"
+
+/*
+ * Keep the test functions as written at any -O level: no inlining, no
+ * cloning, no interprocedural shortcuts (clang has no noipa, and does not
+ * need it here), and under LTO keep the global symbols global.
+ */
+#ifdef __clang__
+#define TR_NOIPA __attribute__((noinline))
+#define TR_EXPORTED
+#else
+#define TR_NOIPA __attribute__((noinline, noipa))
+#define TR_EXPORTED __attribute__((externally_visible))
+#endif
+
+#define STDCXX "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+/* A made-up load bias: libdwfl only needs it not to overlap other modules. */
+#define STDCXX_BIAS ((uint64_t)0x10000000)
+
+/*
+ * Real return addresses captured by the noipa functions below, and the
+ * source line of each call. Every capture is followed by a store, so the
+ * call is never a tail call, even at -O2.
+ */
+static uint64_t leaf_stack[2];	/* [0] into tr_leaf, [1] into tr_mid */
+static uint64_t inl_ret;	/* into tr_outer, at the call tr_inline_helper makes */
+static int line_leaf, line_mid, line_inl, line_outer;
+static const char *self_name;	/* the test binary's file name, as frames name its module */
+
+TR_EXPORTED int tr_global_var = 42;
+
+/* Stores the address its caller returns to. */
+static TR_NOIPA void
+tr_capture(uint64_t *where)
+{
+	*where = (uint64_t)__builtin_return_address(0);
+}
+
+static TR_NOIPA void
+tr_leaf(void)
+{
+	leaf_stack[1] = (uint64_t)__builtin_return_address(0);
+	tr_capture(&leaf_stack[0]); line_leaf = __LINE__;
+}
+
+static TR_NOIPA void
+tr_mid(void)
+{
+	tr_leaf(); line_mid = __LINE__;
+}
+
+static inline __attribute__((always_inline)) void
+tr_inline_helper(void)
+{
+	tr_capture(&inl_ret); line_inl = __LINE__;
+}
+
+static TR_NOIPA void
+tr_outer(void)
+{
+	tr_inline_helper(); line_outer = __LINE__;
+}
+
+TR_NOIPA TR_EXPORTED int
+tr_global_fn(void)
+{
+	return tr_global_var + 1;
+}
+
+/* What dl_iterate_phdr knows about the object holding one address. */
+struct tr_obj {
+	uint64_t addr;
+	char path[PATH_MAX];
+	uint64_t bias;
+	int found;
+};
+
+static int
+tr_find_obj_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct tr_obj *o = data;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || o->addr < start || o->addr >= start + ph->p_memsz)
+			continue;
+		snprintf(o->path, sizeof(o->path), "%s", info->dlpi_name);
+		o->bias = info->dlpi_addr;
+		o->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Finds the loaded object holding addr; the main program's name is read from /proc/self/exe. */
+static int
+tr_find_obj(uint64_t addr, struct tr_obj *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->addr = addr;
+	dl_iterate_phdr(tr_find_obj_cb, o);
+	if (o->found && o->path[0] == '\0') {
+		ssize_t n = readlink("/proc/self/exe", o->path, sizeof(o->path) - 1);
+
+		if (n <= 0)
+			return -1;
+		o->path[n] = '\0';
+	}
+	return o->found ? 0 : -1;
+}
+
+static const char *
+tr_base(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "(null)";
+}
+
+static int
+tr_streq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* Checks one frame's function, file basename, line and inlined flag. */
+static void
+tr_check_frame(const struct jt_frame *f, const char *fn, int line, int inlined, const char *what)
+{
+	ok(tr_streq(f->function, fn), "%s: function is %s (got %s)", what, fn,
+	   f->function ? f->function : "(null)");
+	ok(tr_streq(tr_base(f->file), "test_report.c"), "%s: file is test_report.c (got %s)", what,
+	   f->file ? f->file : "(null)");
+	is_u64(f->line, line, "line");
+	is_u64(f->inlined, inlined, "inlined flag");
+	ok(tr_streq(f->module, self_name), "%s: module is %s", what, self_name);
+}
+
+static void
+test_self(struct jt_sym *s, const struct tr_obj *self)
+{
+	struct jt_frame f[8];
+	uint64_t addr = 0;
+	const char *err = NULL;
+	int n;
+
+	memset(f, 0, sizeof(f));
+
+	ok(sym_add_module(s, self->path, self->bias, &err) == 0, "report the test binary (%s)",
+	   err ? err : "ok");
+	ok(sym_add_module(s, self->path, self->bias, &err) == 0, "reporting it again is a no-op");
+	ok(sym_module_has_symbols(s, self->path), "the test binary has symbols");
+	ok(sym_lookup(s, self->path, "tr_global_fn", &addr) == 0, "lookup tr_global_fn");
+	is_u64(addr, (uint64_t)(uintptr_t)&tr_global_fn, "tr_global_fn address");
+	ok(sym_lookup(s, self->path, "tr_global_fn@VERS_1", &addr) == 0, "a version suffix is ignored");
+	ok(sym_lookup(s, self->path, "tr_global_var", &addr) != 0, "sym_lookup skips data objects");
+	ok(sym_lookup_any(s, self->path, "tr_global_var", &addr) == 0, "sym_lookup_any finds them");
+	is_u64(addr, (uint64_t)(uintptr_t)&tr_global_var, "tr_global_var address");
+	ok(sym_lookup(s, self->path, "tr_leaf", &addr) != 0, "local symbols are not looked up");
+
+	tr_mid();
+	n = sym_resolve(s, leaf_stack[0], 1, f, 8);
+	is_u64(n, 1, "return address in tr_leaf: one frame");
+	tr_check_frame(&f[0], "tr_leaf", line_leaf, 0, "leaf");
+	is_u64(f[0].address, leaf_stack[0], "frame keeps the raw pc");
+	is_u64(f[0].offset, leaf_stack[0] - self->bias, "offset is pc minus bias");
+	n = sym_resolve(s, leaf_stack[1], 1, f, 8);
+	is_u64(n, 1, "return address in tr_mid: one frame");
+	tr_check_frame(&f[0], "tr_mid", line_mid, 0, "mid");
+
+	tr_outer();
+	n = sym_resolve(s, inl_ret, 1, f, 8);
+	is_u64(n, 2, "inlined call: two frames");
+	tr_check_frame(&f[0], "tr_inline_helper", line_inl, 1, "inlined helper");
+	tr_check_frame(&f[1], "tr_outer", line_outer, 0, "outer");
+	is_u64(f[1].address, inl_ret, "both frames carry the same pc");
+	n = sym_resolve(s, inl_ret, 1, f, 1);
+	is_u64(n, 1, "sym_resolve never returns more than max");
+
+	n = sym_resolve(s, (uint64_t)(uintptr_t)&tr_global_fn, 0, f, 8);
+	ok(n == 1 && tr_streq(f[0].function, "tr_global_fn"), "a function's entry (not a return address)");
+}
+
+static void
+test_errors(struct jt_sym *s)
+{
+	struct jt_frame f[4];
+	const char *err = NULL;
+	uint64_t addr;
+
+	ok(sym_add_module(s, "/nonexistent/libnope.so", 0x50000000, &err) == -1, "missing file fails");
+	ok(err && strstr(err, "/nonexistent/libnope.so"), "with a message naming it (%s)",
+	   err ? err : "(null)");
+	ok(sym_lookup(s, "/nonexistent/libnope.so", "malloc", &addr) == -1, "lookup in unknown module");
+	ok(!sym_module_has_symbols(s, "/nonexistent/libnope.so"), "unknown module has no symbols");
+	is_u64(sym_resolve(s, 0x10, 1, f, 4), 1, "unmapped pc: one frame");
+	ok(f[0].address == 0x10 && !f[0].module && !f[0].function && !f[0].file && f[0].line == 0,
+	   "unmapped pc: a bare address");
+}
+
+/*
+ * A module reported over the range of an older one (dlclose, then dlopen at
+ * the same place) replaces it: libc at 0x40000000, then libstdc++ 1 MiB
+ * higher over libc's tail. libc's malloc, in its first MiB, is then unknown.
+ */
+static void
+test_overlap(const char *libc_path)
+{
+	struct jt_sym *s = sym_new();
+	struct jt_frame f[4];
+	uint64_t malloc_addr = 0, addr;
+
+	ok(sym_add_module(s, libc_path, 0x40000000, NULL) == 0, "overlap: report libc");
+	ok(sym_lookup(s, libc_path, "malloc", &malloc_addr) == 0, "overlap: malloc in libc");
+	ok(malloc_addr < 0x40100000, "overlap: malloc lies in libc's first MiB");
+	sym_resolve(s, malloc_addr, 0, f, 4);
+	ok(tr_streq(f[0].module, "libc.so.6"), "overlap: malloc resolves in libc");
+	ok(sym_add_module(s, STDCXX, 0x40100000, NULL) == 0, "overlap: report libstdc++ over it");
+	ok(sym_lookup(s, libc_path, "malloc", &addr) == -1, "overlap: libc is forgotten");
+	sym_resolve(s, malloc_addr, 0, f, 4);
+	ok(!f[0].module && !f[0].function, "overlap: its old range is unknown (got %s)",
+	   f[0].module ? f[0].module : "nothing");
+	ok(sym_lookup(s, STDCXX, "_Znwm", &addr) == 0 && addr > 0x40100000, "overlap: libstdc++ works");
+	sym_destroy(s);
+}
+
+static void
+test_libc(struct jt_sym *s)
+{
+	void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *real = h ? dlsym(h, "malloc") : NULL;
+	struct jt_frame f[4];
+	struct tr_obj libc;
+	uint64_t addr = 0;
+	const char *err = NULL;
+
+	/* dlsym through libc's handle finds libc's malloc even when ASan interposes one. */
+	ok(real && tr_find_obj((uint64_t)(uintptr_t)real, &libc) == 0, "libc is loaded");
+	if (!real)
+		return;
+	ok(sym_add_module(s, libc.path, libc.bias, &err) == 0, "report %s", libc.path);
+	ok(sym_lookup(s, libc.path, "malloc", &addr) == 0, "lookup malloc in libc");
+	is_u64(addr, (uint64_t)(uintptr_t)real, "malloc address equals dlsym's");
+	ok(sym_lookup(s, libc.path, "jt_no_such_function", &addr) == -1, "a missing name fails");
+	ok(sym_lookup(s, libc.path, "memcpy", &addr) == 0, "an IFUNC counts as a function");
+	ok(sym_lookup(s, libc.path, "stdout", &addr) == -1, "stdout is not a function");
+	ok(sym_lookup_any(s, libc.path, "stdout", &addr) == 0, "but sym_lookup_any finds it");
+	sym_resolve(s, (uint64_t)(uintptr_t)real, 0, f, 4);
+	ok(tr_streq(f[0].module, "libc.so.6"), "malloc's frame names libc.so.6");
+	is_u64(f[0].offset, (uint64_t)(uintptr_t)real - libc.bias, "module offset");
+	dlclose(h);
+	test_overlap(libc.path);
+}
+
+/* Returns the address of operator new(unsigned long) in libstdc++ as reported at STDCXX_BIAS. */
+static uint64_t
+test_cxx(struct jt_sym *s)
+{
+	struct jt_frame f[4];
+	const char *err = NULL, *first;
+	uint64_t addr = 0;
+
+	ok(sym_add_module(s, STDCXX, STDCXX_BIAS, &err) == 0, "report libstdc++ (%s)", err ? err : "ok");
+	ok(sym_lookup(s, STDCXX, "_Znwm", &addr) == 0, "lookup _Znwm");
+	ok(addr > STDCXX_BIAS && addr < STDCXX_BIAS + 0x1000000, "_Znwm lies in the made-up range");
+	sym_resolve(s, addr, 0, f, 4);
+	ok(tr_streq(f[0].function, "operator new(unsigned long)"), "demangled: %s",
+	   f[0].function ? f[0].function : "(null)");
+	ok(tr_streq(f[0].module, "libstdc++.so.6"), "module libstdc++.so.6");
+	first = f[0].function;
+	sym_resolve(s, addr, 0, f, 4);
+	ok(first == f[0].function, "a second resolve comes from the cache");
+	sym_resolve(s, STDCXX_BIAS + 0x11, 1, f, 4);
+	ok(!f[0].function && f[0].offset == 0x11 && tr_streq(f[0].module, "libstdc++.so.6"),
+	   "no symbol: module and offset only");
+	return addr;
+}
+
+/*
+ * Builds the heap the report tests print. Live stacks, biggest first:
+ * inl 4000 B/1 block, leaf 3000 B/2, cxx 300 B/3, empty 10 B/1.
+ */
+static struct jt_heap *
+tr_build_heap(uint64_t newaddr)
+{
+	struct jt_heap *h = heap_new();
+	uint64_t cxx[3] = { newaddr + 1, STDCXX_BIAS + 0x11, 0x10 };
+	uint64_t gone = 0x1234;
+	uint32_t a = heap_stack_intern(h, leaf_stack, 2);
+	uint32_t b = heap_stack_intern(h, &inl_ret, 1);
+	uint32_t c = heap_stack_intern(h, cxx, 3);
+	uint32_t d = heap_stack_intern(h, &gone, 1);
+	uint32_t e = heap_stack_intern(h, NULL, 0);
+
+	heap_alloc(h, 0x1000, 1000, a);
+	heap_alloc(h, 0x2000, 2000, a);
+	heap_alloc(h, 0x3000, 500, a);
+	heap_free(h, 0x3000, NULL);
+	heap_alloc(h, 0x4000, 4000, b);
+	heap_alloc(h, 0x5000, 100, c);
+	heap_alloc(h, 0x6000, 100, c);
+	heap_alloc(h, 0x7000, 100, c);
+	heap_alloc(h, 0x8000, 1000000, d);
+	heap_free(h, 0x8000, NULL);
+	heap_alloc(h, 0x9000, 10, e);
+	heap_free(h, 0xdead0, NULL);
+	return h;
+}
+
+static const char *const call_names[] = {
+	"malloc", "calloc", "realloc", "free", "operator new", "operator delete",
+};
+static const uint64_t calls[] = { 6, 0, 1, 3, 1, 0 };
+
+static void
+tr_snapshot(struct jt_snapshot *snap, struct jt_heap *h, struct jt_sym *s)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->reason = "exit";
+	snap->pid = 4242;
+	snap->command = "./leaky --fast";
+	snap->exited = 1;
+	snap->exit_status = 3;
+	snap->ncalls = 6;
+	snap->call_names = call_names;
+	snap->calls = calls;
+	snap->heap = h;
+	snap->sym = s;
+	snap->top = 3;
+}
+
+/* Asserts that text holds want (which ends in a newline) as a run of whole lines. */
+static const char *
+tr_has_lines(const char *text, const char *want, const char *what)
+{
+	const char *p = text;
+
+	while ((p = strstr(p, want)) && p != text && p[-1] != '\n')
+		p++;
+	ok(p != NULL, "text has %s", what);
+	if (!p)
+		fprintf(stderr, "# missing:\n%s# in:\n%s", want, text);
+	return p;
+}
+
+static char *
+tr_text(const struct jt_snapshot *snap)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ok(report_text(f, snap) == 0, "report_text succeeds");
+	fclose(f);
+	return buf;
+}
+
+static void
+test_text(struct jt_snapshot *snap, uint64_t newaddr)
+{
+	char want[2048], *text = tr_text(snap), *line, *save = NULL;
+	const char *p1, *p2, *p3;
+
+	tr_has_lines(text, "command:  ./leaky --fast\npid:      4242\nsnapshot: exit\n"
+		     "process:  exited with status 3\n", "the header");
+	tr_has_lines(text, "calls:\n"
+		     "  malloc                             6\n"
+		     "  realloc                            1\n"
+		     "  free                               3\n"
+		     "  operator new                       1\n"
+		     "totals:\n"
+		     "  allocation calls                   8\n"
+		     "  bytes allocated            1,007,810\n"
+		     "  frees                              2\n"
+		     "  unknown frees                      1\n"
+		     "  live                           7,310 bytes in 7 blocks\n"
+		     "  peak live                  1,007,300 bytes\n", "the totals");
+	tr_has_lines(text, "top 3 of 4 stacks by live bytes:\n", "the stack count");
+	snprintf(want, sizeof(want),
+		 "#1: 4,000 bytes in 1 block live; 1 allocation call of 4,000 bytes in all from this stack\n"
+		 "    at 0x%" PRIx64 ": tr_inline_helper (test_report.c:%d) (inlined)\n"
+		 "    by 0x%" PRIx64 ": tr_outer (test_report.c:%d)\n\n",
+		 inl_ret, line_inl, inl_ret, line_outer);
+	p1 = tr_has_lines(text, want, "stack #1 with its inlined frame");
+	snprintf(want, sizeof(want),
+		 "#2: 3,000 bytes in 2 blocks live; 3 allocation calls of 3,500 bytes in all from this stack\n"
+		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n"
+		 "    by 0x%" PRIx64 ": tr_mid (test_report.c:%d)\n\n",
+		 leaf_stack[0], line_leaf, leaf_stack[1], line_mid);
+	p2 = tr_has_lines(text, want, "stack #2 at/by lines");
+	snprintf(want, sizeof(want),
+		 "#3: 300 bytes in 3 blocks live; 3 allocation calls of 300 bytes in all from this stack\n"
+		 "    at 0x%" PRIx64 ": operator new(unsigned long) (in libstdc++.so.6)\n"
+		 "    by 0x%" PRIx64 ": libstdc++.so.6+0x11\n"
+		 "    by 0x10: ???\n\n", newaddr + 1, STDCXX_BIAS + 0x11);
+	p3 = tr_has_lines(text, want, "stack #3 without debug info");
+	ok(p1 && p2 && p3 && p1 < p2 && p2 < p3, "stacks ordered by live bytes");
+	ok(!strstr(text, "#4:"), "only the top 3 are listed");
+	tr_has_lines(text, "SUMMARY: 7,310 bytes in 7 blocks still live from 4 stacks\n", "the summary");
+	ok(!strstr(text, "note:"), "no attach note when not attached");
+	/* Shown by prove -v, for whoever changes the format. */
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		printf("# %s\n", line);
+	free(text);
+
+	snap->killed_by = SIGSEGV;
+	snap->attached = 1;
+	text = tr_text(snap);
+	tr_has_lines(text, "process:  killed by SIGSEGV\n", "killed by SIGSEGV");
+	ok(strstr(text, "blocks allocated\n          before the attach are unknown") != NULL,
+	   "attach note");
+	free(text);
+	snap->killed_by = 0;
+	snap->attached = 0;
+}
+
+/* Writes a Python checker for the JSON file; returns 0 when it could be written. */
+static int
+tr_write_checker(const char *path, uint64_t newaddr)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f,
+		"import json, os, sys\n"
+		"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+		"assert list(d) == ['snapshots'], list(d)\n"
+		"snaps = d['snapshots']\n"
+		"assert len(snaps) == int(sys.argv[2]), len(snaps)\n"
+		"if not snaps: sys.exit(0)\n"
+		"a = snaps[0]\n"
+		"assert a['reason'] == 'exit' and a['pid'] == 4242 and a['command'] == './leaky --fast'\n"
+		"assert a['exited'] is True and a['exit_status'] == 3 and a['killed_by'] is None\n"
+		"assert a['attached'] is False\n"
+		"assert a['totals'] == {'calls': {'malloc': 6, 'calloc': 0, 'realloc': 1, 'free': 3,"
+		" 'operator new': 1, 'operator delete': 0}, 'alloc_calls': 8, 'bytes_allocated': 1007810,"
+		" 'frees': 2, 'unknown_frees': 1, 'live_bytes': 7310, 'live_blocks': 7,"
+		" 'peak_live_bytes': 1007300}, a['totals']\n"
+		"st = a['stacks']\n"
+		"assert [(s['live_bytes'], s['live_blocks'], s['alloc_calls'], s['alloc_bytes']) for s in st]"
+		" == [(4000, 1, 1, 4000), (3000, 2, 3, 3500), (300, 3, 3, 300), (10, 1, 1, 10)], st\n"
+		"fr = [dict(f, file=os.path.basename(f['file'] or '')) for f in st[0]['frames']]\n"
+		"assert fr == [{'address': '0x%" PRIx64 "', 'module': sys.argv[3], 'function': 'tr_inline_helper',"
+		" 'file': 'test_report.c', 'line': %d, 'inlined': True}, {'address': '0x%" PRIx64 "',"
+		" 'module': sys.argv[3], 'function': 'tr_outer', 'file': 'test_report.c', 'line': %d,"
+		" 'inlined': False}], fr\n"
+		"assert [f['function'] for f in st[1]['frames']] == ['tr_leaf', 'tr_mid']\n"
+		"assert st[2]['frames'] == [{'address': '0x%" PRIx64 "', 'module': 'libstdc++.so.6',"
+		" 'function': 'operator new(unsigned long)', 'file': None, 'line': 0, 'inlined': False},"
+		" {'address': '0x%" PRIx64 "', 'module': 'libstdc++.so.6', 'function': None, 'file': None,"
+		" 'line': 0, 'inlined': False}, {'address': '0x10', 'module': None, 'function': None,"
+		" 'file': None, 'line': 0, 'inlined': False}], st[2]['frames']\n"
+		"assert st[3]['frames'] == []\n"
+		"if len(snaps) > 1:\n"
+		"    b = snaps[1]\n"
+		"    assert b['command'] == 'q\"b\\\\s\\nn\\x01c\\ufffd\\u00e9', repr(b['command'])\n"
+		"    assert b['exited'] is True and b['exit_status'] is None and b['killed_by'] == 'SIGSEGV'\n"
+		"    assert b['attached'] is True and b['reason'] == 'signal'\n",
+		inl_ret, line_inl, inl_ret, line_outer, newaddr + 1, STDCXX_BIAS + 0x11);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+static int
+tr_python_check(const char *checker, const char *json, int nsnapshots)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "python3 %s %s %d '%s' >&2", checker, json, nsnapshots, self_name);
+	return system(cmd);
+}
+
+static char *
+tr_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = xcalloc(1, 1 << 20);
+
+	if (f) {
+		if (fread(buf, 1, (1 << 20) - 1, f) == 0)
+			buf[0] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
+static void
+test_json(struct jt_snapshot *snap, uint64_t newaddr)
+{
+	char json[] = "/tmp/jt_test_report_XXXXXX", checker[64], *text;
+	int fd = mkstemp(json), python = system("command -v python3 >/dev/null 2>&1") == 0;
+	struct jt_json_out *j;
+
+	ok(fd >= 0, "temporary JSON file");
+	close(fd);
+	snprintf(checker, sizeof(checker), "%s.py", json);
+	ok(tr_write_checker(checker, newaddr) == 0, "write the checker");
+	j = report_json_open(json);
+	ok(j != NULL, "report_json_open");
+	if (!j)
+		return;
+	text = tr_slurp(json);
+	ok(strcmp(text, "{\"snapshots\": [\n]}\n") == 0, "a fresh file is an empty valid report");
+	free(text);
+	ok(report_json_add(j, snap) == 0, "first report_json_add");
+	text = tr_slurp(json);
+	ok(strstr(text, "\"alloc_calls\": 8, \"bytes_allocated\": 1007810, \"frees\": 2,"
+		  " \"unknown_frees\": 1, \"live_bytes\": 7310, \"live_blocks\": 7,"
+		  " \"peak_live_bytes\": 1007300}") != NULL, "JSON totals figures");
+	ok(strstr(text, "{\"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
+		  " \"alloc_bytes\": 4000,") != NULL, "JSON stack figures");
+	free(text);
+	if (python)
+		ok(tr_python_check(checker, json, 1) == 0, "one snapshot: python's json accepts it");
+	else
+		ok(1, "# SKIP python3 not found");
+
+	snap->reason = "signal";
+	snap->command = "q\"b\\s\nn\001c\377\303\251";
+	snap->killed_by = SIGSEGV;
+	snap->attached = 1;
+	ok(report_json_add(j, snap) == 0, "second report_json_add");
+	text = tr_slurp(json);
+	ok(strstr(text, "\"command\": \"q\\\"b\\\\s\\nn\\u0001c\\ufffd\303\251\"") != NULL,
+	   "strings are escaped");
+	ok(strstr(text, "\"exit_status\": null, \"killed_by\": \"SIGSEGV\", \"attached\": true") != NULL,
+	   "killed snapshot fields");
+	ok(strlen(text) > 4 && strcmp(text + strlen(text) - 4, "\n]}\n") == 0, "file ends with ]}");
+	free(text);
+	if (python)
+		ok(tr_python_check(checker, json, 2) == 0, "two snapshots: still valid JSON");
+	else
+		ok(1, "# SKIP python3 not found");
+	ok(report_json_close(j) == 0, "report_json_close");
+	unlink(checker);
+	unlink(json);
+}
+
+int
+main(void)
+{
+	struct jt_sym *s = sym_new();
+	struct jt_snapshot snap;
+	struct jt_heap *h;
+	struct tr_obj self;
+	uint64_t newaddr;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (tr_find_obj((uint64_t)(uintptr_t)&tr_leaf, &self) != 0) {
+		ok(0, "cannot find the test binary among the loaded objects");
+		return tap_done();
+	}
+	ok(1, "the test binary is %s, load bias 0x%" PRIx64, self.path, self.bias);
+	self_name = tr_base(self.path);
+	test_self(s, &self);
+	test_errors(s);
+	test_libc(s);
+	newaddr = test_cxx(s);
+	h = tr_build_heap(newaddr);
+	tr_snapshot(&snap, h, s);
+	test_text(&snap, newaddr);
+	test_json(&snap, newaddr);
+	heap_destroy(h);
+	sym_destroy(s);
+	return tap_done();
+}
