@@ -58,6 +58,7 @@ struct jt_proc {
 	struct jt_sym *sym;
 	struct jt_unwind *uw;
 	struct jt_heap *heap;
+	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	uint64_t calls[FN_COUNT];

@@ -35,6 +35,13 @@ int sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char
  */
 int sym_lookup(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);
 
+/*
+ * Like sym_lookup, but falls back to a LOCAL function of that name: in a
+ * statically linked program (static-pie binds malloc locally) nothing else
+ * can define it, so the local definition is the one every call reaches.
+ */
+int sym_lookup_static(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);
+
 /* Like sym_lookup for data objects too (e.g. _r_debug). */
 int sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);
 

@@ -106,7 +106,8 @@ image_resolve(struct jt_proc *p)
 		for (size_t i = 0; i < n; i++) {
 			uint64_t addr;
 
-			if (sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr) < 0)
+			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
+					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
 				continue;
 			if (bp_find(&p->bps, addr))
 				break;
@@ -160,6 +161,8 @@ image_setup(struct jt_proc *p)
 		perror_msg("cannot read the memory map of process %d", p->pid);
 		return -1;
 	}
+	/* At the exec stop a dynamic program has its interpreter mapped too; a static one is alone. */
+	p->is_static = p->mods.n == 1;
 	image_report_modules(p);
 	image_find_rtld(p);
 	image_resolve(p);

@@ -24,6 +24,8 @@ struct sym_name {
 	uint64_t func_addr;	/* best FUNC/IFUNC definition, valid when func_rank */
 	uint64_t any_addr;	/* best definition of any type, valid when any_rank */
 	int func_rank, any_rank;	/* 0 = none; higher is preferred, see sym_rank */
+	int has_local;		/* a LOCAL function of that name exists, at local_addr */
+	uint64_t local_addr;
 };
 
 /* The code range of one CU, for modules without .debug_aranges. */
@@ -368,6 +370,31 @@ sym_names_add(struct sym_module *m, const char *name, const GElf_Sym *sym, uint6
 	}
 }
 
+static int
+sym_is_local_func(const GElf_Sym *sym, GElf_Word shndx)
+{
+	return GELF_ST_BIND(sym->st_info) == STB_LOCAL && GELF_ST_TYPE(sym->st_info) == STT_FUNC &&
+	       shndx != SHN_UNDEF && shndx != SHN_ABS;
+}
+
+/*
+ * A static-pie links malloc and friends as LOCAL symbols; keep the first
+ * local definition of each name for sym_lookup_static.
+ */
+static void
+sym_names_add_local(struct sym_module *m, const char *name, uint64_t addr)
+{
+	size_t len = strcspn(name, "@");
+	struct sym_name *e = sym_names_slot(m, name, len);
+
+	e->name = name;
+	e->len = len;
+	if (!e->has_local) {
+		e->has_local = 1;
+		e->local_addr = addr;
+	}
+}
+
 /*
  * Builds m's name hash from its symbol table (.symtab if libdwfl finds one,
  * in the file or its debuginfo, else .dynsym). Setup looks up dozens of
@@ -399,6 +426,8 @@ sym_names_build(struct sym_module *m)
 		rank = sym_rank(name, &sym, shndx);
 		if (rank)
 			sym_names_add(m, name, &sym, addr, rank);
+		else if (sym_is_local_func(&sym, shndx))
+			sym_names_add_local(m, name, addr);
 	}
 }
 
@@ -429,6 +458,23 @@ int
 sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
 {
 	return sym_lookup_kind(s, path, name, addr, 0);
+}
+
+int
+sym_lookup_static(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
+{
+	struct sym_module *m = sym_module_by_path(s, path);
+	struct sym_name *e;
+
+	if (sym_lookup_kind(s, path, name, addr, 1) == 0)
+		return 0;
+	if (!m)
+		return -1;
+	e = sym_names_slot(m, name, strcspn(name, "@"));
+	if (!e->name || !e->has_local)
+		return -1;
+	*addr = e->local_addr;
+	return 0;
 }
 
 int
