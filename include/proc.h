@@ -36,7 +36,7 @@ struct jt_thread {
 	uint64_t seq;			/* events seen on this thread */
 	/* The last free-family entry, so that delete -> free counts once. */
 	uint64_t free_seq, free_sp, free_ptr;
-	int step_bp;			/* >0: single-stepping over the breakpoint at step_addr */
+	int step_pending;		/* its event is handled; it must still step over step_addr */
 	uint64_t step_addr;
 	int want_stop;			/* we asked it to stop (attach, detach) and wait for that */
 	int stopped;			/* it sits in a stop we have not restarted */

@@ -136,32 +136,36 @@ trace_adopt(struct jt_tracer *tr, pid_t tid)
 	return NULL;
 }
 
-/* Single-step fallback: the breakpoint byte goes back once the step is done. */
+/*
+ * Steps t over the original instruction at its breakpoint while every other
+ * thread of the process is stopped, so none can run through the spot while
+ * the trap byte is out. Signals that arrive meanwhile are held for later.
+ */
 static void
-trace_step_done(struct jt_thread *t)
+trace_step_one(struct jt_thread *t)
 {
+	struct jt_bp *bp = bp_find(&t->proc->vm_owner->bps, t->step_addr);
 	uint8_t trap = ARCH_TRAP_BYTE;
 
-	t->step_bp = 0;
-	if (mem_write(t->tid, t->step_addr, &trap, 1) < 0)
-		debug_msg("cannot re-insert breakpoint at %#lx", (unsigned long)t->step_addr);
+	t->step_pending = 0;
+	if (!bp || mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
+		return;
+	debug_msg("stepping thread %d over %#lx", t->tid, (unsigned long)bp->addr);
+	for (int tries = 0; tries < 16; tries++) {
+		int status;
+
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 ||
+		    waitpid(t->tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+			break;	/* gone: its exit is seen by the main loop's wait */
+		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0)
+			break;
+		if (!(status >> 16))
+			t->pending_sig = WSTOPSIG(status);
+	}
+	mem_write(t->tid, bp->addr, &trap, 1);
 }
 
-static int
-trace_step_over(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
-{
-	/* Rare: an instruction emu cannot run. Other threads may pass untraced meanwhile. */
-	debug_msg("stepping over %#lx in thread %d", (unsigned long)bp->addr, t->tid);
-	if (mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
-		return -1;
-	if (ptrace(PTRACE_SETREGS, t->tid, 0L, regs) < 0)
-		return errno == ESRCH ? 0 : -1;
-	t->step_bp = 1;
-	t->step_addr = bp->addr;
-	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 && errno != ESRCH)
-		return -1;
-	return 0;
-}
+static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
 
 /*
  * A SIGTRAP stop. Returns 1 when it was ours (the thread is restarted unless
@@ -176,12 +180,6 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	struct jt_bp *bp;
 	uint64_t addr;
 
-	if (t->step_bp) {
-		trace_step_done(t);
-		if (!collecting)
-			trace_resume(t->tid, 0);
-		return 1;
-	}
 	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
 		return errno == ESRCH;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
@@ -191,13 +189,12 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	tr->events++;
 	arch_set_pc(&regs, addr);
 	if (call_on_trap(t, bp, &regs, tr->opt) == CALL_STEP) {
-		if (collecting) {
-			/* Leave it on the breakpoint: once the byte is gone it runs the real instruction. */
-			ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
-			return 1;
-		}
-		if (trace_step_over(t, bp, &regs) < 0)
-			perror_msg("cannot step thread %d over %#lx", t->tid, (unsigned long)addr);
+		/* The event is recorded; what is left is running the displaced instruction. */
+		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+		t->step_pending = 1;
+		t->step_addr = addr;
+		if (!collecting)
+			trace_step_locked(tr, t);
 		return 1;
 	}
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0 && errno != ESRCH)
@@ -503,16 +500,37 @@ trace_restart(struct jt_tracer *tr, struct jt_thread *t)
 	trace_resume(t->tid, sig);
 }
 
+static void
+trace_step_if_pending(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (t->step_pending && t->stopped)
+		trace_step_one(t);
+}
+
 void
 trace_resume_all(struct jt_tracer *tr, struct jt_proc *p)
 {
+	/* Everyone is stopped here, so pending steps over breakpoints are safe now. */
+	trace_each_thread(tr, p, trace_step_if_pending);
 	trace_each_thread(tr, p, trace_restart);
+}
+
+/* Stops the other threads, steps t over its breakpoint, and lets everyone go again. */
+static void
+trace_step_locked(struct jt_tracer *tr, struct jt_thread *t)
+{
+	t->stopped = t->want_stop = 1;
+	if (t->proc->nthreads > 1 || t->proc->vfork_child)
+		trace_wait_stopped(tr, t->proc);
+	trace_resume_all(tr, t->proc);
 }
 
 static void
 trace_unhijack(struct jt_tracer *tr, struct jt_thread *t)
 {
 	call_restore_all(t);
+	/* Once the trap bytes are out it simply runs the original instruction. */
+	t->step_pending = 0;
 }
 
 static void
