@@ -93,6 +93,7 @@ struct jt_tracer {
 	int image_seen;			/* the first program image was set up */
 	int fatal;			/* the program cannot be traced; stop */
 	int detached;			/* we let the attached process go */
+	int no_cpu_follow;		/* JMPTRACE_NO_CPU_FOLLOW: leave scheduling alone (for measurements) */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
 	uint64_t start_ms, status_ms, status_events;

@@ -199,6 +199,7 @@ main(int argc, char **argv)
 	if ((r = parse_args(argc, argv, &opt)) != 0)
 		return r > 0 ? 0 : 2;
 	tr.opt = &opt;
+	tr.no_cpu_follow = getenv("JMPTRACE_NO_CPU_FOLLOW") != NULL;
 	if (open_outputs(&tr, &opt) < 0)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);

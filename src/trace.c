@@ -15,6 +15,7 @@
 #include "arch.h"
 #include "heap.h"
 #include "call.h"
+#include "cpu.h"
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
@@ -622,8 +623,11 @@ trace_run(struct jt_tracer *tr)
 				perror_msg("wait4");
 			break;
 		}
+		if (!tr->no_cpu_follow && (tr->events & 1023) == 1)
+			cpu_follow(tid);
 		trace_dispatch(tr, tid, status);
 	}
+	cpu_release();
 	if (tr->status_shown)
 		fputc('\n', stderr);
 	return tr->fatal ? -1 : 0;

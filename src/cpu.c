@@ -1,0 +1,63 @@
+/* cpu.c - moves the tracer next to the thread it serves; cross-CPU ptrace wakeups cost several times more. */
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/*
+ * The affinity jmptrace was started with, saved before the first move, so
+ * that we only ever pick CPUs the user allowed and can restore them.
+ * Process-wide by nature (it is the tracer's own scheduling state).
+ */
+static cpu_set_t cpu_allowed;
+static int cpu_saved, cpu_bound = -1;
+
+int
+cpu_of(pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	int cpu = -1, field;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* "processor" is field 39; fields after the comm start at 3. */
+	for (field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	if (p && sscanf(p + 1, "%d", &cpu) != 1)
+		cpu = -1;
+	return cpu;
+}
+
+int
+cpu_follow(pid_t tid)
+{
+	int cpu = cpu_of(tid);
+	cpu_set_t one;
+
+	if (!cpu_saved) {
+		if (sched_getaffinity(0, sizeof(cpu_allowed), &cpu_allowed) < 0)
+			return -1;
+		cpu_saved = 1;
+	}
+	if (cpu < 0 || cpu == cpu_bound || !CPU_ISSET(cpu, &cpu_allowed))
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) < 0)
+		return -1;
+	cpu_bound = cpu;
+	return cpu;
+}
+
+void
+cpu_release(void)
+{
+	if (cpu_saved && cpu_bound >= 0)
+		sched_setaffinity(0, sizeof(cpu_allowed), &cpu_allowed);
+	cpu_bound = -1;
+}
