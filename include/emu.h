@@ -15,12 +15,15 @@ struct jt_insn {
 	uint8_t supported;	/* 1 when emu_exec can run it */
 	uint8_t bytes[16];	/* the original bytes */
 	/* private to emu.c */
-	uint16_t op;
-	uint8_t size;		/* operand size in bytes */
-	uint8_t dst, src;	/* register indexes (emu.c's own numbering) */
-	uint8_t mem;		/* operand is [rip+disp] memory */
-	int64_t imm;
-	uint64_t target;	/* branch target or resolved rip-relative address */
+	uint8_t op;		/* what emu_exec does (enum in emu.c) */
+	uint8_t size;		/* operand size in bytes: 1, 2, 4 or 8 */
+	uint8_t cond;		/* condition code (0-15, as in the opcode) of a jcc */
+	uint8_t dst, src;	/* operands: register, immediate or memory (emu.c's own encoding) */
+	uint8_t base, index;	/* memory operand registers (emu.c's numbering, 0xff: none) */
+	uint8_t scale;		/* memory operand index scale: 1, 2, 4 or 8 */
+	uint8_t seg;		/* memory operand segment base: 0 none, 1 fs, 2 gs */
+	int64_t imm;		/* immediate; for a direct branch, its absolute target */
+	int64_t disp;		/* memory displacement; rip-relative ones already made absolute */
 };
 
 /* Reads len bytes of target memory at addr into buf; returns 0 or -1. */

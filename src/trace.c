@@ -110,6 +110,27 @@ trace_release_child(struct jt_proc *parent, pid_t pid)
 		perror_msg("ptrace(PTRACE_DETACH, %d)", pid);
 }
 
+static void trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
+
+/*
+ * -f: a forked child gets its own tables. Its memory is a copy of the
+ * parent's, trap bytes included: clean it and set it up like a new image.
+ * Blocks it inherited are unknown to it, like blocks before an attach.
+ */
+static struct jt_thread *
+trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
+{
+	struct jt_proc *p = proc_new(tr, pid, parent->command);
+	struct jt_thread *t = thread_new(tr, p, pid);
+
+	bp_restore_into(&parent->bps, pid);
+	if (image_setup(p) < 0) {
+		trace_detach_proc(tr, p);
+		return NULL;
+	}
+	return t;
+}
+
 /* A stop from a tid we have not seen: a new thread, or a new process from fork/vfork/clone. */
 static struct jt_thread *
 trace_adopt(struct jt_tracer *tr, pid_t tid)
@@ -133,8 +154,11 @@ trace_adopt(struct jt_tracer *tr, pid_t tid)
 		p->vm_owner = parent;
 		return thread_new(tr, p, tid);
 	}
-	trace_release_child(parent, tid);
-	return NULL;
+	if (!tr->opt->follow_forks) {
+		trace_release_child(parent, tid);
+		return NULL;
+	}
+	return trace_follow_child(tr, parent, tid);
 }
 
 /*
@@ -238,6 +262,21 @@ trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
 		proc_free(tr, p);
 }
 
+/* After an exec the process is another program: label it with its executable. */
+static void
+trace_name_proc(struct jt_proc *p)
+{
+	char link[64], exe[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
+	if ((n = readlink(link, exe, sizeof(exe) - 1)) <= 0)
+		return;
+	exe[n] = 0;
+	free(p->command);
+	p->command = xstrdup(exe);
+}
+
 /* execve replaced the image of t's process: start over on the new one. */
 static void
 trace_exec(struct jt_tracer *tr, struct jt_thread *t)
@@ -254,12 +293,18 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 		t = nt;
 	}
 	t->ncalls = 0;
-	if (p->vfork_child || (p->pid != tr->main_pid && !tr->opt->follow_forks)) {
+	if (p->vfork_child && tr->opt->follow_forks) {
+		/* It leaves its parent's memory at exec and becomes a process of its own. */
+		p->vfork_child = 0;
+		p->vm_owner = p;
+	} else if (p->vfork_child || (p->pid != tr->main_pid && !tr->opt->follow_forks)) {
 		/* A vfork child leaves its parent's memory at exec: it is no longer ours. */
 		trace_detach_proc(tr, p);
 		return;
 	}
 	proc_reset_image(p);
+	if (tr->image_seen || p->pid != tr->main_pid)
+		trace_name_proc(p);
 	if (image_setup(p) < 0) {
 		if (!tr->image_seen) {
 			kill(p->pid, SIGKILL);
@@ -402,6 +447,8 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 		tr->main_status = status;
 		return;
 	}
+	if (tr->opt->follow_forks && !p->vfork_child)
+		snapshot_write(tr, p, "exit");
 	trace_drop_threads(tr, p, NULL);
 	proc_free(tr, p);
 }
@@ -601,11 +648,27 @@ trace_flags(struct jt_tracer *tr)
 		kill(p->pid, stop);
 }
 
+/* Done when the main process is gone and, with -f, every followed child too. */
+static int
+trace_done(const struct jt_tracer *tr)
+{
+	if (tr->fatal || tr->detached)
+		return 1;
+	if (!tr->main_exited)
+		return 0;
+	if (!tr->opt->follow_forks)
+		return 1;
+	for (const struct jt_proc *p = tr->procs; p; p = p->next)
+		if (p->pid != tr->main_pid && p->nthreads > 0)
+			return 0;
+	return 1;
+}
+
 int
 trace_run(struct jt_tracer *tr)
 {
 	tr->start_ms = tr->status_ms = trace_now_ms();
-	while (!tr->main_exited && !tr->fatal && !tr->detached) {
+	while (!trace_done(tr)) {
 		struct jt_proc *p;
 		int status;
 		pid_t tid;
