@@ -31,24 +31,11 @@
 #define SEG_FS		1
 #define SEG_GS		2
 
+/* jt_insn.op. EMU_NONE (0) is what an unsupported instruction keeps. */
 enum emu_op {
-	EMU_NONE,	/* decoded, but not emulated */
-	EMU_NOP,
-	EMU_PUSH,
-	EMU_POP,
-	EMU_MOV,
-	EMU_LEA,
-	EMU_ADD,
-	EMU_SUB,
-	EMU_AND,
-	EMU_OR,
-	EMU_XOR,
-	EMU_CMP,
-	EMU_TEST,
-	EMU_JMP,
-	EMU_JCC,
-	EMU_CALL,
-	EMU_RET,
+	EMU_NONE, EMU_NOP, EMU_MOV, EMU_LEA,
+	EMU_ADD, EMU_SUB, EMU_AND, EMU_OR, EMU_XOR, EMU_CMP, EMU_TEST,	/* set the flags */
+	EMU_PUSH, EMU_POP, EMU_JMP, EMU_JCC, EMU_CALL, EMU_RET,		/* emu_flow */
 };
 
 /* Capstone's names for each register, by size then x86 number; row 3 is the low bytes. */
@@ -70,15 +57,11 @@ static const x86_reg emu_cs_regs[4][16] = {
 static const x86_reg emu_cs_high8[4] = { X86_REG_AH, X86_REG_CH, X86_REG_DH, X86_REG_BH };
 
 /* Where each register, by x86 number, sits in struct user_regs_struct. */
+#define EMU_OFF(f)	offsetof(struct user_regs_struct, f)
 static const size_t emu_reg_off[16] = {
-	offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rcx),
-	offsetof(struct user_regs_struct, rdx), offsetof(struct user_regs_struct, rbx),
-	offsetof(struct user_regs_struct, rsp), offsetof(struct user_regs_struct, rbp),
-	offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
-	offsetof(struct user_regs_struct, r8), offsetof(struct user_regs_struct, r9),
-	offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
-	offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
-	offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
+	EMU_OFF(rax), EMU_OFF(rcx), EMU_OFF(rdx), EMU_OFF(rbx), EMU_OFF(rsp), EMU_OFF(rbp),
+	EMU_OFF(rsi), EMU_OFF(rdi), EMU_OFF(r8), EMU_OFF(r9), EMU_OFF(r10), EMU_OFF(r11),
+	EMU_OFF(r12), EMU_OFF(r13), EMU_OFF(r14), EMU_OFF(r15),
 };
 
 /* Conditional jumps, indexed by the condition code the opcode carries in its low nibble. */
@@ -113,8 +96,6 @@ emu_handle(csh *h)
 	*h = emu_cs;
 	return emu_cs_state == 1 ? 0 : -1;
 }
-
-/* ---- decoding ---- */
 
 /* Our operand reference for a capstone register, and its size; OPD_NONE for non-GPRs (rip, segments, cr0...). */
 static uint8_t
@@ -171,7 +152,7 @@ emu_prep_mem(struct jt_insn *in, const cs_insn *ci, const x86_op_mem *m)
 	return emu_addr_reg(m->base, &in->base);
 }
 
-/* Fills *ref for one operand, which must be op_size bytes wide. */
+/* Fills *ref for one operand, which must be in->size bytes wide. */
 static int
 emu_prep_opd(struct jt_insn *in, const cs_insn *ci, const cs_x86_op *op, uint8_t *ref)
 {
@@ -199,9 +180,10 @@ emu_prep_opd(struct jt_insn *in, const cs_insn *ci, const cs_x86_op *op, uint8_t
 }
 
 /*
- * Two-operand forms: mov, lea and the arithmetic. Only mov may write memory;
- * cmp and test only read it, and a read-modify-write of memory is left to the
- * CPU, where it is atomic with respect to this thread being stopped halfway.
+ * Two-operand forms: mov, lea and the arithmetic. Only mov may write memory,
+ * and cmp and test read it. A read-modify-write of memory (add [rip+x], 1) is
+ * left to the CPU: emulated, it would become a read and a later write, and
+ * another thread of the target could store in between and lose its update.
  */
 static int
 emu_prep_binary(struct jt_insn *in, const cs_insn *ci, enum emu_op op)
@@ -278,30 +260,19 @@ emu_prep_jcc(struct jt_insn *in, const cs_insn *ci)
 	return -1;
 }
 
-static int
-emu_is_branch(unsigned int id)
-{
-	for (int cc = 0; cc < 16; cc++)
-		if (emu_cs_jcc[cc] == id)
-			return 1;
-	return id == X86_INS_JMP || id == X86_INS_CALL || id == X86_INS_RET;
-}
-
 /*
  * Fills the private part of in from ci; returns -1 when emu_exec could not run
- * it exactly. lock never appears on what we emulate; rep/repne only as the
- * bnd prefix of a branch, or inside endbr64 and pause-free nops.
+ * it exactly. A lock prefix is refused outright. rep and repne need no check:
+ * where they change the meaning, capstone gives the instruction its own id
+ * (pause, endbr64, tzcnt, the string ops), and on the ones emulated here the
+ * CPU ignores them (bnd jmp, rep ret).
  */
 static int
 emu_prepare(struct jt_insn *in, const cs_insn *ci)
 {
-	const cs_x86 *x = &ci->detail->x86;
-
 	in->dst = in->src = OPD_NONE;
 	in->base = in->index = REG_NONE;
-	if (x->prefix[0] == X86_PREFIX_LOCK)
-		return -1;
-	if (x->prefix[0] != 0 && !emu_is_branch(ci->id) && ci->id != X86_INS_NOP)
+	if (ci->detail->x86.prefix[0] == X86_PREFIX_LOCK)
 		return -1;
 	switch (ci->id) {
 	case X86_INS_NOP:
@@ -353,7 +324,7 @@ emu_decode(struct jt_insn *insn, uint64_t addr, const uint8_t *code, size_t len)
 	return 0;
 }
 
-/* ---- execution: no capstone from here on ---- */
+/* Execution: no capstone from here on. */
 
 static uint64_t
 emu_mask(unsigned int size)
@@ -532,7 +503,11 @@ emu_pop(struct user_regs_struct *r, const struct jt_mem_ops *mem, uint64_t *v)
 	return 0;
 }
 
-/* Stack and control flow. The operand is read before rsp moves, as push rsp and call [rsp] need. */
+/*
+ * Stack and control flow. The operand is read before rsp moves, as push rsp
+ * and call [rsp] need. Faults are not modelled: a jump to a non-canonical
+ * address traps at the target once resumed, rather than at the jump.
+ */
 static int
 emu_flow(const struct jt_insn *in, struct user_regs_struct *r, const struct jt_mem_ops *mem)
 {
