@@ -41,22 +41,23 @@ samples-build:
 
 unit: $(UNIT_BINS)
 
-# make check: unit tests, then the integration suite, then both again under ASan+UBSan.
-check: all unit progs
-	prove -v --timer tests/unit.t tests/integration.t
-	$(MAKE) check-asan
+# make check: unit tests and the integration suite, then both again with
+# jmptrace and the unit tests built under AddressSanitizer and UBSan.
+check: check-plain check-asan
 
-check-fast: all unit progs
-	prove tests/unit.t tests/integration.t
+check-plain: all unit progs samples-build
+	prove --exec '' $(UNIT_BINS)
+	JMPTRACE=$(CURDIR)/jmptrace prove tests/*.t
 
-# The sanitizer variant builds its own tree so the normal binary stays untouched.
+# The sanitizer variant builds in its own tree so the normal binary stays untouched.
 check-asan:
-	$(MAKE) BUILD=build-asan EXTRA_CFLAGS="$(SAN_FLAGS)" $(BUILD)-asan-bins
-	JMPTRACE=$(CURDIR)/build-asan/jmptrace UNIT_DIR=$(CURDIR)/build-asan/unit \
-	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	  prove tests/unit.t tests/integration.t
+	$(MAKE) BUILD=build-asan EXTRA_CFLAGS="$(SAN_FLAGS)" build-asan/jmptrace asan-unit progs
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  prove --exec '' $(UNIT_SRCS:tests/unit/%.c=build-asan/unit/%)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  JMPTRACE=$(CURDIR)/build-asan/jmptrace prove tests/*.t
 
-$(BUILD)-asan-bins: $(BUILD)/jmptrace $(UNIT_BINS)
+asan-unit: $(UNIT_BINS)
 
 bench: all
 	bash bench/run.sh
@@ -69,4 +70,4 @@ clean:
 	$(MAKE) -C tests/progs clean
 	$(MAKE) -C samples clean
 
-.PHONY: all check check-fast check-asan unit progs samples-build bench install clean
+.PHONY: all check check-plain check-asan asan-unit unit progs samples-build bench install clean
