@@ -632,7 +632,7 @@ trace_flags(struct jt_tracer *tr)
 		stop = SIGALRM;
 	if (tr->status_shown && (got_snapshot || stop))
 		fputc('\n', stderr);
-	if (got_snapshot || (attached && stop)) {
+	if (got_snapshot || stop) {
 		got_snapshot = 0;
 		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
 	}
