@@ -118,7 +118,10 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	}
 	return 0;
 bad_number:
-	error_msg("invalid number '%s' for option -%c", optarg, c < 256 ? c : '-');
+	if (c < 256)
+		error_msg("invalid number '%s' for option -%c", optarg, c);
+	else
+		error_msg("invalid number '%s' for option --%s", optarg, longopts[c - OPT_JSON].name);
 	return -1;
 }
 
