@@ -1,4 +1,4 @@
-/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode; also tests mem and modules on it. */
+/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode, with each backend; also tests mem and modules. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -31,7 +31,7 @@ struct target {
 	int pie;			/* expect a non-zero bias */
 	int is_static;			/* expect the executable to be the only module */
 	char path[PATH_MAX];
-	struct { uint64_t addr, size; char name[16]; } sym[12];
+	struct { uint64_t addr, size; char name[16]; } sym[16];
 	int nsym;
 };
 
@@ -43,6 +43,13 @@ struct child {
 
 static const char *const chain_main[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "main" };
 static const char *const chain_thread[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "thread_main" };
+static const char *const chain_signal[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "on_signal" };
+/* Besides the chain, load_syms wants these. */
+static const char *const other_syms[] = { "thread_main", "on_signal", "sig_main" };
+
+/* Every unwind check runs with each; the first is the reference for comparing them. */
+static const char *const backends[] = { "libunwind", "dw" };
+#define N_BACKENDS ARRAY_SIZE(backends)
 
 static volatile pid_t live_child;
 
@@ -100,10 +107,11 @@ load_syms(struct target *t)
 	while (fgets(line, sizeof(line), p)) {
 		if (sscanf(line, "%lx %lx %c %63s", &addr, &size, &type, name) != 4)
 			continue;
-		for (i = 0; i < ARRAY_SIZE(chain_main); i++)
-			if (strcmp(name, chain_main[i]) == 0 || strcmp(name, "thread_main") == 0)
+		for (i = 0; i < ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms); i++)
+			if (strcmp(name, i < ARRAY_SIZE(chain_main) ? chain_main[i]
+				   : other_syms[i - ARRAY_SIZE(chain_main)]) == 0)
 				break;
-		if (i == ARRAY_SIZE(chain_main) || t->nsym == (int) ARRAY_SIZE(t->sym))
+		if (i == ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms) || t->nsym == (int) ARRAY_SIZE(t->sym))
 			continue;
 		t->sym[t->nsym].addr = addr;
 		t->sym[t->nsym].size = size;
@@ -111,7 +119,7 @@ load_syms(struct target *t)
 		t->nsym++;
 	}
 	pclose(p);
-	return t->nsym == 10 ? 0 : -1;
+	return t->nsym == (int) (ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms)) ? 0 : -1;
 }
 
 static uint64_t
@@ -296,25 +304,25 @@ test_mem(const struct target *t, const struct child *c, const struct jt_module *
 
 /* Overrides the slot holding the return address to f7 and checks the unwinder sees the new value. */
 static void
-test_override(struct jt_unwind *u, const struct child *c, const uint64_t *pcs, int depth)
+test_override(struct jt_unwind *u, const char *be, const struct child *c, const uint64_t *pcs, int depth)
 {
 	uint64_t stack[64], again[MAX_FRAMES];
 	int i, n;
 
 	if (depth < 4 || mem_read(c->tid, c->regs.rsp, stack, sizeof(stack)) != 0) {
-		ok(0, "override: cannot read the stack");
+		ok(0, "%s override: cannot read the stack", be);
 		return;
 	}
 	for (i = 0; i < 64 && stack[i] != pcs[1]; i++)
 		;
-	ok(i < 64, "override: f8's return address is on the stack at rsp+%d", 8 * i);
+	ok(i < 64, "%s override: f8's return address is on the stack at rsp+%d", be, 8 * i);
 	if (i == 64)
 		return;
 	unwind_override(u, c->regs.rsp + 8 * i, pcs[3]);
 	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
-	ok(n >= 2 && again[1] == pcs[3], "override: frame 1 reads the replaced return address");
+	ok(n >= 2 && again[1] == pcs[3], "%s override: frame 1 reads the replaced return address", be);
 	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
-	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "override: cleared after one call");
+	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s override: cleared after one call", be);
 }
 
 static double
@@ -327,7 +335,7 @@ now_us(void)
 }
 
 static void
-bench(const struct target *t, struct jt_unwind *u, const struct child *c, int depth)
+bench(const struct target *t, const char *be, struct jt_unwind *u, const struct child *c, int depth)
 {
 	uint64_t pcs[MAX_FRAMES];
 	int i, same = 1;
@@ -335,9 +343,62 @@ bench(const struct target *t, struct jt_unwind *u, const struct child *c, int de
 
 	for (i = 0; i < BENCH_CALLS; i++)
 		same &= unwind_stack(u, c->tid, &c->regs, pcs, MAX_FRAMES) == depth;
-	printf("# %s: %.2f us per unwind_stack of %d frames (%d calls)\n",
-	       t->mode, (now_us() - t0) / BENCH_CALLS, depth, BENCH_CALLS);
-	ok(same, "%s: %d repeated unwinds give the same depth", t->mode, BENCH_CALLS);
+	printf("# %s/%s: %.2f us per unwind_stack of %d frames (%d calls)\n",
+	       be, t->mode, (now_us() - t0) / BENCH_CALLS, depth, BENCH_CALLS);
+	ok(same, "%s/%s: %d repeated unwinds give the same depth", be, t->mode, BENCH_CALLS);
+}
+
+/* Whether two backends' unwinds agree; prints the first difference when they do not. */
+static int
+same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
+{
+	int i;
+
+	for (i = 0; i < na && i < nb; i++)
+		if (a[i] != b[i])
+			break;
+	if (i < na || i < nb)
+		printf("# frame %d differs: %#llx (%d frames) vs %#llx (%d frames)\n", i,
+		       i < na ? (unsigned long long) a[i] : 0ull, na, i < nb ? (unsigned long long) b[i] : 0ull, nb);
+	return na == nb && i == na;
+}
+
+/*
+ * The unwind checks of one backend on a stopped child, with the chain in
+ * main or in a second thread. Leaves the pcs in pcs; returns their count.
+ */
+static int
+test_backend(const struct target *t, const char *be, struct jt_modules *m, const struct jt_module *exe,
+	     const struct child *c, int threaded, uint64_t *pcs)
+{
+	const char *what = threaded ? "thread" : "main";
+	struct jt_unwind *u = unwind_new_backend(m, be);
+	uint64_t again[MAX_FRAMES];
+	int depth, n;
+
+	ok(u != NULL, "%s/%s/%s: unwinder created", be, t->mode, what);
+	if (!u)
+		return 0;
+	depth = unwind_stack(u, c->tid, &c->regs, pcs, MAX_FRAMES);
+	printf("# %s/%s/%s: %d frames\n", be, t->mode, what, depth);
+	ok(check_chain(t, exe, pcs, depth, threaded ? chain_thread : chain_main, 9),
+	   "%s/%s/%s: frames are f8 f7 f6 f5 f4 f3 f2 f1 %s", be, t->mode, what, threaded ? "thread_main" : "main");
+	ok(depth > 9, "%s/%s/%s: the unwind goes on past %s (%d frames)", be, t->mode, what,
+	   threaded ? "thread_main" : "main", depth);
+	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
+	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s/%s/%s: cached unwind is identical",
+	   be, t->mode, what);
+	unwind_flush(u);
+	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
+	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s/%s/%s: identical after unwind_flush",
+	   be, t->mode, what);
+	if (!threaded) {
+		test_override(u, be, c, pcs, depth);
+		if (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static"))
+			bench(t, be, u, c, depth);
+	}
+	unwind_destroy(u);
+	return depth;
 }
 
 /* The whole check for one link mode, with the chain in main or in a second thread. */
@@ -345,12 +406,13 @@ static void
 test_target(const struct target *t, int threaded)
 {
 	const char *what = threaded ? "thread" : "main";
+	uint64_t pcs[N_BACKENDS][MAX_FRAMES];
+	int depth[N_BACKENDS];
 	struct child c = { 0 };
 	struct jt_modules m;
 	struct jt_module *exe;
-	struct jt_unwind *u;
-	uint64_t pcs[MAX_FRAMES], again[MAX_FRAMES];
-	int depth, n, started;
+	int started;
+	size_t i;
 
 	modules_init(&m);
 	started = child_start(t, what, &c) == 0;
@@ -367,24 +429,65 @@ test_target(const struct target *t, int threaded)
 		goto out;
 	if (!threaded)
 		test_modules(t, &m, exe);
-	u = unwind_new(&m);
-	depth = unwind_stack(u, c.tid, &c.regs, pcs, MAX_FRAMES);
-	printf("# %s/%s: %d frames\n", t->mode, what, depth);
-	ok(check_chain(t, exe, pcs, depth, threaded ? chain_thread : chain_main, 9),
-	   "%s/%s: frames are f8 f7 f6 f5 f4 f3 f2 f1 %s", t->mode, what, threaded ? "thread_main" : "main");
-	ok(depth > 9, "%s/%s: the unwind goes on past %s (%d frames)", t->mode, what,
-	   threaded ? "thread_main" : "main", depth);
-	n = unwind_stack(u, c.tid, &c.regs, again, MAX_FRAMES);
-	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s/%s: cached unwind is identical",
-	   t->mode, what);
+	for (i = 0; i < N_BACKENDS; i++)
+		depth[i] = test_backend(t, backends[i], &m, exe, &c, threaded, pcs[i]);
+	for (i = 1; i < N_BACKENDS; i++)
+		ok(same_pcs(pcs[0], depth[0], pcs[i], depth[i]), "%s/%s: %s and %s give the same %d pcs",
+		   t->mode, what, backends[0], backends[i], depth[i]);
 	if (!threaded) {
 		is_u64(modules_refresh(&m, c.pid), 0, "second modules_refresh adds nothing");
-		test_override(u, &c, pcs, depth);
 		test_mem(t, &c, exe);
-		if (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static"))
-			bench(t, u, &c, depth);
 	}
-	unwind_destroy(u);
+out:
+	child_kill(&c);
+	modules_clear(&m);
+}
+
+/* Index of the first frame at or after from whose call lies in function name, or -1. */
+static int
+find_frame(const struct target *t, const struct jt_module *exe, const uint64_t *pcs, int depth, int from,
+	   const char *name)
+{
+	for (; from < depth; from++)
+		if (strcmp(sym_owner(t, pcs[from] - 1 - exe->bias), name) == 0)
+			return from;
+	return -1;
+}
+
+/*
+ * The chain in a signal handler: through the kernel's signal frame, an
+ * exact pc in raise, then sig_main's frame of 100 KB, to main.
+ */
+static void
+test_signal(const struct target *t)
+{
+	uint64_t pcs[N_BACKENDS][MAX_FRAMES];
+	int depth[N_BACKENDS], k;
+	struct child c = { 0 };
+	struct jt_modules m;
+	struct jt_module *exe;
+	struct jt_unwind *u;
+	size_t i;
+
+	modules_init(&m);
+	if (child_start(t, "signal", &c) != 0 || modules_refresh(&m, c.pid) <= 0 || !(exe = main_module(&m))) {
+		ok(0, "%s/signal: child stopped in the handler", t->mode);
+		goto out;
+	}
+	for (i = 0; i < N_BACKENDS; i++) {
+		u = unwind_new_backend(&m, backends[i]);
+		depth[i] = u ? unwind_stack(u, c.tid, &c.regs, pcs[i], MAX_FRAMES) : 0;
+		unwind_destroy(u);
+		printf("# %s/%s/signal: %d frames\n", backends[i], t->mode, depth[i]);
+		ok(check_chain(t, exe, pcs[i], depth[i], chain_signal, 9), "%s/%s/signal: frames are f8..f1 on_signal",
+		   backends[i], t->mode);
+		k = find_frame(t, exe, pcs[i], depth[i], 10, "sig_main");
+		ok(k > 10 && find_frame(t, exe, pcs[i], depth[i], k + 1, "main") == k + 1,
+		   "%s/%s/signal: then, past the signal frame, sig_main and main (frame %d)", backends[i], t->mode, k);
+	}
+	for (i = 1; i < N_BACKENDS; i++)
+		ok(same_pcs(pcs[0], depth[0], pcs[i], depth[i]), "%s/signal: %s and %s give the same %d pcs",
+		   t->mode, backends[0], backends[i], depth[i]);
 out:
 	child_kill(&c);
 	modules_clear(&m);
@@ -406,6 +509,7 @@ test_deleted(const struct target *orig)
 	uint64_t pcs[MAX_FRAMES];
 	char cmd[3 * PATH_MAX];
 	int depth, good;
+	size_t i;
 
 	modules_init(&m);
 	snprintf(t.path, sizeof(t.path), "%.*s-deleted", PATH_MAX - 16, orig->path);
@@ -415,11 +519,13 @@ test_deleted(const struct target *orig)
 	if (good && modules_refresh(&m, c.pid) > 0 && (exe = main_module(&m))) {
 		ok(strstr(exe->path, " (deleted)") != NULL, "%s: module path %s", t.mode, exe->path);
 		is_u64(exe->bias, orig->pie ? exe->bias : 0, "bias of the deleted executable");
-		u = unwind_new(&m);
-		depth = unwind_stack(u, c.tid, &c.regs, pcs, MAX_FRAMES);
-		ok(check_chain(&t, exe, pcs, depth, chain_main, 9), "%s (deleted): frames f8..f1 main (%d frames)",
-		   t.mode, depth);
-		unwind_destroy(u);
+		for (i = 0; i < N_BACKENDS; i++) {
+			u = unwind_new_backend(&m, backends[i]);
+			depth = u ? unwind_stack(u, c.tid, &c.regs, pcs, MAX_FRAMES) : 0;
+			ok(check_chain(&t, exe, pcs, depth, chain_main, 9),
+			   "%s/%s (deleted): frames f8..f1 main (%d frames)", backends[i], t.mode, depth);
+			unwind_destroy(u);
+		}
 	} else {
 		ok(0, "%s (deleted): main module found", t.mode);
 	}
@@ -455,9 +561,11 @@ main(void)
 			continue;
 		test_target(&targets[i], 0);
 		test_target(&targets[i], 1);
+		test_signal(&targets[i]);
 		if (targets[i].is_static)
 			test_deleted(&targets[i]);
 	}
+	ok(unwind_new_backend(NULL, "no-such-backend") == NULL, "an unknown backend name is refused");
 	/* A process that is gone reads as ESRCH, not as a bad address. */
 	if (child_start(&targets[0], "main", &dead) == 0) {
 		child_kill(&dead);

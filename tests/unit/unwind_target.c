@@ -1,5 +1,6 @@
 /* unwind_target.c - a known call chain main -> f1 -> ... -> f8 that traps (int3) in f8, for test_unwind. */
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 /*
@@ -30,7 +31,23 @@ f8(int x)
 	}
 
 CHAIN(f7, f8, 8)
-CHAIN(f6, f7, 24)
+
+/*
+ * f6 realigns its stack for an over-aligned buffer beside a variable one,
+ * so gcc keeps its CFA in the frame (DW_CFA_def_cfa_expression: rbp - n,
+ * deref) and saves registers relative to rbp (DW_CFA_expression).
+ */
+int STEP
+f6(int x)
+{
+	volatile char wide[24] __attribute__((aligned(64)));
+	volatile char *var = __builtin_alloca((unsigned) (x & 63) + 16);
+
+	wide[0] = (char) x;
+	var[0] = (char) x;
+	return f7(wide[0] + 1) + var[0];
+}
+
 CHAIN(f5, f6, 200)
 CHAIN(f4, f5, 40)
 CHAIN(f3, f4, 1000)
@@ -45,13 +62,39 @@ thread_main(void *arg)
 	return (void *) (long) r;
 }
 
-/* With argument "thread" the chain runs in a second thread, else in main. */
+/* The chain in a signal handler: the unwinder must step through the kernel's signal frame. */
+void STEP
+on_signal(int sig)
+{
+	volatile int r = f1(sig);	/* used, so not a tail call */
+
+	(void) r;
+}
+
+/*
+ * raise, which the signal interrupts, returns here. This frame is bigger
+ * than the unwinder's stack window, so the slots above it must be fetched
+ * separately.
+ */
+int STEP
+sig_main(void)
+{
+	volatile char pad[100000];
+
+	pad[0] = 1;
+	signal(SIGUSR1, on_signal);
+	return raise(SIGUSR1) + pad[0];
+}
+
+/* With argument "thread" the chain runs in a second thread, with "signal" in a handler, else in main. */
 int
 main(int argc, char **argv)
 {
 	pthread_t th;
 	void *ret;
 
+	if (argc > 1 && strcmp(argv[1], "signal") == 0)
+		return sig_main() == 12345;
 	if (argc > 1 && strcmp(argv[1], "thread") == 0) {
 		if (pthread_create(&th, NULL, thread_main, NULL) != 0)
 			return 2;

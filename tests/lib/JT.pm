@@ -1,0 +1,356 @@
+# JT.pm - helpers for the jmptrace integration tests: run a program with and without
+# jmptrace under a timeout, parse the JSON report, and select stacks by the functions on them.
+package JT;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use Cwd qw(abs_path);
+use File::Basename qw(basename dirname);
+use File::Temp qw(tempdir);
+use JSON::PP ();
+use POSIX qw(:sys_wait_h setpgid);
+
+our @EXPORT = qw(
+	@MODES @CALL_NAMES root prog_path src_path line_of site_line
+	run_cmd run_native run_jt last_snapshot calls_of spawn reap wait_until read_json
+	catches_signal
+	frame_func_is frame_file_is stacks_with_frame0 stacks_at_site stacks_through
+	sum_field describe_stacks describe_frame is_true is_false
+);
+
+# The four link modes every test program is built in (tests/progs/Makefile).
+our @MODES = qw(pie nopie static static-pie);
+
+# Every key of totals.calls, in the order of the interface.
+our @CALL_NAMES = (
+	'malloc', 'calloc', 'realloc', 'reallocarray', 'posix_memalign', 'aligned_alloc',
+	'memalign', 'valloc', 'pvalloc', 'operator new', 'operator new[]',
+	'operator new(nothrow)', 'operator new[](nothrow)', 'operator new(align)',
+	'operator new[](align)', 'operator new(align, nothrow)',
+	'operator new[](align, nothrow)', 'free', 'operator delete', 'operator delete[]',
+	'operator delete(sized)', 'operator delete[](sized)', 'operator delete(nothrow)',
+	'operator delete[](nothrow)', 'operator delete(align)', 'operator delete[](align)',
+	'operator delete(sized, align)', 'operator delete[](sized, align)',
+	'operator delete(align, nothrow)', 'operator delete[](align, nothrow)',
+);
+
+my $ROOT = abs_path(dirname(__FILE__) . '/../..');
+my %LIVE;	# pid => 1 for every child still running, killed in END
+
+sub root { $ROOT }
+
+# The jmptrace under test: $JMPTRACE (e.g. the ASan build), else the repo's ./jmptrace.
+sub jmptrace { $ENV{JMPTRACE} // "$ROOT/jmptrace" }
+
+# Seconds a single run may take before it is killed; ASan builds are slower.
+sub timeout_secs { $ENV{JT_TIMEOUT} // 120 }
+
+sub prog_path {
+	my ($name, $mode) = @_;
+	return "$ROOT/tests/progs/bin/" . (defined $mode ? "$name-$mode" : $name);
+}
+
+sub src_path { "$ROOT/tests/progs/$_[0]" }
+
+# Returns the number of the one line of file PATH that contains MARKER; dies unless there
+# is exactly one, so a test never checks a stale line number.
+sub line_of {
+	my ($path, $marker) = @_;
+	open(my $fh, '<', $path) or die "$path: $!\n";
+	my @hits;
+	while (my $l = <$fh>) {
+		push @hits, $. if index($l, $marker) >= 0;
+	}
+	close $fh;
+	die "$path: marker '$marker' found " . scalar(@hits) . " times\n" unless @hits == 1;
+	return $hits[0];
+}
+
+# line_of for a file under tests/progs.
+sub site_line { line_of(src_path($_[0]), $_[1]) }
+
+sub slurp {
+	my ($path) = @_;
+	open(my $fh, '<:raw', $path) or return undef;
+	local $/;
+	my $s = <$fh>;
+	close $fh;
+	return $s // '';
+}
+
+sub spew {
+	my ($path, $data) = @_;
+	open(my $fh, '>:raw', $path) or die "$path: $!\n";
+	print $fh $data;
+	close $fh or die "$path: $!\n";
+}
+
+# Kills the whole process group of a child we started (jmptrace and its tracee).
+sub kill_group {
+	my ($pid) = @_;
+	kill 'KILL', -$pid;
+	kill 'KILL', $pid;
+}
+
+# Waits for $pid at most $secs seconds. Returns the wait status, or undef on timeout.
+sub wait_timeout {
+	my ($pid, $secs) = @_;
+	my $status;
+	eval {
+		local $SIG{ALRM} = sub { die "timeout\n" };
+		alarm $secs;
+		my $r = waitpid($pid, 0);
+		alarm 0;
+		$status = $? if $r == $pid;
+	};
+	alarm 0;
+	die $@ if $@ && $@ ne "timeout\n";
+	return $status;
+}
+
+# Runs argv with stdin from the string opts{stdin} (default empty), stdout and stderr to
+# files, in its own process group, without core dumps, in a scratch directory. Returns
+# { status, exit (or undef), signal (or undef), stdout, stderr, timed_out, dir }.
+sub run_cmd {
+	my (%o) = @_;
+	my $dir = $o{dir} // tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	spew("$dir/stdin", $o{stdin} // '');
+	my $secs = $o{timeout} // timeout_secs();
+	my $pid = fork();
+	die "fork: $!\n" unless defined $pid;
+	if ($pid == 0) {
+		setpgid(0, 0);
+		chdir $dir;
+		open(STDIN, '<', "$dir/stdin") or POSIX::_exit(120);
+		open(STDOUT, '>', "$dir/stdout") or POSIX::_exit(120);
+		open(STDERR, '>', "$dir/stderr") or POSIX::_exit(120);
+		# sh replaces itself with argv: only the core-size limit is left behind.
+		no warnings q(exec);
+		exec('/bin/sh', '-c', 'ulimit -c 0; exec "$@"', 'sh', @{ $o{argv} });
+		POSIX::_exit(127);
+	}
+	setpgid($pid, $pid);	# also in the parent, so a kill can never miss the group
+	$LIVE{$pid} = 1;
+	my $status = wait_timeout($pid, $secs);
+	my $timed_out = !defined $status;
+	if ($timed_out) {
+		kill_group($pid);
+		$status = wait_timeout($pid, 10) // -1;
+	}
+	kill 'KILL', -$pid;	# a tracee left behind by a crashed jmptrace
+	delete $LIVE{$pid};
+	my %r = (status => $status, timed_out => $timed_out, dir => $dir,
+		 stdout => slurp("$dir/stdout"), stderr => slurp("$dir/stderr"));
+	if ($status >= 0 && WIFEXITED($status)) {
+		$r{exit} = WEXITSTATUS($status);
+	} elsif ($status >= 0 && WIFSIGNALED($status)) {
+		$r{signal} = WTERMSIG($status);
+	}
+	return \%r;
+}
+
+END {
+	kill_group($_) for keys %LIVE;
+}
+
+# Starts argv in the background in its own process group, stdout and stderr to
+# DIR/NAME.stdout and DIR/NAME.stderr, stdin from a pipe kept in {stdin} (or /dev/null
+# unless opts{stdin_pipe}). Returns { pid, stdin, out, err }. reap() must be called.
+sub spawn {
+	my (%o) = @_;
+	my ($dir, $name) = ($o{dir}, $o{name});
+	my ($rd, $wr);
+	if ($o{stdin_pipe}) {
+		pipe($rd, $wr) or die "pipe: $!\n";
+	}
+	my $pid = fork();
+	die "fork: $!\n" unless defined $pid;
+	if ($pid == 0) {
+		setpgid(0, 0);
+		if ($rd) {
+			close $wr;
+			open(STDIN, '<&', $rd) or POSIX::_exit(120);
+		} else {
+			open(STDIN, '<', '/dev/null') or POSIX::_exit(120);
+		}
+		open(STDOUT, '>', "$dir/$name.stdout") or POSIX::_exit(120);
+		open(STDERR, '>', "$dir/$name.stderr") or POSIX::_exit(120);
+		no warnings 'exec';
+		exec(@{ $o{argv} });
+		POSIX::_exit(127);
+	}
+	setpgid($pid, $pid);
+	$LIVE{$pid} = 1;
+	close $rd if $rd;
+	if ($wr) {
+		my $old = select($wr);
+		$| = 1;
+		select($old);
+	}
+	return { pid => $pid, stdin => $wr, out => "$dir/$name.stdout", err => "$dir/$name.stderr" };
+}
+
+# Waits at most $secs for a spawned process; kills its group on timeout. Returns the
+# wait status, or undef when it had to be killed.
+sub reap {
+	my ($h, $secs) = @_;
+	close $h->{stdin} if $h->{stdin};
+	delete $h->{stdin};
+	my $status = wait_timeout($h->{pid}, $secs // timeout_secs());
+	if (!defined $status) {
+		kill_group($h->{pid});
+		wait_timeout($h->{pid}, 10);
+	}
+	delete $LIVE{ $h->{pid} };
+	return $status;
+}
+
+# Polls $cond every 50 ms for at most $secs seconds; returns its last value.
+sub wait_until {
+	my ($cond, $secs) = @_;
+	my $end = time() + $secs;
+	while (1) {
+		my $v = $cond->();
+		return $v if $v || time() > $end;
+		select(undef, undef, undef, 0.05);
+	}
+}
+
+# The decoded JSON file, or undef while it is missing or incomplete.
+sub read_json {
+	my $text = slurp($_[0]);
+	return undef unless defined $text && length $text;
+	return eval { JSON::PP->new->decode($text) };
+}
+
+# True once process $pid has a handler for signal number $sig (SigCgt in /proc).
+sub catches_signal {
+	my ($pid, $sig) = @_;
+	my $st = slurp("/proc/$pid/status") // '';
+	my ($mask) = $st =~ /^SigCgt:\s*([0-9a-f]+)/m or return 0;
+	my $digit = hex(substr($mask, length($mask) - 1 - int(($sig - 1) / 4), 1));
+	return ($digit >> (($sig - 1) % 4)) & 1;
+}
+
+# Runs a test program without jmptrace.
+sub run_native {
+	my ($prog, $mode, $args, %o) = @_;
+	return run_cmd(%o, argv => [prog_path($prog, $mode), @{ $args // [] }]);
+}
+
+# Runs a test program under jmptrace with --json and -o into the scratch directory.
+# opts: args (program arguments), jt_args (options before --), stdin, no_o (report to
+# stderr), path (run this program instead of prog/mode). Adds json (decoded or undef),
+# json_error and report (the -o file) to the run_cmd result.
+sub run_jt {
+	my ($prog, $mode, %o) = @_;
+	my $dir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my @jt = (jmptrace(), '--json', "$dir/report.json");
+	push @jt, '-o', "$dir/report.txt" unless $o{no_o};
+	push @jt, @{ $o{jt_args} // [] };
+	my $path = $o{path} // prog_path($prog, $mode);
+	my $r = run_cmd(%o, dir => $dir, argv => [@jt, '--', $path, @{ $o{args} // [] }]);
+	$r->{report} = slurp("$dir/report.txt");
+	my $text = slurp("$dir/report.json");
+	if (!defined $text) {
+		$r->{json_error} = 'no JSON file written';
+	} else {
+		$r->{json} = eval { JSON::PP->new->decode($text) };
+		$r->{json_error} = "bad JSON: $@" if $@;
+	}
+	return $r;
+}
+
+# The last snapshot of a run (the one written at exit), or undef.
+sub last_snapshot {
+	my ($r) = @_;
+	my $snaps = $r->{json} && $r->{json}{snapshots};
+	return undef unless ref $snaps eq 'ARRAY' && @$snaps;
+	return $snaps->[-1];
+}
+
+# totals.calls{$name}; dies when the key is missing, so a typo cannot pass as 0.
+sub calls_of {
+	my ($snap, $name) = @_;
+	my $calls = $snap->{totals}{calls};
+	die "totals.calls has no key '$name'\n" unless exists $calls->{$name};
+	return $calls->{$name};
+}
+
+# True when the frame's function is $name, with or without a C++ parameter list.
+sub frame_func_is {
+	my ($frame, $name) = @_;
+	my $f = $frame->{function};
+	return defined $f && $f =~ /^\Q$name\E(?:\(.*\))?$/;
+}
+
+# True when the frame's file has basename $base ("file" may be a full path).
+sub frame_file_is {
+	my ($frame, $base) = @_;
+	return defined $frame->{file} && basename($frame->{file}) eq $base;
+}
+
+# Stacks whose frame 0 is function $func (and, when given, at line $line).
+sub stacks_with_frame0 {
+	my ($snap, $func, $line) = @_;
+	return grep {
+		my $f = $_->{frames}[0];
+		$f && frame_func_is($f, $func) && (!defined $line || ($f->{line} // -1) == $line)
+	} @{ $snap->{stacks} // [] };
+}
+
+# Stacks whose frame 0 is the call site $file:$line (basename of file).
+sub stacks_at_site {
+	my ($snap, $file, $line) = @_;
+	return grep {
+		my $f = $_->{frames}[0];
+		$f && frame_file_is($f, $file) && ($f->{line} // -1) == $line
+	} @{ $snap->{stacks} // [] };
+}
+
+# Stacks with any frame in function $func at $file:$line (for inlined callers such as
+# std::vector::reserve, whose frame 0 is in a libstdc++ header).
+sub stacks_through {
+	my ($snap, $func, $file, $line) = @_;
+	return grep {
+		grep {
+			frame_func_is($_, $func) && frame_file_is($_, $file) && ($_->{line} // -1) == $line
+		} @{ $_->{frames} }
+	} @{ $snap->{stacks} // [] };
+}
+
+sub sum_field {
+	my ($field, @stacks) = @_;
+	my $n = 0;
+	$n += $_->{$field} // 0 for @stacks;
+	return $n;
+}
+
+sub describe_frame {
+	my ($f) = @_;
+	return '(none)' unless $f;
+	return sprintf('%s %s:%s [%s]%s', $f->{function} // '??',
+		       defined $f->{file} ? basename($f->{file}) : '??', $f->{line} // '?',
+		       $f->{module} // '??', $f->{inlined} ? ' (inlined)' : '');
+}
+
+# One line per stack (live bytes/blocks, alloc calls, first frames), for diagnostics.
+sub describe_stacks {
+	my ($snap, $max) = @_;
+	my @out;
+	for my $s (@{ $snap->{stacks} // [] }) {
+		last if defined $max && @out >= $max;
+		my @fr = @{ $s->{frames} // [] };
+		my $n = @fr < 3 ? @fr : 3;
+		push @out, sprintf('live %s B/%s blk, %s calls: %s', $s->{live_bytes} // '?',
+				   $s->{live_blocks} // '?', $s->{alloc_calls} // '?',
+				   join(' <- ', map { describe_frame($_) } @fr[0 .. $n - 1]));
+	}
+	return join("\n", @out);
+}
+
+sub is_true { JSON::PP::is_bool($_[0]) && $_[0] ? 1 : 0 }
+sub is_false { JSON::PP::is_bool($_[0]) && !$_[0] ? 1 : 0 }
+
+1;

@@ -1,0 +1,11 @@
+// cx_del_al.cpp - operator new(size_t, align_val_t), then operator delete(void *, align_val_t)
+#include "cxx.h"
+#include "../common/sink.h"
+
+__attribute__((noinline, noipa)) void
+cx_del_al()
+{
+	void *p = ::operator new(opaque_size(64), std::align_val_t(64));
+	sink(p, 64);
+	::operator delete(p, std::align_val_t(64));
+}

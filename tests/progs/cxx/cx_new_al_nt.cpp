@@ -1,0 +1,10 @@
+// cx_new_al_nt.cpp - leaks one block from operator new(size_t, align_val_t, nothrow_t)
+#include "cxx.h"
+#include "../common/sink.h"
+
+__attribute__((noinline, noipa)) Over *
+cx_new_al_nt()
+{
+	Over *p = new (std::nothrow) Over; /* SITE:cx_new_al_nt */
+	return static_cast<Over *>(opaque_ptr(p));
+}

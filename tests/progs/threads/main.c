@@ -1,0 +1,45 @@
+/*
+ * main.c - threads: usage `threads [K [L [S [W]]]]` (defaults 1000, 5, 40, 1).
+ * W times in a row, starts NTHREADS threads together (a barrier); each makes K malloc+free
+ * pairs in th_churn() and leaks L blocks of S bytes from th_leak(); main joins them all.
+ * Exits 0. Output is written with write(2), so stdio allocates nothing.
+ */
+#include <pthread.h>
+#include "threads.h"
+#include "../common/sink.h"
+
+static unsigned long k_pairs, l_blocks, s_bytes;
+static pthread_barrier_t start;
+
+static void *
+worker(void *arg)
+{
+	int tid = (int)(long)arg;
+
+	pthread_barrier_wait(&start);
+	th_churn(k_pairs);
+	th_leak(tid, l_blocks, s_bytes);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	pthread_t th[NTHREADS];
+	unsigned long waves;
+
+	k_pairs = arg_num(argc > 1 ? argv[1] : NULL, 1000);
+	l_blocks = arg_num(argc > 2 ? argv[2] : NULL, 5);
+	s_bytes = arg_num(argc > 3 ? argv[3] : NULL, 40);
+	waves = arg_num(argc > 4 ? argv[4] : NULL, 1);
+	pthread_barrier_init(&start, NULL, NTHREADS);
+	for (unsigned long w = 0; w < waves; w++) {
+		for (long i = 0; i < NTHREADS; i++)
+			if (pthread_create(&th[i], NULL, worker, (void *)i) != 0)
+				return 1;
+		for (int i = 0; i < NTHREADS; i++)
+			pthread_join(th[i], NULL);
+	}
+	say(1, "threads: done\n");
+	return 0;
+}
