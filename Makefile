@@ -18,7 +18,7 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 all: jmptrace
 
 jmptrace: $(BUILD)/jmptrace
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/jmptrace: $(OBJS)
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $^ $(LIBS)
