@@ -14,6 +14,15 @@ int cpu_of(pid_t tid);
  */
 int cpu_follow(pid_t tid);
 
+/*
+ * Puts the tracer in SCHED_IDLE while the machine has a CPU to spare, and
+ * back in SCHED_OTHER when it is saturated. Call it a few times a second. The scheduler then counts the tracer's CPU
+ * as idle when the tracer wakes a tracee, and places the tracee there, next
+ * to the tracer, instead of on another idle CPU: every stop then costs a
+ * same-CPU switch rather than a cross-CPU wakeup.
+ */
+int cpu_adapt(void);
+
 /* Gives the tracer back the affinity it started with. */
 void cpu_release(void);
 

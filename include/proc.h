@@ -38,6 +38,9 @@ struct jt_thread {
 	uint64_t free_seq, free_sp, free_ptr;
 	int step_pending;		/* its event is handled; it must still step over step_addr */
 	uint64_t step_addr;
+	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */
+	size_t wb_len;
+	uint8_t wb_buf[32];
 	int want_stop;			/* we asked it to stop (attach, detach) and wait for that */
 	int stopped;			/* it sits in a stop we have not restarted */
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
@@ -96,7 +99,7 @@ struct jt_tracer {
 	int no_cpu_follow;		/* JMPTRACE_NO_CPU_FOLLOW: leave scheduling alone (for measurements) */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
-	uint64_t start_ms, status_ms, status_events;
+	uint64_t start_ms, status_ms, status_events, tick_ms;
 };
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);

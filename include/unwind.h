@@ -1,4 +1,4 @@
-/* unwind.h - remote stack unwinding of a stopped thread (libunwind backend behind a small interface). */
+/* unwind.h - remote stack unwinding of a stopped thread (libdw or libunwind backend behind a small interface). */
 #ifndef JT_UNWIND_H
 #define JT_UNWIND_H
 
@@ -14,6 +14,14 @@ struct jt_unwind;
  * the unwinder). Returns NULL only if libunwind cannot create an address space.
  */
 struct jt_unwind *unwind_new(struct jt_modules *mods);
+
+/*
+ * unwind_new with the backend chosen by name: "dw" (libdw CFI compiled
+ * into per-pc rules; the default, about 4x faster) or "libunwind". With
+ * name NULL, $JMPTRACE_UNWIND chooses, as it does for unwind_new. Returns
+ * NULL for an unknown name.
+ */
+struct jt_unwind *unwind_new_backend(struct jt_modules *mods, const char *name);
 void unwind_destroy(struct jt_unwind *u);
 
 /*

@@ -12,25 +12,71 @@
 #include "unwind.h"
 #include "util.h"
 
+/* Writes the stack bytes held back for this event (the hijacked slot and an emulated push) at once. */
+static int
+call_flush(struct jt_thread *t)
+{
+	int ret = 0;
+
+	if (t->wb_len)
+		ret = mem_write(t->tid, t->wb_addr, t->wb_buf, t->wb_len);
+	t->wb_len = 0;
+	return ret;
+}
+
+/*
+ * Holds a small target write back so that adjacent ones share one system
+ * call: at an allocation entry the return-address slot and the push the
+ * first instruction makes just below it are neighbours.
+ */
+static int
+call_write(struct jt_thread *t, uint64_t addr, const void *buf, size_t len)
+{
+	if (t->wb_len && addr + len == t->wb_addr && t->wb_len + len <= sizeof(t->wb_buf)) {
+		memmove(t->wb_buf + len, t->wb_buf, t->wb_len);
+		memcpy(t->wb_buf, buf, len);
+		t->wb_addr = addr;
+		t->wb_len += len;
+		return 0;
+	}
+	if (t->wb_len && t->wb_addr + t->wb_len == addr && t->wb_len + len <= sizeof(t->wb_buf)) {
+		memcpy(t->wb_buf + t->wb_len, buf, len);
+		t->wb_len += len;
+		return 0;
+	}
+	if (call_flush(t) < 0 || len > sizeof(t->wb_buf))
+		return len > sizeof(t->wb_buf) ? mem_write(t->tid, addr, buf, len) : -1;
+	memcpy(t->wb_buf, buf, len);
+	t->wb_addr = addr;
+	t->wb_len = len;
+	return 0;
+}
+
 static int
 call_mem_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
-	return mem_read(*(pid_t *)arg, addr, buf, len);
+	struct jt_thread *t = arg;
+
+	/* A read must see what we wrote before it. */
+	if (call_flush(t) < 0)
+		return -1;
+	return mem_read(t->tid, addr, buf, len);
 }
 
 static int
 call_mem_write(void *arg, uint64_t addr, const void *buf, size_t len)
 {
-	return mem_write(*(pid_t *)arg, addr, buf, len);
+	return call_write(arg, addr, buf, len);
 }
 
 static enum call_action
 call_emulate(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
 {
-	struct jt_mem_ops ops = { call_mem_read, call_mem_write, &t->tid };
+	struct jt_mem_ops ops = { call_mem_read, call_mem_write, t };
 
-	if (bp->insn.supported && emu_exec(&bp->insn, regs, &ops) == 0)
+	if (bp->insn.supported && emu_exec(&bp->insn, regs, &ops) == 0 && call_flush(t) == 0)
 		return CALL_RESUME;
+	call_flush(t);
 	return CALL_STEP;
 }
 
@@ -187,7 +233,11 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	struct jt_call *c;
 	int fn = bp->fn, n;
 
-	if (mem_read(t->tid, sp, &ret, sizeof(ret)) < 0)
+	n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+	/* At the first instruction the caller's frame starts at the word at sp. */
+	if (n >= 2)
+		ret = pcs[1];
+	else if (mem_read(t->tid, sp, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
 		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
@@ -203,11 +253,10 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	c->size = call_size(fn, regs);
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
-	n = unwind_stack(p->uw, t->tid, regs, pcs, max);
 	/* Frame 0 is the allocator itself; the stack starts at its caller. */
 	c->stack_id = heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
-	if (mem_write(t->tid, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
+	if (call_write(t, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
 	c->seq = t->seq;
 	t->ncalls++;

@@ -33,6 +33,43 @@ cpu_of(pid_t tid)
 	return cpu;
 }
 
+/* Tasks runnable on the machine right now, from the 4th field of /proc/loadavg. */
+static int
+cpu_runnable(void)
+{
+	int running = -1;
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%*s %*s %*s %d", &running) != 1)
+		running = -1;
+	fclose(f);
+	return running;
+}
+
+int
+cpu_adapt(void)
+{
+	struct sched_param sp = { 0 };
+	int running = cpu_runnable(), want;
+
+	if (!cpu_saved) {
+		if (sched_getaffinity(0, sizeof(cpu_allowed), &cpu_allowed) < 0)
+			return -1;
+		cpu_saved = 1;
+	}
+	/*
+	 * SCHED_IDLE only while there is a CPU to spare for the others; on a
+	 * saturated machine an idle-class tracer would starve, and the target
+	 * waiting on it with it.
+	 */
+	want = running >= 0 && running <= CPU_COUNT(&cpu_allowed) ? SCHED_IDLE : SCHED_OTHER;
+	if (want == sched_getscheduler(0))
+		return 0;
+	return sched_setscheduler(0, want, &sp);
+}
+
 int
 cpu_follow(pid_t tid)
 {
@@ -57,7 +94,12 @@ cpu_follow(pid_t tid)
 void
 cpu_release(void)
 {
+	struct sched_param sp = { 0 };
+
 	if (cpu_saved && cpu_bound >= 0)
 		sched_setaffinity(0, sizeof(cpu_allowed), &cpu_allowed);
 	cpu_bound = -1;
+	/* Writing the report is ordinary work again. */
+	if (sched_getscheduler(0) == SCHED_IDLE)
+		sched_setscheduler(0, SCHED_OTHER, &sp);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "cpu.h"
 #include "image.h"
 #include "launch.h"
 #include "proc.h"

@@ -648,6 +648,22 @@ trace_flags(struct jt_tracer *tr)
 		kill(p->pid, stop);
 }
 
+/* Work done a few times a second: CPU placement and the status line. */
+static void
+trace_tick(struct jt_tracer *tr)
+{
+	uint64_t now = trace_now_ms();
+	struct jt_proc *p;
+
+	if (now - tr->tick_ms < 200)
+		return;
+	tr->tick_ms = now;
+	if (!tr->no_cpu_follow)
+		cpu_adapt();
+	if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
+		trace_status_line(tr, p);
+}
+
 /* Done when the main process is gone and, with -f, every followed child too. */
 static int
 trace_done(const struct jt_tracer *tr)
@@ -669,15 +685,13 @@ trace_run(struct jt_tracer *tr)
 {
 	tr->start_ms = tr->status_ms = trace_now_ms();
 	while (!trace_done(tr)) {
-		struct jt_proc *p;
 		int status;
 		pid_t tid;
 
 		trace_flags(tr);
 		if (tr->detached)
 			break;
-		if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
-			trace_status_line(tr, p);
+		trace_tick(tr);
 		tid = wait4(-1, &status, __WALL, NULL);
 		if (tid < 0) {
 			if (errno == EINTR)
@@ -686,7 +700,7 @@ trace_run(struct jt_tracer *tr)
 				perror_msg("wait4");
 			break;
 		}
-		if (!tr->no_cpu_follow && (tr->events & 1023) == 1)
+		if (!tr->no_cpu_follow && (tr->events & 63) == 1)
 			cpu_follow(tid);
 		trace_dispatch(tr, tid, status);
 	}

@@ -325,6 +325,50 @@ test_override(struct jt_unwind *u, const char *be, const struct child *c, const 
 	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s override: cleared after one call", be);
 }
 
+/* Link-time address of the first .plt entry after PLT0, or 0 without a .plt. */
+static uint64_t
+plt_entry(const struct target *t)
+{
+	char cmd[PATH_MAX + 32], line[256], name[64];
+	unsigned long addr, size;
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", t->path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, " [%*d] %63s %*s %lx %*s %lx", name, &addr, &size) == 3
+		    && strcmp(name, ".plt") == 0 && size >= 32)
+			found = addr + 16;
+	pclose(p);
+	return found;
+}
+
+/*
+ * The thread as if f8 had just called into a PLT entry: rip there, the
+ * return address into f8 pushed (an override stands in for the push). The
+ * PLT's CFI is an expression on rip that the dw backend leaves to
+ * libunwind; either way the entry comes first, then the whole real stack.
+ */
+static void
+test_plt(const struct target *t, const char *be, struct jt_unwind *u, const struct child *c, uint64_t plt,
+	 const uint64_t *pcs, int depth)
+{
+	struct user_regs_struct regs = c->regs;
+	uint64_t got[MAX_FRAMES];
+	int n, want = depth < MAX_FRAMES ? depth + 1 : MAX_FRAMES;
+
+	regs.rip = plt;
+	regs.rsp -= 8;
+	unwind_override(u, regs.rsp, c->regs.rip);
+	n = unwind_stack(u, c->tid, &regs, got, MAX_FRAMES);
+	ok(n == want && got[0] == plt && memcmp(got + 1, pcs, (size_t) (n - 1) * sizeof(*pcs)) == 0,
+	   "%s/%s: stopped in the PLT at %#llx: the entry, then the %d real frames (%d frames)", be, t->mode,
+	   (unsigned long long) plt, depth, n);
+}
+
 static double
 now_us(void)
 {
@@ -371,6 +415,7 @@ static int
 test_backend(const struct target *t, const char *be, struct jt_modules *m, const struct jt_module *exe,
 	     const struct child *c, int threaded, uint64_t *pcs)
 {
+	uint64_t plt = plt_entry(t);
 	const char *what = threaded ? "thread" : "main";
 	struct jt_unwind *u = unwind_new_backend(m, be);
 	uint64_t again[MAX_FRAMES];
@@ -394,6 +439,8 @@ test_backend(const struct target *t, const char *be, struct jt_modules *m, const
 	   be, t->mode, what);
 	if (!threaded) {
 		test_override(u, be, c, pcs, depth);
+		if (plt && !t->is_static)
+			test_plt(t, be, u, c, exe->bias + plt, pcs, depth);
 		if (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static"))
 			bench(t, be, u, c, depth);
 	}
