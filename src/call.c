@@ -319,6 +319,11 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 		}
 		if (!call_is_nested(t, sp))
 			call_enter_alloc(t, bp, regs, opt);
+		else
+			debug_msg("nested %s in thread %d at sp %#lx (%d in flight, top %s sp %#lx)",
+				  alloc_fns[bp->fn].name, t->tid, (unsigned long)sp, t->ncalls,
+				  t->calls[t->ncalls - 1].fn >= 0 ? alloc_fns[t->calls[t->ncalls - 1].fn].name : "signal",
+				  (unsigned long)t->calls[t->ncalls - 1].entry_sp);
 		break;
 	}
 	return call_emulate(t, bp, regs);
