@@ -12,36 +12,13 @@
 
 #include "attach.h"
 #include "proc.h"
+#include "procfs.h"
 #include "trace.h"
 #include "util.h"
 
 #define ATTACH_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 			PTRACE_O_TRACEEXEC)
 #define ATTACH_ROUNDS 100
-
-/* Reads the value of one "Key:" line of /proc/PID/status into buf. Returns 0 or -1. */
-static int
-attach_status_field(pid_t pid, const char *key, char *buf, size_t size)
-{
-	char path[64], line[512];
-	size_t klen = strlen(key);
-	FILE *f;
-	int ret = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		snprintf(buf, size, "%s", line + klen + 1 + strspn(line + klen + 1, " \t"));
-		buf[strcspn(buf, "\n")] = 0;
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}
 
 static int
 attach_is_kernel_thread(pid_t pid)
@@ -76,7 +53,7 @@ attach_precheck(pid_t pid)
 		error_msg("cannot attach to process %d: no such process", pid);
 		return -1;
 	}
-	if (attach_status_field(pid, "State", buf, sizeof(buf)) == 0 && buf[0] == 'Z') {
+	if (procfs_status_field(pid, "State", buf, sizeof(buf)) == 0 && buf[0] == 'Z') {
 		error_msg("cannot attach to process %d: it is a zombie (it exited and waits for its parent)", pid);
 		return -1;
 	}
@@ -84,9 +61,9 @@ attach_precheck(pid_t pid)
 		error_msg("cannot attach to process %d: it is a kernel thread, with no user-space heap", pid);
 		return -1;
 	}
-	if (attach_status_field(pid, "TracerPid", buf, sizeof(buf)) == 0 && atoi(buf) != 0) {
+	if (procfs_status_field(pid, "TracerPid", buf, sizeof(buf)) == 0 && atoi(buf) != 0) {
 		pid_t tracer = atoi(buf);
-		attach_status_field(tracer, "Name", comm, sizeof(comm));
+		procfs_status_field(tracer, "Name", comm, sizeof(comm));
 		error_msg("cannot attach to process %d: it is already traced by process %d (%s)", pid, tracer, comm);
 		return -1;
 	}

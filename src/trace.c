@@ -19,6 +19,7 @@
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
+#include "procfs.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
@@ -80,20 +81,13 @@ trace_resume(pid_t tid, int sig)
 static int
 trace_read_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 {
-	char path[64], line[256];
-	FILE *f;
+	char buf[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (!(f = fopen(path, "re")))
-		return -1;
 	*tgid = *ppid = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Tgid:", 5))
-			*tgid = atoi(line + 5);
-		else if (!strncmp(line, "PPid:", 5))
-			*ppid = atoi(line + 5);
-	}
-	fclose(f);
+	if (procfs_status_field(tid, "Tgid", buf, sizeof(buf)) == 0)
+		*tgid = atoi(buf);
+	if (procfs_status_field(tid, "PPid", buf, sizeof(buf)) == 0)
+		*ppid = atoi(buf);
 	return *tgid ? 0 : -1;
 }
 
@@ -351,19 +345,12 @@ trace_event(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int sig)
 static int
 trace_sig_caught(pid_t tid, int sig)
 {
-	char path[64], line[256];
-	unsigned long long mask = 0;
-	FILE *f;
+	char buf[32];
+	unsigned long long mask;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if (!(f = fopen(path, "re")))
+	if (procfs_status_field(tid, "SigCgt", buf, sizeof(buf)) < 0)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "SigCgt:", 7)) {
-			mask = strtoull(line + 7, NULL, 16);
-			break;
-		}
-	fclose(f);
+	mask = strtoull(buf, NULL, 16);
 	return sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
 }
 

@@ -1,0 +1,15 @@
+/* procfs.h - reads single facts about a process or thread from /proc. */
+#ifndef JT_PROCFS_H
+#define JT_PROCFS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Copies the value of the "key:" line of /proc/PID/status (leading blanks and
+ * the newline stripped) into buf. Returns 0, or -1 when the file or the line
+ * is not there.
+ */
+int procfs_status_field(pid_t pid, const char *key, char *buf, size_t size);
+
+#endif
