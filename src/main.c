@@ -217,13 +217,16 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	if (opt.attach_pid)
+	if (opt.attach_pid) {
+		signal(SIGPIPE, SIG_IGN);
 		return run_attached(&tr, opt.attach_pid);
+	}
 	if ((pid = launch_program(opt.argv)) < 0) {
 		close_outputs(&tr);
 		return 1;
 	}
+	/* Only now: an ignored SIGPIPE would be inherited by the program across exec. */
+	signal(SIGPIPE, SIG_IGN);
 	tr.main_pid = pid;
 	p = proc_new(&tr, pid, opt.argv[0]);
 	thread_new(&tr, p, pid);

@@ -632,6 +632,18 @@ subtest 'samples' => sub {
 };
 
 # ---------------------------------------------------------------------------------------
+# The program's signal dispositions, mask and environment are its own: jmptrace must not
+# leak its own (an ignored SIGPIPE would be inherited across exec).
+
+subtest 'signal dispositions and environment pass through' => sub {
+	my @argv = ('/bin/sh', '-c', 'grep -E "^Sig(Ign|Blk|Cgt)" /proc/self/status; env | grep -Ev "^(PWD|OLDPWD|_)=" | sort | md5sum; yes | head -2');
+	my $n = run_cmd(argv => [@argv]);
+	my $r = run_jt(undef, undef, path => $argv[0], args => [@argv[1 .. $#argv]]);
+	is($r->{stdout}, $n->{stdout}, 'SigIgn/SigBlk/SigCgt, environment and SIGPIPE behaviour identical');
+	is($r->{status}, $n->{status}, 'exit status identical');
+};
+
+# ---------------------------------------------------------------------------------------
 # Bad input: one line on stderr and a non-zero exit, and usage errors.
 
 subtest 'bad input' => sub {
