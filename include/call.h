@@ -31,6 +31,15 @@ enum call_action call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *
  */
 void call_signal_delivered(struct jt_thread *t, uint64_t sp);
 
+/*
+ * Before a detach: a thread stopped exactly on a trampoline with its stack
+ * pointer just above a call's slot has executed that call's ret but not yet
+ * our trap. Without the trap byte it would run the allocator again from its
+ * entry, so finish the return here: regs then hold the real return address.
+ * Returns 1 when regs changed.
+ */
+int call_settle(struct jt_thread *t, arch_regs *regs);
+
 /* Puts every hijacked return address of t back (before a detach or an unwind). */
 void call_restore_all(struct jt_thread *t);
 

@@ -293,6 +293,17 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 	c->entry_sp = sp;
 }
 
+int
+call_settle(struct jt_thread *t, arch_regs *regs)
+{
+	int i = call_find_return(t, arch_pc(regs), arch_sp(regs));
+
+	if (i < 0)
+		return 0;
+	call_return(t, i, regs);
+	return 1;
+}
+
 enum call_action
 call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {

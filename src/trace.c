@@ -563,6 +563,10 @@ trace_step_locked(struct jt_tracer *tr, struct jt_thread *t)
 static void
 trace_unhijack(struct jt_tracer *tr, struct jt_thread *t)
 {
+	arch_regs regs;
+
+	if (t->ncalls > 0 && ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0 && call_settle(t, &regs))
+		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 	call_restore_all(t);
 	/* Once the trap bytes are out it simply runs the original instruction. */
 	t->step_pending = 0;
