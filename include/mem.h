@@ -19,4 +19,10 @@ int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
  */
 int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
+/*
+ * Forgets any cached descriptor of pid's memory. Call it when pid execs: a
+ * descriptor opened before still reads the old image and fails with EIO.
+ */
+void mem_forget(pid_t pid);
+
 #endif

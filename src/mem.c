@@ -24,7 +24,14 @@ struct mem_fd_slot {
 };
 
 static struct mem_fd_slot mem_fds[MEM_FD_SLOTS];
+static void mem_fd_drop(pid_t pid);
 static unsigned int mem_fd_next;	/* round-robin victim */
+
+void
+mem_forget(pid_t pid)
+{
+	mem_fd_drop(pid);
+}
 
 static void
 mem_fd_drop(pid_t pid)

@@ -279,6 +279,7 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 	unsigned long old_tid = 0;
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &old_tid);
+	mem_forget(p->pid);
 	trace_drop_threads(tr, p, t);
 	/* A non-leader that execs takes over the leader's tid. */
 	if (t->tid != p->pid) {
