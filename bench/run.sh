@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# run.sh - times a malloc/free workload untraced, under the floor tracer, jmptrace and its peers, and prints the table.
+#
+# usage: bash bench/run.sh   (or `make bench`), as root or with sudo on Debian 12.
+#
+# Environment:
+#   JMPTRACE2=PATH      also measure a second jmptrace (A/B during development)
+#   BENCH_TARGET_S=S    wall seconds one timed run aims at (default 2.5); each tool's N is
+#                       calibrated from a short probe so that a run lasts about that long
+#   BENCH_N_<TOOL>=N    skip calibration for TOOL (untraced, floor, jmptrace, heaptrack,
+#                       massif, ltrace); jmptrace2 and the pinned/8-thread runs reuse N
+#   BENCH_HOLD_M=M      live blocks for the memory figure (default 2000000)
+#
+# Every figure is per malloc+free pair and is marginal: the median of the tool at N
+# pairs minus its median at N=0, divided by N, so start-up (valgrind loading, heaptrack
+# compressing, jmptrace reading debug information) does not count as per-event cost.
+# Repetitions go round-robin over the tools rather than tool by tool, so that a noisy
+# neighbour or a drifting clock on a shared machine hits every tool alike.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+JT=${JMPTRACE:-$ROOT/jmptrace}
+JT2=${JMPTRACE2:-}
+W=$HERE/bin/workload
+FLOOR=$HERE/bin/floor
+TARGET_S=${BENCH_TARGET_S:-2.5}
+HOLD_M=${BENCH_HOLD_M:-2000000}
+HOLD_SMALL=1000
+THREADS=8
+# How long the memory run may take to reach its hold point before we give up on it.
+HOLD_TIMEOUT_S=1500
+
+TMP=$(mktemp -d /tmp/jmptrace-bench.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- setup
+
+# Installs what is missing, and only then touches apt (its update is slow and needs the network).
+install_peers() {
+	local need=() sudo=""
+
+	for t in heaptrack valgrind ltrace; do
+		command -v "$t" >/dev/null 2>&1 || need+=("$t")
+	done
+	command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+	command -v make >/dev/null 2>&1 || need+=(make)
+	command -v taskset >/dev/null 2>&1 || need+=(util-linux)
+	dpkg -s libelf-dev >/dev/null 2>&1 || need+=(libelf-dev)
+	[ ${#need[@]} -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	echo "installing: ${need[*]}"
+	$sudo apt-get update -qq </dev/null || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" </dev/null ||
+		die "apt-get install ${need[*]} failed"
+}
+
+build() {
+	[ -x "$JT" ] || make -C "$ROOT" jmptrace >/dev/null || die "cannot build jmptrace"
+	make -s -C "$HERE" CC=cc >/dev/null || die "cannot build bench/bin (workload, floor)"
+	[ -z "$JT2" ] || [ -x "$JT2" ] || die "JMPTRACE2=$JT2 is not an executable"
+}
+
+steal_ticks() { awk '/^cpu /{print $9}' /proc/stat; }
+total_ticks() { awk '/^cpu /{s=0; for (i=2; i<=NF; i++) s+=$i; print s}' /proc/stat; }
+
+print_machine() {
+	echo "==== jmptrace benchmark ===="
+	echo "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "cpus:     $(nproc)"
+	echo "cpu:      $(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo)"
+	echo "kernel:   $(uname -sr)"
+	echo "glibc:    $(ldd --version | head -1 | awk '{print $NF}')"
+	echo "peers:    $(heaptrack --version 2>&1 | head -1), $(valgrind --version 2>&1)," \
+		"$(ltrace -V 2>&1 | head -1)"
+	echo "jmptrace: $JT${JT2:+   jmptrace2: $JT2}"
+	echo "workload: malloc(16..520 B)+free pairs from 11 frames below main (bench/workload.c)"
+}
+
+# ---------------------------------------------------------------- running one job
+
+# Fills CMD with the tracer's command line for a tool name (the workload's args follow it).
+tool_cmd() {
+	case $1 in
+	untraced)	CMD=() ;;
+	floor)		CMD=("$FLOOR" --) ;;
+	jmptrace)	CMD=("$JT" -o /dev/null --) ;;
+	jmptrace2)	CMD=("$JT2" -o /dev/null --) ;;
+	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
+	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
+	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;
+	*)		die "unknown tool $1" ;;
+	esac
+}
+
+# Runs tool on `workload pairs n t` once; prints wall nanoseconds, or returns 1 after saying why.
+time_once() {
+	local tool=$1 n=$2 t=$3 pin=$4 t0 t1 rc
+	local pre=()
+
+	tool_cmd "$tool"
+	[ "$pin" = pin ] && pre=(taskset -c 0)
+	t0=$(date +%s%N)
+	"${pre[@]}" "${CMD[@]}" "$W" pairs "$n" "$t" >/dev/null 2>"$TMP/err"
+	rc=$?
+	t1=$(date +%s%N)
+	rm -f "$TMP"/ht*.zst "$TMP"/ht*.gz
+	if [ $rc -ne 0 ]; then
+		{
+			echo "run.sh: $tool FAILED (exit $rc) on: ${pre[*]} ${CMD[*]} $W pairs $n $t"
+			tail -n 15 "$TMP/err" | sed 's/^/    | /'
+		} >&2
+		return 1
+	fi
+	echo $((t1 - t0))
+}
+
+median() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "NA"}'; }
+
+# Rounds to two significant digits and clamps into [lo, hi].
+round_n() {
+	awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN {
+		if (x < lo) x = lo; if (x > hi) x = hi
+		e = 1; while (x / e >= 100) e *= 10
+		printf "%d\n", int(x / e + 0.5) * e }'
+}
+
+# Chooses N so that one run of tool lasts about TARGET_S, from one probe of `probe` pairs.
+calibrate() {
+	local tool=$1 probe=$2 lo=$3 hi=$4 var ns0 ns
+	var=BENCH_N_$tool
+	if [ -n "${!var:-}" ]; then
+		echo "${!var}"
+		return
+	fi
+	ns0=$(time_once "$tool" 0 1 nopin) || { echo 0; return; }
+	ns=$(time_once "$tool" "$probe" 1 nopin) || { echo 0; return; }
+	round_n "$(awk -v a="$ns" -v b="$ns0" -v p="$probe" -v s="$TARGET_S" \
+		'BEGIN { d = (a - b) / p; if (d < 1) d = 1; print s * 1e9 / d }')" "$lo" "$hi"
+}
+
+# ---------------------------------------------------------------- jobs
+
+# A job: a tool, its pairs N, threads, pinning and repetitions. Results are median ns.
+declare -a JOBS=()
+declare -A J_TOOL J_N J_T J_PIN J_REPS J_MED J_MED0 J_FAIL
+
+add_job() {
+	local name=$1
+	JOBS+=("$name")
+	J_TOOL[$name]=$2; J_N[$name]=$3; J_T[$name]=$4; J_PIN[$name]=$5; J_REPS[$name]=$6
+	J_FAIL[$name]=0
+	: >"$TMP/$name.n"
+	: >"$TMP/$name.0"
+}
+
+run_jobs() {
+	local maxrep=0 r j ns
+	for j in "${JOBS[@]}"; do
+		[ "${J_REPS[$j]}" -gt $maxrep ] && maxrep=${J_REPS[$j]}
+	done
+	for ((r = 1; r <= maxrep; r++)); do
+		printf '  round %d/%d:' "$r" "$maxrep" >&2
+		for j in "${JOBS[@]}"; do
+			[ "$r" -gt "${J_REPS[$j]}" ] || [ "${J_FAIL[$j]}" = 1 ] && continue
+			printf ' %s' "$j" >&2
+			if ns=$(time_once "${J_TOOL[$j]}" "${J_N[$j]}" "${J_T[$j]}" "${J_PIN[$j]}"); then
+				echo "$ns" >>"$TMP/$j.n"
+			else
+				J_FAIL[$j]=1
+				continue
+			fi
+			if ns=$(time_once "${J_TOOL[$j]}" 0 "${J_T[$j]}" "${J_PIN[$j]}"); then
+				echo "$ns" >>"$TMP/$j.0"
+			else
+				J_FAIL[$j]=1
+			fi
+		done
+		echo >&2
+	done
+	for j in "${JOBS[@]}"; do
+		J_MED[$j]=$(median <"$TMP/$j.n")
+		J_MED0[$j]=$(median <"$TMP/$j.0")
+	done
+}
+
+# Marginal microseconds per pair of a job, or NA.
+us_per_pair() {
+	local j=$1
+	[ "${J_FAIL[$j]:-1}" = 0 ] || { echo NA; return; }
+	awk -v a="${J_MED[$j]}" -v b="${J_MED0[$j]}" -v n="${J_N[$j]}" \
+		'BEGIN { d = (a - b) / n / 1000; if (d <= 0) d = 0.0005; printf "%.4f\n", d }'
+}
+
+# Marginal pairs per second of a job, or NA.
+pairs_per_s() {
+	local u
+	u=$(us_per_pair "$1")
+	[ "$u" = NA ] && { echo NA; return; }
+	awk -v u="$u" 'BEGIN { printf "%.0f\n", 1e6 / u }'
+}
+
+has_job() { [ -n "${J_TOOL[$1]:-}" ]; }
+
+ratio() {
+	local a b
+	has_job "$1" && has_job "$2" || return 0
+	a=$(us_per_pair "$1"); b=$(us_per_pair "$2")
+	if [ "$a" = NA ] || [ "$b" = NA ]; then
+		printf '  %-34s %s\n' "$1 / $2" "n/a (a run failed)"
+	else
+		awk -v a="$a" -v b="$b" -v l="$1 / $2" 'BEGIN { printf "  %-34s %10.4g\n", l, a / b }'
+	fi
+}
+
+print_table() {
+	local j
+	echo
+	echo "== time per malloc+free pair (median of the repetitions; marginal = (t(N) - t(0)) / N)"
+	printf '%-22s %10s %5s %10s %10s %12s %12s\n' tool N reps "median s" "s at N=0" \
+		"us/pair" "marginal us"
+	for j in "${JOBS[@]}"; do
+		case $j in *-8t) continue ;; esac
+		if [ "${J_FAIL[$j]}" = 1 ]; then
+			printf '%-22s %10s %5s %10s\n' "$j" "${J_N[$j]}" "${J_REPS[$j]}" FAILED
+			continue
+		fi
+		awk -v j="$j" -v n="${J_N[$j]}" -v r="${J_REPS[$j]}" -v a="${J_MED[$j]}" \
+			-v b="${J_MED0[$j]}" -v m="$(us_per_pair "$j")" 'BEGIN {
+			printf "%-22s %10d %5d %10.3f %10.3f %12.4f %12.4f\n", j, n, r, a / 1e9,
+				b / 1e9, a / n / 1000, m }'
+	done
+	echo
+	echo "== ratios of marginal cost per pair"
+	ratio jmptrace floor
+	ratio jmptrace-pinned floor-pinned
+	ratio jmptrace2 floor
+	ratio jmptrace2 jmptrace
+	ratio jmptrace2-pinned jmptrace-pinned
+	ratio heaptrack jmptrace
+	ratio massif jmptrace
+	ratio ltrace jmptrace
+	ratio floor untraced
+}
+
+print_threads() {
+	local tool r1 r8
+	echo
+	echo "== threads: $THREADS threads sharing the same N pairs, vs 1 thread (marginal pairs/s)"
+	printf '%-12s %10s %14s %14s %10s\n' tool N "1 thread/s" "$THREADS threads/s" "ratio"
+	for tool in floor jmptrace jmptrace2; do
+		has_job "$tool-8t" || continue
+		r1=$(pairs_per_s "$tool"); r8=$(pairs_per_s "$tool-8t")
+		if [ "$r1" = NA ] || [ "$r8" = NA ]; then
+			printf '%-12s %10s %14s %14s %10s\n' "$tool" "${J_N[$tool-8t]}" "$r1" "$r8" n/a
+		else
+			awk -v t="$tool" -v n="${J_N[$tool-8t]}" -v a="$r1" -v b="$r8" 'BEGIN {
+				printf "%-12s %10d %14d %14d %10.2f\n", t, n, a, b, b / a }'
+		fi
+	done
+}
+
+# ---------------------------------------------------------------- memory
+
+# Prints a process's VmHWM in kB.
+hwm_kb() { awk '/^VmHWM:/{print $2}' "/proc/$1/status" 2>/dev/null; }
+
+# Runs jt on `workload hold m GATE`, pinned to one CPU (pinning changes no memory and
+# saves minutes on a VM); at the hold point prints "tracer_kB target_kB", or fails.
+hold_probe() {
+	local jt=$1 m=$2 gate="$TMP/gate" pid child waited=0 kb tkb rc
+
+	rm -f "$gate"
+	taskset -c 0 "$jt" -o /dev/null -- "$W" hold "$m" "$gate" >/dev/null 2>"$TMP/memerr" &
+	pid=$!
+	while [ ! -e "$gate" ]; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			wait "$pid"; rc=$?
+			echo "run.sh: $jt ended (exit $rc) before holding $m blocks:" >&2
+			tail -n 15 "$TMP/memerr" | sed 's/^/    | /' >&2
+			return 1
+		fi
+		if [ $waited -ge $((HOLD_TIMEOUT_S * 5)) ]; then
+			echo "run.sh: $jt did not reach $m live blocks in ${HOLD_TIMEOUT_S}s; killing it" >&2
+			kill -KILL "$pid"; wait "$pid" 2>/dev/null
+			return 1
+		fi
+		sleep 0.2
+		waited=$((waited + 1))
+	done
+	kb=$(hwm_kb "$pid")
+	child=$(cat /proc/"$pid"/task/*/children 2>/dev/null | awk '{print $1; exit}')
+	tkb=$( [ -n "$child" ] && hwm_kb "$child" )
+	rm -f "$gate"
+	wait "$pid"; rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "run.sh: $jt exited $rc after freeing the $m blocks:" >&2
+		tail -n 15 "$TMP/memerr" | sed 's/^/    | /' >&2
+		return 1
+	fi
+	echo "$kb ${tkb:-0}"
+}
+
+print_memory_one() {
+	local name=$1 jt=$2 big small t0 t1
+	t0=$(date +%s)
+	small=$(hold_probe "$jt" $HOLD_SMALL) || { printf '%-12s FAILED\n' "$name"; return; }
+	big=$(hold_probe "$jt" "$HOLD_M") || { printf '%-12s FAILED\n' "$name"; return; }
+	t1=$(date +%s)
+	set -- $small $big
+	awk -v nm="$name" -v a="$1" -v b="$3" -v ta="$2" -v tb="$4" -v ms=$HOLD_SMALL \
+		-v mb="$HOLD_M" -v s=$((t1 - t0)) 'BEGIN {
+		d = (b - a) * 1024 / (mb - ms)
+		printf "%-12s %10.1f %10.1f %12.1f %10.1f %12.1f %8d\n", nm, a / 1024, b / 1024,
+			d * 1e6 / 1048576, d, (tb - ta) * 1024 / (mb - ms), s }'
+}
+
+print_memory() {
+	echo
+	echo "== memory: tracer peak RSS (VmHWM) while the target holds M live blocks of 32 B"
+	echo "   (M=$HOLD_M minus M=$HOLD_SMALL; run pinned to one CPU to save time)"
+	printf '%-12s %10s %10s %12s %10s %12s %8s\n' tracer "MiB small" "MiB big" \
+		"MiB/M blocks" "B/block" "target B/blk" "secs"
+	print_memory_one jmptrace "$JT"
+	[ -z "$JT2" ] || print_memory_one jmptrace2 "$JT2"
+}
+
+# ---------------------------------------------------------------- checks
+
+# Counts in a jmptrace text report: "malloc free".
+report_counts() {
+	awk '$1 == "malloc" || $1 == "free" { gsub(",", "", $2); c[$1] = $2 }
+		END { printf "%s %s\n", c["malloc"] + 0, c["free"] + 0 }' "$1"
+}
+
+# Makes sure the tracers see exactly the workload's calls before timing them.
+check_counts() {
+	local jt name got
+	got=$("$FLOOR" -v -- "$W" pairs 1000 2>&1 >/dev/null | tail -1)
+	case $got in
+	*"2000 malloc stops"*"1000 free stops") echo "check: floor saw 2000 malloc stops, 1000 free stops: ok" ;;
+	*) echo "check: floor: UNEXPECTED: $got" ;;
+	esac
+	for name in jmptrace jmptrace2; do
+		jt=$JT; [ $name = jmptrace2 ] && jt=$JT2
+		[ -n "$jt" ] || continue
+		if ! "$jt" -o "$TMP/check.txt" -- "$W" pairs 1000 >/dev/null 2>"$TMP/err"; then
+			echo "check: $name FAILED on workload pairs 1000:"
+			tail -n 15 "$TMP/err" | sed 's/^/    | /'
+			continue
+		fi
+		got=$(report_counts "$TMP/check.txt")
+		if [ "$got" = "1000 1000" ]; then
+			echo "check: $name counted malloc 1000, free 1000: ok"
+		else
+			echo "check: $name: UNEXPECTED malloc/free counts '$got' (want '1000 1000')"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------- main
+
+install_peers
+build
+print_machine
+check_counts
+echo "calibrating N (each timed run aims at ${TARGET_S}s)..." >&2
+
+steal0=$(steal_ticks); total0=$(total_ticks); start=$(date +%s)
+
+N_UNTRACED=$(calibrate untraced 2000000 100000 200000000)
+N_FLOOR=$(calibrate floor 2000 1000 5000000)
+N_JT=$(calibrate jmptrace 2000 1000 5000000)
+N_HT=$(calibrate heaptrack 200000 10000 50000000)
+N_MASSIF=$(calibrate massif 200000 10000 50000000)
+N_LTRACE=$(calibrate ltrace 500 500 1000000)
+
+# Failed calibrations give N=0; such a tool is reported as failed by its first round.
+for v in N_UNTRACED N_FLOOR N_JT N_HT N_MASSIF N_LTRACE; do
+	[ "${!v}" -gt 0 ] || printf -v "$v" 1000
+done
+
+add_job untraced untraced "$N_UNTRACED" 1 nopin 5
+add_job floor floor "$N_FLOOR" 1 nopin 5
+add_job jmptrace jmptrace "$N_JT" 1 nopin 5
+[ -z "$JT2" ] || add_job jmptrace2 jmptrace2 "$N_JT" 1 nopin 5
+add_job heaptrack heaptrack "$N_HT" 1 nopin 5
+add_job massif massif "$N_MASSIF" 1 nopin 3
+add_job ltrace ltrace "$N_LTRACE" 1 nopin 3
+# The same tracers with tracer and target on one CPU: no cross-CPU wake-up per stop.
+add_job floor-pinned floor "$N_FLOOR" 1 pin 5
+add_job jmptrace-pinned jmptrace "$N_JT" 1 pin 5
+[ -z "$JT2" ] || add_job jmptrace2-pinned jmptrace2 "$N_JT" 1 pin 5
+add_job floor-8t floor "$N_FLOOR" $THREADS nopin 5
+add_job jmptrace-8t jmptrace "$N_JT" $THREADS nopin 5
+[ -z "$JT2" ] || add_job jmptrace2-8t jmptrace2 "$N_JT" $THREADS nopin 5
+
+run_jobs
+print_table
+print_threads
+print_memory
+
+steal1=$(steal_ticks); total1=$(total_ticks)
+echo
+awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) -v w=$(($(date +%s) - start)) 'BEGIN {
+	printf "benchmark time %ds; CPU time stolen by the hypervisor meanwhile: %.1f%%\n",
+		w, t ? 100 * s / t : 0 }'
