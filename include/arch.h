@@ -11,6 +11,15 @@
 
 typedef struct user_regs_struct arch_regs;
 
+/* The arithmetic flag bits of eflags (what emulated instructions may change). */
+#define X86_FL_CF	0x001
+#define X86_FL_PF	0x004
+#define X86_FL_AF	0x010
+#define X86_FL_ZF	0x040
+#define X86_FL_SF	0x080
+#define X86_FL_OF	0x800
+#define X86_FL_ARITH	(X86_FL_CF | X86_FL_PF | X86_FL_AF | X86_FL_ZF | X86_FL_SF | X86_FL_OF)
+
 static inline uint64_t arch_pc(const arch_regs *r) { return r->rip; }
 static inline void arch_set_pc(arch_regs *r, uint64_t pc) { r->rip = pc; }
 static inline uint64_t arch_sp(const arch_regs *r) { return r->rsp; }

@@ -5,16 +5,8 @@
 
 #include <capstone/capstone.h>
 
+#include "arch.h"
 #include "emu.h"
-
-/* The eflags bits emu_exec may change; every other bit passes through untouched. */
-#define FL_CF		0x001
-#define FL_PF		0x004
-#define FL_AF		0x010
-#define FL_ZF		0x040
-#define FL_SF		0x080
-#define FL_OF		0x800
-#define FL_ARITH	(FL_CF | FL_PF | FL_AF | FL_ZF | FL_SF | FL_OF)
 
 /*
  * Operand references in jt_insn.dst and .src: 0-15 name a general register in
@@ -427,14 +419,14 @@ emu_alu(uint8_t op, unsigned int size, uint64_t a, uint64_t b, unsigned long lon
 	switch (op) {
 	case EMU_ADD:
 		r = (a + b) & m;
-		f |= (r < a ? FL_CF : 0) | ((a ^ r) & (b ^ r) & sign ? FL_OF : 0);
-		f |= (a ^ b ^ r) & FL_AF;
+		f |= (r < a ? X86_FL_CF : 0) | ((a ^ r) & (b ^ r) & sign ? X86_FL_OF : 0);
+		f |= (a ^ b ^ r) & X86_FL_AF;
 		break;
 	case EMU_SUB:
 	case EMU_CMP:
 		r = (a - b) & m;
-		f |= (a < b ? FL_CF : 0) | ((a ^ b) & (a ^ r) & sign ? FL_OF : 0);
-		f |= (a ^ b ^ r) & FL_AF;
+		f |= (a < b ? X86_FL_CF : 0) | ((a ^ b) & (a ^ r) & sign ? X86_FL_OF : 0);
+		f |= (a ^ b ^ r) & X86_FL_AF;
 		break;
 	case EMU_OR:
 		r = a | b;
@@ -446,9 +438,9 @@ emu_alu(uint8_t op, unsigned int size, uint64_t a, uint64_t b, unsigned long lon
 		r = a & b;
 		break;
 	}
-	f |= (r == 0 ? FL_ZF : 0) | (r & sign ? FL_SF : 0);
-	f |= __builtin_parityll(r & 0xff) ? 0 : FL_PF;
-	*eflags = (*eflags & ~(unsigned long long)FL_ARITH) | f;
+	f |= (r == 0 ? X86_FL_ZF : 0) | (r & sign ? X86_FL_SF : 0);
+	f |= __builtin_parityll(r & 0xff) ? 0 : X86_FL_PF;
+	*eflags = (*eflags & ~(unsigned long long)X86_FL_ARITH) | f;
 	return r;
 }
 
@@ -469,18 +461,18 @@ emu_arith(const struct jt_insn *in, struct user_regs_struct *r, const struct jt_
 static int
 emu_cond(unsigned int cc, unsigned long long fl)
 {
-	int sf_ne_of = !(fl & FL_SF) != !(fl & FL_OF);
+	int sf_ne_of = !(fl & X86_FL_SF) != !(fl & X86_FL_OF);
 	int t;
 
 	switch (cc >> 1) {
-	case 0:  t = !!(fl & FL_OF); break;
-	case 1:  t = !!(fl & FL_CF); break;
-	case 2:  t = !!(fl & FL_ZF); break;
-	case 3:  t = !!(fl & (FL_CF | FL_ZF)); break;
-	case 4:  t = !!(fl & FL_SF); break;
-	case 5:  t = !!(fl & FL_PF); break;
+	case 0:  t = !!(fl & X86_FL_OF); break;
+	case 1:  t = !!(fl & X86_FL_CF); break;
+	case 2:  t = !!(fl & X86_FL_ZF); break;
+	case 3:  t = !!(fl & (X86_FL_CF | X86_FL_ZF)); break;
+	case 4:  t = !!(fl & X86_FL_SF); break;
+	case 5:  t = !!(fl & X86_FL_PF); break;
 	case 6:  t = sf_ne_of; break;
-	default: t = (fl & FL_ZF) || sf_ne_of; break;
+	default: t = (fl & X86_FL_ZF) || sf_ne_of; break;
 	}
 	return cc & 1 ? !t : t;
 }

@@ -18,7 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "emu.h"
+#include "rng.h"
 #include "tap.h"
 
 #define WAIT_SECONDS	10
@@ -34,13 +36,6 @@
 #define D1		(arena + 2 * PG)
 #define STACK_TOP	(arena + 4 * PG)
 
-#define FL_CF		0x001
-#define FL_PF		0x004
-#define FL_AF		0x010
-#define FL_ZF		0x040
-#define FL_SF		0x080
-#define FL_OF		0x800
-#define FL_ARITH	(FL_CF | FL_PF | FL_AF | FL_ZF | FL_SF | FL_OF)
 #define FL_BASE		0x202	/* IF and the always-one bit */
 
 /* The traced child whose CPU is the reference. */
@@ -82,17 +77,6 @@ static const char *const reg_names[20] = {
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "ah", "ch", "dh", "bh",
 };
 
-/* xorshift64*: a fixed seed makes every run see the same cases. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t
-rng_next(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
-}
 
 /* Half interesting values, half noise. */
 static uint64_t
@@ -293,7 +277,7 @@ regs_random(void)
 	for (int i = 0; i < 16; i++)
 		*reg_ptr(&r, i) = rng_val();
 	r.rsp = STACK_TOP - 0x100;
-	r.eflags = FL_BASE | (rng_next() & FL_ARITH);
+	r.eflags = FL_BASE | (rng_next() & X86_FL_ARITH);
 	r.orig_rax = -1;	/* never let the kernel think a syscall is to be restarted */
 	return r;
 }
@@ -1041,7 +1025,7 @@ test_branches(void)
 static void
 test_jcc(void)
 {
-	static const unsigned long long flag[6] = { FL_CF, FL_PF, FL_AF, FL_ZF, FL_SF, FL_OF };
+	static const unsigned long long flag[6] = { X86_FL_CF, X86_FL_PF, X86_FL_AF, X86_FL_ZF, X86_FL_SF, X86_FL_OF };
 	static const char *const names[16] = { "jo", "jno", "jb", "jae", "je", "jne", "jbe", "ja",
 					       "js", "jns", "jp", "jnp", "jl", "jge", "jle", "jg" };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "heap.h"
+#include "rng.h"
 #include "tap.h"
 #include "util.h"
 
@@ -23,17 +24,6 @@
 #define UNDER_ASAN 0
 #endif
 
-/* xorshift64*: a fixed seed makes every run see the same sequence. */
-static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
-
-static uint64_t
-rng_next(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
-}
 
 /*
  * A bijection on STRESS_BITS-bit numbers (odd multiplies and xor-shifts
@@ -633,6 +623,7 @@ test_stress(void)
 int
 main(void)
 {
+	rng_seed(0x2545f4914f6cdd1dULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_intern();
 	test_intern_many();
