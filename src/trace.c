@@ -497,6 +497,8 @@ trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 int
 trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p)
 {
+	pid_t pid = p->pid;
+
 	/* Bounded: a thread that never stops (it should not happen) must not hang the detach. */
 	for (int rounds = 0; rounds < 100000; rounds++) {
 		int status;
@@ -512,7 +514,8 @@ trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p)
 			return -1;
 		}
 		trace_dispatch(tr, tid, status);
-		if (tr->main_exited && p->pid == tr->main_pid)
+		/* The process may have exited meanwhile, and a followed child's tables be freed. */
+		if (proc_find(tr, pid) != p || (tr->main_exited && pid == tr->main_pid))
 			return -1;
 	}
 	return -1;
@@ -555,10 +558,14 @@ trace_resume_all(struct jt_tracer *tr, struct jt_proc *p)
 static void
 trace_step_locked(struct jt_tracer *tr, struct jt_thread *t)
 {
+	struct jt_proc *p = t->proc;
+	pid_t pid = p->pid;
+
 	t->stopped = t->want_stop = 1;
-	if (t->proc->nthreads > 1 || t->proc->vfork_child)
-		trace_wait_stopped(tr, t->proc);
-	trace_resume_all(tr, t->proc);
+	/* While we wait, t may exit and be freed, and a followed child's p with it. */
+	if ((p->nthreads > 1 || p->vfork_child) && trace_wait_stopped(tr, p) < 0 && proc_find(tr, pid) != p)
+		return;
+	trace_resume_all(tr, p);
 }
 
 static void

@@ -3,6 +3,7 @@
 # fork, vfork, exec and system() with and without -f.
 use strict;
 use warnings;
+no warnings qw(portable);	# 64-bit addresses from /proc/PID/maps
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempdir);
