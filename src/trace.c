@@ -366,6 +366,17 @@ trace_note_handler(struct jt_thread *t, int sig)
 	call_signal_delivered(t, arch_sp(&regs));
 }
 
+/* Non-zero when a SIGTRAP is queued for the thread itself (SigPnd in /proc/TID/status). */
+static int
+trace_trap_queued(pid_t tid)
+{
+	char buf[32];
+
+	if (procfs_status_field(tid, "SigPnd", buf, sizeof(buf)) < 0)
+		return 0;
+	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
+}
+
 /* While stopping every thread, a stop is noted instead of restarted. */
 static void
 trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
@@ -376,6 +387,16 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 	t->stopped = 1;
 	if (event == PTRACE_EVENT_STOP) {
 		t->group_stop = trace_is_stop_signal(sig);
+		if (!t->group_stop && trace_trap_queued(t->tid)) {
+			/*
+			 * It ran an int3 just as we interrupted it: the interrupt stop is
+			 * reported before the queued SIGTRAP. Let the SIGTRAP come (and be
+			 * handled as ours); left queued, it would hit the program after
+			 * the detach.
+			 */
+			t->stopped = 0;
+			trace_resume(t->tid, 0);
+		}
 		return;
 	}
 	if (event)
