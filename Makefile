@@ -4,7 +4,7 @@ CC      ?= gcc
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
-LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -lstdc++
+LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -lstdc++ -pthread
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build

@@ -2,7 +2,12 @@
 #ifndef JT_ATTACH_H
 #define JT_ATTACH_H
 
+#include <sys/ptrace.h>
 #include <sys/types.h>
+
+/* What every thread of an attached process is seized with. No EXITKILL: we leave it running. */
+#define ATTACH_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			       PTRACE_O_TRACEEXEC)
 
 struct jt_tracer;
 struct jt_proc;

@@ -2,7 +2,12 @@
 #ifndef JT_LAUNCH_H
 #define JT_LAUNCH_H
 
+#include <sys/ptrace.h>
 #include <sys/types.h>
+
+/* What a launched program's threads are seized with: EXITKILL, it dies with us rather than run into int3s. */
+#define LAUNCH_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
 
 /*
  * Checks that argv[0] names an x86-64 ELF executable (or a #! script), forks,

@@ -7,9 +7,11 @@
 #include <sys/types.h>
 
 #include "alias.h"
+#include "arch.h"
 #include "alloc.h"
 #include "bp.h"
 #include "modules.h"
+#include "worker.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
 #define JT_MAX_DEPTH 256
@@ -45,6 +47,12 @@ struct jt_thread {
 	int stopped;			/* it sits in a stop we have not restarted */
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
+	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
+	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
+	int in_transit;			/* parked, in owner's inbox, traced by nobody */
+	struct jt_thread *inext;	/* inbox or deferred list link */
+	arch_regs park_regs;		/* its real registers while parked */
+	uint64_t park_mask;		/* its real signal mask while parked */
 };
 
 /* One traced process image. */
@@ -66,6 +74,7 @@ struct jt_proc {
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
+	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	int exited, exit_status, killed_by;
 };
 
@@ -83,8 +92,19 @@ struct jt_options {
 
 struct jt_json_out;
 
-/* The tracer session: every process and thread, and where reports go. */
+/*
+ * The tracer session: every process and thread, and where reports go.
+ * Shared by the tracer threads: whoever touches it holds lock.
+ */
 struct jt_tracer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* a hand-over happened (an inbox filled) */
+	struct jt_worker workers[JT_MAX_WORKERS];
+	int nworkers;
+	int quit;			/* workers: finish */
+	struct jt_proc *recall;		/* every thread of this process is being brought to worker 0 */
+	struct jt_thread *deferred;	/* arrived at worker 0 during a recall, to handle after it */
+	unsigned long ptrace_options;	/* PTRACE_O_* every seized thread gets */
 	const struct jt_options *opt;
 	struct jt_proc *procs;
 	struct jt_thread *threads[1024];	/* tid hash */

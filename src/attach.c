@@ -16,8 +16,6 @@
 #include "trace.h"
 #include "util.h"
 
-#define ATTACH_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
-			PTRACE_O_TRACEEXEC)
 #define ATTACH_ROUNDS 100
 
 static int
@@ -116,7 +114,7 @@ attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p)
 
 		if (tid <= 0 || thread_find(tr, tid))
 			continue;
-		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)ATTACH_OPTIONS) < 0) {
+		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)ATTACH_PTRACE_OPTIONS) < 0) {
 			if (errno == ESRCH)
 				continue;	/* it exited meanwhile */
 			closedir(dir);
@@ -146,6 +144,7 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 	exe[n > 0 ? n : 0] = 0;
 	p = proc_new(tr, pid, n > 0 ? exe : "?");
 	p->attached = 1;
+	tr->ptrace_options = ATTACH_PTRACE_OPTIONS;
 	/* Threads may be created while we attach: repeat until a pass finds none. */
 	for (i = 0; i < ATTACH_ROUNDS; i++) {
 		added = attach_seize_tasks(tr, p);

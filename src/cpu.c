@@ -1,17 +1,43 @@
-/* cpu.c - moves the tracer next to the thread it serves; cross-CPU ptrace wakeups cost several times more. */
+/* cpu.c - moves each tracer thread next to the threads it serves; cross-CPU ptrace wakeups cost several times more. */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cpu.h"
 
+void
+cpu_init(struct jt_cpu *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->bound = -1;
+}
+
 /*
- * The affinity jmptrace was started with, saved before the first move, so
+ * The affinity the thread was started with, saved before the first move, so
  * that we only ever pick CPUs the user allowed and can restore them.
- * Process-wide by nature (it is the tracer's own scheduling state).
  */
-static cpu_set_t cpu_allowed;
-static int cpu_saved, cpu_bound = -1;
+static int
+cpu_save(struct jt_cpu *c)
+{
+	if (!c->saved) {
+		if (sched_getaffinity(0, sizeof(c->allowed), &c->allowed) < 0)
+			return -1;
+		c->saved = 1;
+	}
+	return 0;
+}
+
+int
+cpu_count_allowed(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? n : 1;
+}
 
 int
 cpu_of(pid_t tid)
@@ -49,56 +75,50 @@ cpu_runnable(void)
 }
 
 int
-cpu_adapt(void)
+cpu_adapt(struct jt_cpu *c)
 {
 	struct sched_param sp = { 0 };
 	int running = cpu_runnable(), want;
 
-	if (!cpu_saved) {
-		if (sched_getaffinity(0, sizeof(cpu_allowed), &cpu_allowed) < 0)
-			return -1;
-		cpu_saved = 1;
-	}
+	if (cpu_save(c) < 0)
+		return -1;
 	/*
 	 * SCHED_IDLE only while there is a CPU to spare for the others; on a
 	 * saturated machine an idle-class tracer would starve, and the target
 	 * waiting on it with it.
 	 */
-	want = running >= 0 && running <= CPU_COUNT(&cpu_allowed) ? SCHED_IDLE : SCHED_OTHER;
+	want = running >= 0 && running <= CPU_COUNT(&c->allowed) ? SCHED_IDLE : SCHED_OTHER;
 	if (want == sched_getscheduler(0))
 		return 0;
 	return sched_setscheduler(0, want, &sp);
 }
 
 int
-cpu_follow(pid_t tid)
+cpu_follow(struct jt_cpu *c, pid_t tid)
 {
 	int cpu = cpu_of(tid);
 	cpu_set_t one;
 
-	if (!cpu_saved) {
-		if (sched_getaffinity(0, sizeof(cpu_allowed), &cpu_allowed) < 0)
-			return -1;
-		cpu_saved = 1;
-	}
-	if (cpu < 0 || cpu == cpu_bound || !CPU_ISSET(cpu, &cpu_allowed))
+	if (cpu_save(c) < 0)
+		return -1;
+	if (cpu < 0 || cpu == c->bound || !CPU_ISSET(cpu, &c->allowed))
 		return -1;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	if (sched_setaffinity(0, sizeof(one), &one) < 0)
 		return -1;
-	cpu_bound = cpu;
+	c->bound = cpu;
 	return cpu;
 }
 
 void
-cpu_release(void)
+cpu_release(struct jt_cpu *c)
 {
 	struct sched_param sp = { 0 };
 
-	if (cpu_saved && cpu_bound >= 0)
-		sched_setaffinity(0, sizeof(cpu_allowed), &cpu_allowed);
-	cpu_bound = -1;
+	if (c->saved && c->bound >= 0)
+		sched_setaffinity(0, sizeof(c->allowed), &c->allowed);
+	c->bound = -1;
 	/* Writing the report is ordinary work again. */
 	if (sched_getscheduler(0) == SCHED_IDLE)
 		sched_setscheduler(0, SCHED_OTHER, &sp);

@@ -15,8 +15,6 @@
 #include "launch.h"
 #include "util.h"
 
-#define SEIZE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
-		       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
 
 /* Finds name the way execvp would. Returns 0 and fills path, or -1 with errno. */
 static int
@@ -126,7 +124,7 @@ launch_program(char *const argv[])
 		kill(pid, SIGKILL);
 		return -1;
 	}
-	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)SEIZE_OPTIONS) < 0) {
+	if (ptrace(PTRACE_SEIZE, pid, 0L, (long)LAUNCH_PTRACE_OPTIONS) < 0) {
 		perror_msg("cannot trace the program (ptrace PTRACE_SEIZE)");
 		kill(pid, SIGKILL);
 		return -1;

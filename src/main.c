@@ -18,6 +18,7 @@
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
+#include "worker.h"
 
 #define JT_VERSION "0.1"
 
@@ -212,6 +213,8 @@ main(int argc, char **argv)
 	if ((r = parse_args(argc, argv, &opt)) != 0)
 		return r > 0 ? 0 : 2;
 	tr.opt = &opt;
+	worker_init(&tr);
+	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
 	tr.no_cpu_follow = getenv("JMPTRACE_NO_CPU_FOLLOW") != NULL;
 	if (open_outputs(&tr, &opt) < 0) {
 		close_outputs(&tr);

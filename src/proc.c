@@ -90,6 +90,10 @@ thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid)
 
 	t->tid = tid;
 	t->proc = p;
+	/* ptrace makes it a tracee of the thread that attached it, or of the one tracing its creator. */
+	t->owner = worker_self();
+	if (t->owner)
+		t->owner->ntracees++;
 	t->hnext = tr->threads[TID_HASH(tid)];
 	tr->threads[TID_HASH(tid)] = t;
 	p->nthreads++;
@@ -107,5 +111,9 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 			break;
 		}
 	t->proc->nthreads--;
+	if (t->owner) {
+		t->owner->ntracees--;
+		t->owner->nactive -= t->active;
+	}
 	free(t);
 }

@@ -1,5 +1,6 @@
 /* trace.c - the tracer loop: waits for stops, sorts them into kinds, and acts on each. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
+#include "worker.h"
 
 static uint64_t
 trace_now_ms(void)
@@ -155,6 +157,20 @@ trace_adopt(struct jt_tracer *tr, pid_t tid)
 	return trace_follow_child(tr, parent, tid);
 }
 
+/* Does the restart trace_trap held back (see struct jt_worker). No lock needed: it is our own tracee. */
+static void
+trace_flush(struct jt_worker *w)
+{
+	pid_t tid = w->resume_tid;
+
+	if (!tid)
+		return;
+	w->resume_tid = 0;
+	if (ptrace(PTRACE_SETREGS, tid, 0L, &w->resume_regs) < 0 && errno != ESRCH)
+		perror_msg("ptrace(PTRACE_SETREGS, %d)", tid);
+	trace_resume(tid, 0);
+}
+
 /*
  * Steps t over the original instruction at its breakpoint while every other
  * thread of the process is stopped, so none can run through the spot while
@@ -185,6 +201,62 @@ trace_step_one(struct jt_thread *t)
 }
 
 static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
+static void trace_restart(struct jt_tracer *tr, struct jt_thread *t);
+
+/*
+ * Keeps the busy threads spread over the tracer threads: hands t, stopped
+ * and about to be restarted, to the tracer thread with the fewest active
+ * tracees when its own has two more. The main thread of each process stays
+ * with the tracer thread that traces it, so its exit is seen by its parent.
+ * Returns 1 when t was handed over.
+ */
+static struct jt_worker *
+trace_rebalance_due(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_worker *to;
+
+	if (tr->nworkers <= 1 || tr->recall || t->tid == t->proc->pid || t->proc->vfork_child)
+		return NULL;
+	to = worker_least_loaded(tr);
+	if (to == t->owner || t->owner->nactive < to->nactive + 2)
+		return NULL;
+	return to;
+}
+
+static int
+trace_rebalance(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_worker *to = trace_rebalance_due(tr, t);
+
+	if (!to)
+		return 0;
+	t->stopped = 1;
+	if (worker_send(t, to) == 0)
+		return 1;
+	t->stopped = 0;
+	return 0;
+}
+
+/*
+ * t must step over a breakpoint with every other thread of its process
+ * stopped. Only worker 0 stops a whole process, so another tracer thread
+ * hands t to it.
+ */
+static void
+trace_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (t->owner->index == 0) {
+		trace_step_locked(tr, t);
+		return;
+	}
+	t->stopped = t->want_stop = 1;
+	if (worker_send(t, &tr->workers[0]) == 0)
+		return;
+	/* Cannot hand it over: step it with the others running, the old way, rather than stall it. */
+	error_msg("thread %d: stepping over a breakpoint without stopping the other threads", t->tid);
+	trace_step_one(t);
+	trace_restart(tr, t);
+}
 
 /*
  * A SIGTRAP stop. Returns 1 when it was ours (the thread is restarted unless
@@ -199,13 +271,21 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	struct jt_bp *bp;
 	uint64_t addr;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+	if (t->owner->regs_tid == t->tid)
+		regs = t->owner->regs;
+	else if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
 		return errno == ESRCH;
+	t->owner->regs_tid = 0;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
 	bp = bp_find(&p->vm_owner->bps, addr);
 	if (!bp || !bp->inserted)
 		return 0;
 	tr->events++;
+	t->owner->events++;
+	if (!t->active) {
+		t->active = 1;
+		t->owner->nactive++;
+	}
 	arch_set_pc(&regs, addr);
 	if (call_on_trap(t, bp, &regs, tr->opt) == CALL_STEP) {
 		/* The event is recorded; what is left is running the displaced instruction. */
@@ -213,12 +293,18 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 		t->step_pending = 1;
 		t->step_addr = addr;
 		if (!collecting)
-			trace_step_locked(tr, t);
+			trace_step_or_send(tr, t);
+		return 1;
+	}
+	if (!collecting && t->owner->resume_tid == 0 && !trace_rebalance_due(tr, t)) {
+		/* The common case: set the registers and restart it once the lock is released. */
+		t->owner->resume_tid = t->tid;
+		t->owner->resume_regs = regs;
 		return 1;
 	}
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0 && errno != ESRCH)
 		perror_msg("ptrace(PTRACE_SETREGS, %d)", t->tid);
-	if (!collecting)
+	if (!collecting && !trace_rebalance(tr, t))
 		trace_resume(t->tid, 0);
 	return 1;
 }
@@ -515,10 +601,115 @@ trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	trace_stopped(tr, t, status);
 }
 
+/* Non-zero while some thread of p is traced by, or on its way to, a tracer thread other than self. */
+static int
+trace_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_worker *self)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			if (t->proc == p && (t->owner != self || t->in_transit))
+				return 1;
+	return 0;
+}
+
+/*
+ * A thread handed to the calling tracer thread arrived, stopped. Threads of
+ * a process being recalled are held; one that must step over a breakpoint
+ * is stepped (by worker 0); any other runs on.
+ */
+static void
+trace_arrived(struct jt_tracer *tr, struct jt_thread *t)
+{
+	t->stopped = t->want_stop = 1;
+	if (tr->recall == t->proc)
+		return;
+	if (t->step_pending && t->owner->index == 0) {
+		if (tr->recall) {
+			/* Worker 0 is busy recalling another process: step this one after. */
+			t->inext = tr->deferred;
+			tr->deferred = t;
+			return;
+		}
+		trace_step_locked(tr, t);
+		return;
+	}
+	if (t->step_pending) {
+		trace_step_or_send(tr, t);
+		return;
+	}
+	trace_restart(tr, t);
+}
+
+/* Worker 0: brings every thread of p over from the other tracer threads, stopped. */
+static void
+trace_recall(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_worker *self = worker_self();
+	pid_t pid = p->pid;
+	uint64_t give_up = trace_now_ms() + 10000;
+
+	if (tr->nworkers <= 1 || !self || self->index != 0)
+		return;
+	trace_flush(self);
+	tr->recall = p;
+	while (proc_find(tr, pid) == p) {
+		struct timespec ts;
+
+		worker_receive(self, trace_arrived);
+		if (!trace_elsewhere(tr, p, self))
+			break;
+		if (trace_now_ms() > give_up) {
+			error_msg("process %d: some threads could not be brought back from the other tracer threads", pid);
+			break;
+		}
+		/* Wake them each round: a wake that lands just before a worker blocks is lost. */
+		worker_wake_all(tr);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&tr->cond, &tr->lock, &ts);
+	}
+	tr->recall = NULL;
+}
+
+/* Another tracer thread: while worker 0 recalls a process, stop our threads of it and hand them over. */
+static void
+trace_serve_recall(struct jt_tracer *tr, struct jt_worker *w)
+{
+	if (!tr->recall)
+		return;
+	trace_flush(w);
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->owner != w || t->proc != tr->recall || t->in_transit)
+				continue;
+			if (t->stopped) {
+				if (worker_send(t, &tr->workers[0]) < 0)
+					debug_msg("thread %d: cannot hand it over for a recall", t->tid);
+			} else if (!t->want_stop) {
+				t->want_stop = 1;
+				if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+					t->stopped = 1;
+			}
+		}
+	}
+}
+
 int
 trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p)
 {
 	pid_t pid = p->pid;
+
+	trace_flush(worker_self());
+	trace_recall(tr, p);
+	if (proc_find(tr, pid) != p)
+		return -1;
 
 	/* Bounded: a thread that never stops (it should not happen) must not hang the detach. */
 	for (int rounds = 0; rounds < 100000; rounds++) {
@@ -528,7 +719,9 @@ trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p)
 		trace_each_thread(tr, p, trace_interrupt);
 		if (trace_all_stopped(tr, p))
 			return 0;
-		tid = wait4(-1, &status, __WALL, NULL);
+		trace_flush(worker_self());
+		/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
+		tid = wait4(-1, &status, __WALL | __WNOTHREAD, NULL);
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -668,20 +861,160 @@ trace_flags(struct jt_tracer *tr)
 		kill(p->pid, stop);
 }
 
-/* Work done a few times a second: CPU placement and the status line. */
+/* Work done a few times a second: CPU placement, waking the workers, and the status line. */
 static void
-trace_tick(struct jt_tracer *tr)
+trace_tick(struct jt_tracer *tr, struct jt_worker *w)
 {
 	uint64_t now = trace_now_ms();
 	struct jt_proc *p;
 
-	if (now - tr->tick_ms < 200)
+	if (now - w->tick_ms < 200)
 		return;
-	tr->tick_ms = now;
+	w->tick_ms = now;
 	if (!tr->no_cpu_follow)
-		cpu_adapt();
+		cpu_adapt(&w->cpu);
+	if (w->index != 0)
+		return;
+	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
+	worker_wake_all(tr);
 	if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
 		trace_status_line(tr, p);
+}
+
+/* Threads that arrived to be stepped while worker 0 was recalling another process. */
+static void
+trace_run_deferred(struct jt_tracer *tr)
+{
+	struct jt_thread *t;
+
+	while (!tr->recall && (t = tr->deferred)) {
+		tr->deferred = t->inext;
+		t->inext = NULL;
+		trace_arrived(tr, t);
+	}
+}
+
+/* Waits up to ms on tr->cond (tr->lock held): for a hand-over, or for time to pass. */
+static void
+trace_cond_wait(struct jt_tracer *tr, unsigned ms)
+{
+	struct timespec ts;
+
+	trace_flush(worker_self());
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&tr->cond, &tr->lock, &ts);
+}
+
+/*
+ * Waits for the next stop of one of w's own tracees, with tr->lock released
+ * meanwhile. Returns its tid, 0 when woken for other work, -1 on ECHILD
+ * (nothing to wait for) or another error.
+ */
+static pid_t
+trace_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
+{
+	pid_t tid;
+
+	pthread_mutex_unlock(&tr->lock);
+	trace_flush(w);
+	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
+	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
+	w->regs_tid = 0;
+	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
+	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
+		w->regs_tid = tid;
+	pthread_mutex_lock(&tr->lock);
+	if (tid < 0 && errno == EINTR)
+		return 0;
+	if (tid > 0 && !tr->no_cpu_follow && (w->events & 63) == 0)
+		cpu_follow(&w->cpu, tid);
+	return tid;
+}
+
+/* A tracer thread other than the main one: serves its own tracees until told to quit. */
+static void *
+trace_worker_loop(void *arg)
+{
+	struct jt_worker *w = arg;
+	struct jt_tracer *tr = w->tr;
+
+	pthread_mutex_lock(&tr->lock);
+	while (!tr->quit) {
+		int status;
+		pid_t tid;
+
+		worker_receive(w, trace_arrived);
+		trace_serve_recall(tr, w);
+		trace_tick(tr, w);
+		if (w->ntracees == 0) {
+			trace_cond_wait(tr, 200);
+			continue;
+		}
+		tid = trace_wait_next(tr, w, &status);
+		if (tid < 0) {
+			trace_cond_wait(tr, 200);
+			continue;
+		}
+		if (tid > 0)
+			trace_dispatch(tr, tid, status);
+	}
+	cpu_release(&w->cpu);
+	debug_msg("tracer thread %d: %lu breakpoint hits", w->index, (unsigned long)w->events);
+	pthread_mutex_unlock(&tr->lock);
+	return NULL;
+}
+
+/*
+ * How many tracer threads to run: one per CPU we may use (JMPTRACE_THREADS
+ * overrides). One thread per CPU lets each stop be a same-CPU switch between
+ * a tracee and its own tracer thread while the other CPUs do the same.
+ */
+static int
+trace_thread_count(void)
+{
+	const char *env = getenv("JMPTRACE_THREADS");
+	int n = env ? atoi(env) : cpu_count_allowed();
+
+	if (n < 1)
+		n = 1;
+	return n > JT_MAX_WORKERS ? JT_MAX_WORKERS : n;
+}
+
+/* Brings every thread back to worker 0 and ends the other tracer threads (tr->lock held). */
+static void
+trace_stop_workers(struct jt_tracer *tr)
+{
+	struct jt_worker *self = worker_self();
+	struct jt_proc *p;
+
+	trace_flush(self);
+	if (tr->nworkers <= 1)
+		return;
+	/* A worker that ends takes its tracees with it (killed, or detached onto our int3s). */
+	for (int again = 1; again;) {
+		again = 0;
+		for (p = tr->procs; p; p = p->next)
+			if (trace_elsewhere(tr, p, self)) {
+				trace_recall(tr, p);
+				again = trace_elsewhere(tr, p, self) ? 0 : 1;
+				break;
+			}
+	}
+	tr->quit = 1;
+	worker_join_all(tr);
+	/* What came back stopped runs on under worker 0, which is the only tracer thread now. */
+	worker_receive(self, trace_arrived);
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
+				trace_restart(tr, t);
+	tr->deferred = NULL;
 }
 
 /* Done when the main process is gone and, with -f, every followed child too. */
@@ -703,7 +1036,11 @@ trace_done(const struct jt_tracer *tr)
 int
 trace_run(struct jt_tracer *tr)
 {
+	struct jt_worker *self = worker_self();
+
 	tr->start_ms = tr->status_ms = trace_now_ms();
+	worker_start(tr, trace_thread_count(), trace_worker_loop);
+	pthread_mutex_lock(&tr->lock);
 	while (!trace_done(tr)) {
 		int status;
 		pid_t tid;
@@ -711,20 +1048,28 @@ trace_run(struct jt_tracer *tr)
 		trace_flags(tr);
 		if (tr->detached)
 			break;
-		trace_tick(tr);
-		tid = wait4(-1, &status, __WALL, NULL);
+		trace_tick(tr, self);
+		worker_receive(self, trace_arrived);
+		trace_run_deferred(tr);
+		tid = trace_wait_next(tr, self, &status);
+		if (tid == 0)
+			continue;
 		if (tid < 0) {
-			if (errno == EINTR)
+			/* With -f, the processes left may all be traced by other tracer threads. */
+			if (errno == ECHILD && tr->nworkers > 1 && !trace_done(tr)) {
+				trace_cond_wait(tr, 200);
 				continue;
+			}
 			if (errno != ECHILD)
 				perror_msg("wait4");
 			break;
 		}
-		if (!tr->no_cpu_follow && (tr->events & 63) == 1)
-			cpu_follow(tid);
 		trace_dispatch(tr, tid, status);
 	}
-	cpu_release();
+	debug_msg("tracer thread %d: %lu breakpoint hits", self->index, (unsigned long)self->events);
+	trace_stop_workers(tr);
+	pthread_mutex_unlock(&tr->lock);
+	cpu_release(&self->cpu);
 	if (tr->status_shown)
 		fputc('\n', stderr);
 	return tr->fatal ? -1 : 0;
