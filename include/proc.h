@@ -87,6 +87,7 @@ struct jt_options {
 	pid_t attach_pid;		/* -p */
 	int follow_forks;		/* -f */
 	double duration;		/* --duration */
+	int no_emulate;			/* JMPTRACE_NO_EMULATE: step over every displaced instruction */
 	char **argv;			/* program and arguments in launch mode */
 };
 

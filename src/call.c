@@ -70,11 +70,11 @@ call_mem_write(void *arg, uint64_t addr, const void *buf, size_t len)
 }
 
 static enum call_action
-call_emulate(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+call_emulate(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	struct jt_mem_ops ops = { call_mem_read, call_mem_write, t };
 
-	if (bp->insn.supported && emu_exec(&bp->insn, regs, &ops) == 0 && call_flush(t) == 0)
+	if (bp->insn.supported && !opt->no_emulate && emu_exec(&bp->insn, regs, &ops) == 0 && call_flush(t) == 0)
 		return CALL_RESUME;
 	call_flush(t);
 	return CALL_STEP;
@@ -312,7 +312,7 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 
 	t->seq++;
 	if (t->proc->vfork_child)
-		return call_emulate(t, bp, regs);
+		return call_emulate(t, bp, regs, opt);
 	switch (alloc_fns[bp->fn].kind) {
 	case FK_RTLD:
 		image_update(t->proc);
@@ -337,5 +337,5 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 				  (unsigned long)t->calls[t->ncalls - 1].entry_sp);
 		break;
 	}
-	return call_emulate(t, bp, regs);
+	return call_emulate(t, bp, regs, opt);
 }

@@ -212,6 +212,8 @@ main(int argc, char **argv)
 	jt_debug = getenv("JMPTRACE_DEBUG") != NULL;
 	if ((r = parse_args(argc, argv, &opt)) != 0)
 		return r > 0 ? 0 : 2;
+	/* For tests and measurements: the slow path that emulation normally avoids. */
+	opt.no_emulate = getenv("JMPTRACE_NO_EMULATE") != NULL;
 	tr.opt = &opt;
 	worker_init(&tr);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
