@@ -10,6 +10,12 @@
  * PTRACE_CONT. No unwinding, no tables, no report, so jmptrace's time over
  * this tool's is what jmptrace's own bookkeeping costs.
  *
+ * It places itself on the CPUs the way jmptrace does, with jmptrace's own
+ * src/cpu.c (follow the tracee's CPU every 64 stops, SCHED_IDLE while a CPU
+ * is spare): without that a floor measures cross-CPU wake-ups, which cost
+ * several times a same-CPU stop, rather than the ptrace round trip itself.
+ * Like jmptrace with JMPTRACE_THREADS=1 it is one tracer thread.
+ *
  * Only a dynamically linked program with glibc 2.36's malloc and free is
  * supported: the displaced instructions emulated here are the two exact
  * encodings glibc 2.36 starts them with, and floor refuses to run otherwise.
@@ -29,7 +35,10 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "cpu.h"
 
 /* glibc 2.36: malloc begins `push %r12`, free begins `test %rdi,%rdi`. */
 static const uint8_t MALLOC_HEAD[] = { 0x41, 0x54 };
@@ -432,18 +441,43 @@ fl_on_stop(struct fl_tracer *tr, pid_t tid, int st)
 	return sig;
 }
 
+static uint64_t
+fl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void
 fl_loop(struct fl_tracer *tr)
 {
+	struct jt_cpu cpu;
+	unsigned long stops = 0;
+	uint64_t adapted = 0;
+
+	cpu_init(&cpu);
 	for (;;) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
+
+		/* What jmptrace's loop does: follow every 64 stops, adapt the policy every 200 ms. */
+		if (tid > 0 && (stops++ & 63) == 0) {
+			uint64_t now = fl_now_ms();
+
+			cpu_follow(&cpu, tid);
+			if (now - adapted >= 200) {
+				cpu_adapt(&cpu);
+				adapted = now;
+			}
+		}
 
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == ECHILD)
-				return;
+				break;
 			fl_die("waitpid");
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -456,6 +490,7 @@ fl_loop(struct fl_tracer *tr)
 		    errno != ESRCH)
 			fl_die("PTRACE_CONT");
 	}
+	cpu_release(&cpu);
 }
 
 int

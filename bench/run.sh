@@ -88,6 +88,7 @@ tool_cmd() {
 	floor)		CMD=("$FLOOR" --) ;;
 	jmptrace)	CMD=("$JT" -o /dev/null --) ;;
 	jmptrace2)	CMD=("$JT2" -o /dev/null --) ;;
+	jmptrace-1tt)	CMD=(env JMPTRACE_THREADS=1 "$JT" -o /dev/null --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;
@@ -250,9 +251,10 @@ print_threads() {
 	echo
 	echo "== threads: $THREADS threads sharing the same N pairs, vs 1 thread (marginal pairs/s)"
 	printf '%-12s %10s %14s %14s %10s\n' tool N "1 thread/s" "$THREADS threads/s" "ratio"
-	for tool in floor jmptrace jmptrace2; do
+	for tool in floor jmptrace jmptrace-1tt jmptrace2; do
 		has_job "$tool-8t" || continue
-		r1=$(pairs_per_s "$tool"); r8=$(pairs_per_s "$tool-8t")
+		# jmptrace-1tt (one tracer thread) is compared with jmptrace's 1-thread rate.
+		r1=$(pairs_per_s "${tool%-1tt}"); r8=$(pairs_per_s "$tool-8t")
 		if [ "$r1" = NA ] || [ "$r8" = NA ]; then
 			printf '%-12s %10s %14s %14s %10s\n' "$tool" "${J_N[$tool-8t]}" "$r1" "$r8" n/a
 		else
@@ -395,6 +397,8 @@ add_job jmptrace-pinned jmptrace "$N_JT" 1 pin 5
 [ -z "$JT2" ] || add_job jmptrace2-pinned jmptrace2 "$N_JT" 1 pin 5
 add_job floor-8t floor "$N_FLOOR" $THREADS nopin 5
 add_job jmptrace-8t jmptrace "$N_JT" $THREADS nopin 5
+# The same with a single tracer thread, to show what the tracer thread per CPU buys.
+add_job jmptrace-1tt-8t jmptrace-1tt "$N_JT" $THREADS nopin 3
 [ -z "$JT2" ] || add_job jmptrace2-8t jmptrace2 "$N_JT" $THREADS nopin 5
 
 run_jobs
