@@ -1,18 +1,41 @@
-/* trace.h - the tracer's event loop. */
+/* trace.h - what a stop means, and the work that needs a whole process stopped. */
 #ifndef JT_TRACE_H
 #define JT_TRACE_H
 
+#include <sys/types.h>
+
 struct jt_tracer;
 struct jt_proc;
+struct jt_thread;
+struct jt_worker;
 
-/* Catches SIGINT, SIGTERM, SIGHUP, SIGUSR1 for snapshots, and starts the loop's tick. */
-void trace_install_signals(void);
+/* Handles one wait status of one of the calling tracer thread's tracees (tr->lock held). */
+void trace_dispatch(struct jt_tracer *tr, pid_t tid, int status);
 
 /*
- * Runs until the main process exits or cannot be traced. Returns 0, or -1
- * when tracing failed (a message was printed).
+ * Does the restart the last breakpoint hit held back until the lock is
+ * released: sets the registers and continues the thread. Only its own
+ * tracer thread calls it, with or without the lock.
  */
-int trace_run(struct jt_tracer *tr);
+void trace_flush(struct jt_worker *w);
+
+/* A thread handed to the calling tracer thread arrived, stopped: hold, step or restart it. */
+void trace_arrived(struct jt_tracer *tr, struct jt_thread *t);
+
+/* Restarts a stopped thread, delivering the signal held for it, or listening in a group-stop. */
+void trace_restart(struct jt_tracer *tr, struct jt_thread *t);
+
+/* Tracer thread 0: brings every thread of p over from the other tracer threads, stopped. */
+void trace_recall(struct jt_tracer *tr, struct jt_proc *p);
+
+/* Another tracer thread: while a recall is on, stops its threads of that process and hands them over. */
+void trace_serve_recall(struct jt_tracer *tr, struct jt_worker *w);
+
+/* Non-zero while some thread of p is traced by, or on its way to, a tracer thread other than self. */
+int trace_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_worker *self);
+
+/* Waits up to ms on tr->cond (tr->lock held, released meanwhile): for a hand-over, or for time to pass. */
+void trace_cond_wait(struct jt_tracer *tr, unsigned ms);
 
 /*
  * Stops every thread of p (PTRACE_INTERRUPT) and waits until each one sits

@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "image.h"
 #include "launch.h"
+#include "loop.h"
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
@@ -179,8 +180,8 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	trace_resume_all(tr, p);
 	tr->image_seen = 1;
 	tr->show_status = isatty(STDERR_FILENO);
-	trace_install_signals();
-	trace_run(tr);
+	loop_install_signals();
+	loop_run(tr);
 	if (tr->main_exited)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
@@ -235,9 +236,9 @@ main(int argc, char **argv)
 	tr.main_pid = pid;
 	p = proc_new(&tr, pid, opt.argv[0]);
 	thread_new(&tr, p, pid);
-	trace_install_signals();
+	loop_install_signals();
 	r = 1;
-	if (trace_run(&tr) == 0 && tr.main_exited) {
+	if (loop_run(&tr) == 0 && tr.main_exited) {
 		snapshot_write(&tr, p, "exit");
 		r = exit_code(tr.main_status);
 	}

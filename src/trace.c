@@ -1,4 +1,4 @@
-/* trace.c - the tracer loop: waits for stops, sorts them into kinds, and acts on each. */
+/* trace.c - what a stop means: sorts each stop into its kind and acts on it, alone or with the whole process stopped. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -7,16 +7,13 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
 
 #include "arch.h"
-#include "heap.h"
 #include "call.h"
-#include "cpu.h"
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
@@ -25,48 +22,6 @@
 #include "trace.h"
 #include "util.h"
 #include "worker.h"
-
-static uint64_t
-trace_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Set by signal handlers; signals are process-wide, so these are the only globals. */
-static volatile sig_atomic_t got_snapshot, got_stop;
-
-static void
-trace_on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		got_snapshot = 1;
-	else if (sig == SIGINT)
-		got_snapshot = got_stop = sig;
-	else if (sig != SIGALRM)
-		got_stop = sig;
-}
-
-void
-trace_install_signals(void)
-{
-	struct sigaction sa;
-	struct itimerval it = { { 0, 200000 }, { 0, 200000 } };
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = trace_on_signal;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: wait4 must return EINTR so the loop sees the flags. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
-	/* A periodic tick closes the race between checking the flags and blocking in wait4. */
-	setitimer(ITIMER_REAL, &it, NULL);
-}
 
 /* Restarts a stopped thread. ESRCH means it is gone already, which is not an error. */
 static int
@@ -158,7 +113,7 @@ trace_adopt(struct jt_tracer *tr, pid_t tid)
 }
 
 /* Does the restart trace_trap held back (see struct jt_worker). No lock needed: it is our own tracee. */
-static void
+void
 trace_flush(struct jt_worker *w)
 {
 	pid_t tid = w->resume_tid;
@@ -201,7 +156,6 @@ trace_step_one(struct jt_thread *t)
 }
 
 static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
-static void trace_restart(struct jt_tracer *tr, struct jt_thread *t);
 
 /*
  * Keeps the busy threads spread over the tracer threads: hands t, stopped
@@ -584,7 +538,7 @@ trace_all_stopped(struct jt_tracer *tr, struct jt_proc *p)
 }
 
 /* Handles one wait status; threads that want to stop are collected, others run on. */
-static void
+void
 trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 {
 	struct jt_thread *t;
@@ -602,7 +556,7 @@ trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 }
 
 /* Non-zero while some thread of p is traced by, or on its way to, a tracer thread other than self. */
-static int
+int
 trace_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_worker *self)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
@@ -617,7 +571,7 @@ trace_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_worker *self)
  * a process being recalled are held; one that must step over a breakpoint
  * is stepped (by worker 0); any other runs on.
  */
-static void
+void
 trace_arrived(struct jt_tracer *tr, struct jt_thread *t)
 {
 	t->stopped = t->want_stop = 1;
@@ -640,43 +594,52 @@ trace_arrived(struct jt_tracer *tr, struct jt_thread *t)
 	trace_restart(tr, t);
 }
 
+/* Waits up to ms on tr->cond (tr->lock held): for a hand-over, or for time to pass. */
+void
+trace_cond_wait(struct jt_tracer *tr, unsigned ms)
+{
+	struct timespec ts;
+
+	trace_flush(worker_self());
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&tr->cond, &tr->lock, &ts);
+}
+
 /* Worker 0: brings every thread of p over from the other tracer threads, stopped. */
-static void
+void
 trace_recall(struct jt_tracer *tr, struct jt_proc *p)
 {
 	struct jt_worker *self = worker_self();
 	pid_t pid = p->pid;
-	uint64_t give_up = trace_now_ms() + 10000;
+	int rounds = 0;
 
 	if (tr->nworkers <= 1 || !self || self->index != 0)
 		return;
 	trace_flush(self);
 	tr->recall = p;
 	while (proc_find(tr, pid) == p) {
-		struct timespec ts;
-
 		worker_receive(self, trace_arrived);
 		if (!trace_elsewhere(tr, p, self))
 			break;
-		if (trace_now_ms() > give_up) {
+		if (++rounds > 500) {	/* 10 s of 20 ms waits */
 			error_msg("process %d: some threads could not be brought back from the other tracer threads", pid);
 			break;
 		}
 		/* Wake them each round: a wake that lands just before a worker blocks is lost. */
 		worker_wake_all(tr);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&tr->cond, &tr->lock, &ts);
+		trace_cond_wait(tr, 20);
 	}
 	tr->recall = NULL;
 }
 
 /* Another tracer thread: while worker 0 recalls a process, stop our threads of it and hand them over. */
-static void
+void
 trace_serve_recall(struct jt_tracer *tr, struct jt_worker *w)
 {
 	if (!tr->recall)
@@ -735,7 +698,7 @@ trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p)
 	return -1;
 }
 
-static void
+void
 trace_restart(struct jt_tracer *tr, struct jt_thread *t)
 {
 	int sig = t->pending_sig;
@@ -813,264 +776,3 @@ trace_detach(struct jt_tracer *tr, struct jt_proc *p)
 	tr->detached = 1;
 }
 
-static void
-trace_status_line(struct jt_tracer *tr, struct jt_proc *p)
-{
-	struct jt_heap_totals tot;
-	uint64_t now = trace_now_ms();
-
-	if (now - tr->status_ms < 1000)
-		return;
-	heap_totals(p->heap, &tot);
-	fprintf(stderr, "\rjmptrace: pid %d: %llu events/s, %llu bytes live in %llu blocks, %u stacks   ",
-		p->pid, (unsigned long long)((tr->events - tr->status_events) * 1000 / (now - tr->status_ms)),
-		(unsigned long long)tot.live_bytes, (unsigned long long)tot.live_blocks,
-		heap_stack_count(p->heap));
-	tr->status_ms = now;
-	tr->status_events = tr->events;
-	tr->status_shown = 1;
-}
-
-static void
-trace_flags(struct jt_tracer *tr)
-{
-	struct jt_proc *p = proc_find(tr, tr->main_pid);
-	int stop = got_stop;
-	int attached = p && p->attached;
-
-	if (!p)
-		return;
-	if (attached && tr->opt->duration > 0 &&
-	    trace_now_ms() - tr->start_ms >= (uint64_t)(tr->opt->duration * 1000))
-		stop = SIGALRM;
-	if (tr->status_shown && (got_snapshot || stop))
-		fputc('\n', stderr);
-	if (got_snapshot || stop) {
-		got_snapshot = 0;
-		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
-	}
-	if (!stop)
-		return;
-	got_stop = 0;
-	if (attached) {
-		trace_detach(tr, p);
-		return;
-	}
-	/* In launch mode the program shares our terminal and gets its own SIGINT. */
-	if (stop != SIGINT)
-		kill(p->pid, stop);
-}
-
-/* Work done a few times a second: CPU placement, waking the workers, and the status line. */
-static void
-trace_tick(struct jt_tracer *tr, struct jt_worker *w)
-{
-	uint64_t now = trace_now_ms();
-	struct jt_proc *p;
-
-	if (now - w->tick_ms < 200)
-		return;
-	w->tick_ms = now;
-	if (!tr->no_cpu_follow)
-		cpu_adapt(&w->cpu);
-	if (w->index != 0)
-		return;
-	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
-	worker_wake_all(tr);
-	if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
-		trace_status_line(tr, p);
-}
-
-/* Threads that arrived to be stepped while worker 0 was recalling another process. */
-static void
-trace_run_deferred(struct jt_tracer *tr)
-{
-	struct jt_thread *t;
-
-	while (!tr->recall && (t = tr->deferred)) {
-		tr->deferred = t->inext;
-		t->inext = NULL;
-		trace_arrived(tr, t);
-	}
-}
-
-/* Waits up to ms on tr->cond (tr->lock held): for a hand-over, or for time to pass. */
-static void
-trace_cond_wait(struct jt_tracer *tr, unsigned ms)
-{
-	struct timespec ts;
-
-	trace_flush(worker_self());
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&tr->cond, &tr->lock, &ts);
-}
-
-/*
- * Waits for the next stop of one of w's own tracees, with tr->lock released
- * meanwhile. Returns its tid, 0 when woken for other work, -1 on ECHILD
- * (nothing to wait for) or another error.
- */
-static pid_t
-trace_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
-{
-	pid_t tid;
-
-	pthread_mutex_unlock(&tr->lock);
-	trace_flush(w);
-	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
-	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
-	w->regs_tid = 0;
-	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
-	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
-		w->regs_tid = tid;
-	pthread_mutex_lock(&tr->lock);
-	if (tid < 0 && errno == EINTR)
-		return 0;
-	if (tid > 0 && !tr->no_cpu_follow && (w->events & 63) == 0)
-		cpu_follow(&w->cpu, tid);
-	return tid;
-}
-
-/* A tracer thread other than the main one: serves its own tracees until told to quit. */
-static void *
-trace_worker_loop(void *arg)
-{
-	struct jt_worker *w = arg;
-	struct jt_tracer *tr = w->tr;
-
-	pthread_mutex_lock(&tr->lock);
-	while (!tr->quit) {
-		int status;
-		pid_t tid;
-
-		worker_receive(w, trace_arrived);
-		trace_serve_recall(tr, w);
-		trace_tick(tr, w);
-		if (w->ntracees == 0) {
-			trace_cond_wait(tr, 200);
-			continue;
-		}
-		tid = trace_wait_next(tr, w, &status);
-		if (tid < 0) {
-			trace_cond_wait(tr, 200);
-			continue;
-		}
-		if (tid > 0)
-			trace_dispatch(tr, tid, status);
-	}
-	cpu_release(&w->cpu);
-	debug_msg("tracer thread %d: %lu breakpoint hits", w->index, (unsigned long)w->events);
-	pthread_mutex_unlock(&tr->lock);
-	return NULL;
-}
-
-/*
- * How many tracer threads to run: one per CPU we may use (JMPTRACE_THREADS
- * overrides). One thread per CPU lets each stop be a same-CPU switch between
- * a tracee and its own tracer thread while the other CPUs do the same.
- */
-static int
-trace_thread_count(void)
-{
-	const char *env = getenv("JMPTRACE_THREADS");
-	int n = env ? atoi(env) : cpu_count_allowed();
-
-	if (n < 1)
-		n = 1;
-	return n > JT_MAX_WORKERS ? JT_MAX_WORKERS : n;
-}
-
-/* Brings every thread back to worker 0 and ends the other tracer threads (tr->lock held). */
-static void
-trace_stop_workers(struct jt_tracer *tr)
-{
-	struct jt_worker *self = worker_self();
-	struct jt_proc *p;
-
-	trace_flush(self);
-	if (tr->nworkers <= 1)
-		return;
-	/* A worker that ends takes its tracees with it (killed, or detached onto our int3s). */
-	for (int again = 1; again;) {
-		again = 0;
-		for (p = tr->procs; p; p = p->next)
-			if (trace_elsewhere(tr, p, self)) {
-				trace_recall(tr, p);
-				again = trace_elsewhere(tr, p, self) ? 0 : 1;
-				break;
-			}
-	}
-	tr->quit = 1;
-	worker_join_all(tr);
-	/* What came back stopped runs on under worker 0, which is the only tracer thread now. */
-	worker_receive(self, trace_arrived);
-	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
-		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
-				trace_restart(tr, t);
-	tr->deferred = NULL;
-}
-
-/* Done when the main process is gone and, with -f, every followed child too. */
-static int
-trace_done(const struct jt_tracer *tr)
-{
-	if (tr->fatal || tr->detached)
-		return 1;
-	if (!tr->main_exited)
-		return 0;
-	if (!tr->opt->follow_forks)
-		return 1;
-	for (const struct jt_proc *p = tr->procs; p; p = p->next)
-		if (p->pid != tr->main_pid && p->nthreads > 0)
-			return 0;
-	return 1;
-}
-
-int
-trace_run(struct jt_tracer *tr)
-{
-	struct jt_worker *self = worker_self();
-
-	tr->start_ms = tr->status_ms = trace_now_ms();
-	worker_start(tr, trace_thread_count(), trace_worker_loop);
-	pthread_mutex_lock(&tr->lock);
-	while (!trace_done(tr)) {
-		int status;
-		pid_t tid;
-
-		trace_flags(tr);
-		if (tr->detached)
-			break;
-		trace_tick(tr, self);
-		worker_receive(self, trace_arrived);
-		trace_run_deferred(tr);
-		tid = trace_wait_next(tr, self, &status);
-		if (tid == 0)
-			continue;
-		if (tid < 0) {
-			/* With -f, the processes left may all be traced by other tracer threads. */
-			if (errno == ECHILD && tr->nworkers > 1 && !trace_done(tr)) {
-				trace_cond_wait(tr, 200);
-				continue;
-			}
-			if (errno != ECHILD)
-				perror_msg("wait4");
-			break;
-		}
-		trace_dispatch(tr, tid, status);
-	}
-	debug_msg("tracer thread %d: %lu breakpoint hits", self->index, (unsigned long)self->events);
-	trace_stop_workers(tr);
-	pthread_mutex_unlock(&tr->lock);
-	cpu_release(&self->cpu);
-	if (tr->status_shown)
-		fputc('\n', stderr);
-	return tr->fatal ? -1 : 0;
-}

@@ -1,0 +1,18 @@
+/* loop.h - the tracer threads' loops: waiting for stops, the tick, SIGINT and SIGUSR1, and the end. */
+#ifndef JT_LOOP_H
+#define JT_LOOP_H
+
+struct jt_tracer;
+
+/* Catches SIGINT, SIGTERM, SIGHUP, SIGUSR1 for snapshots, and starts the loop's tick. */
+void loop_install_signals(void);
+
+/*
+ * Starts the other tracer threads and runs until the main process exits,
+ * is detached, or cannot be traced; every thread is back with the calling
+ * (main) thread when it returns. Returns 0, or -1 when tracing failed (a
+ * message was printed).
+ */
+int loop_run(struct jt_tracer *tr);
+
+#endif

@@ -1,0 +1,307 @@
+/* loop.c - the tracer threads' loops: waiting for stops, the tick, SIGINT and SIGUSR1, and the end. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cpu.h"
+#include "heap.h"
+#include "loop.h"
+#include "proc.h"
+#include "snapshot.h"
+#include "trace.h"
+#include "util.h"
+#include "worker.h"
+
+static uint64_t
+loop_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Set by signal handlers; signals are process-wide, so these are the only globals. */
+static volatile sig_atomic_t got_snapshot, got_stop;
+
+static void
+loop_on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		got_snapshot = 1;
+	else if (sig == SIGINT)
+		got_snapshot = got_stop = sig;
+	else if (sig != SIGALRM)
+		got_stop = sig;
+}
+
+void
+loop_install_signals(void)
+{
+	struct sigaction sa;
+	struct itimerval it = { { 0, 200000 }, { 0, 200000 } };
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = loop_on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: wait4 must return EINTR so the loop sees the flags. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	/* A periodic tick closes the race between checking the flags and blocking in wait4. */
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void
+loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_heap_totals tot;
+	uint64_t now = loop_now_ms();
+
+	if (now - tr->status_ms < 1000)
+		return;
+	heap_totals(p->heap, &tot);
+	fprintf(stderr, "\rjmptrace: pid %d: %llu events/s, %llu bytes live in %llu blocks, %u stacks   ",
+		p->pid, (unsigned long long)((tr->events - tr->status_events) * 1000 / (now - tr->status_ms)),
+		(unsigned long long)tot.live_bytes, (unsigned long long)tot.live_blocks,
+		heap_stack_count(p->heap));
+	tr->status_ms = now;
+	tr->status_events = tr->events;
+	tr->status_shown = 1;
+}
+
+static void
+loop_flags(struct jt_tracer *tr)
+{
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+	int stop = got_stop;
+	int attached = p && p->attached;
+
+	if (!p)
+		return;
+	if (attached && tr->opt->duration > 0 &&
+	    loop_now_ms() - tr->start_ms >= (uint64_t)(tr->opt->duration * 1000))
+		stop = SIGALRM;
+	if (tr->status_shown && (got_snapshot || stop))
+		fputc('\n', stderr);
+	if (got_snapshot || stop) {
+		got_snapshot = 0;
+		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
+	}
+	if (!stop)
+		return;
+	got_stop = 0;
+	if (attached) {
+		trace_detach(tr, p);
+		return;
+	}
+	/* In launch mode the program shares our terminal and gets its own SIGINT. */
+	if (stop != SIGINT)
+		kill(p->pid, stop);
+}
+
+/* Work done a few times a second: CPU placement, waking the workers, and the status line. */
+static void
+loop_tick(struct jt_tracer *tr, struct jt_worker *w)
+{
+	uint64_t now = loop_now_ms();
+	struct jt_proc *p;
+
+	if (now - w->tick_ms < 200)
+		return;
+	w->tick_ms = now;
+	if (!tr->no_cpu_follow)
+		cpu_adapt(&w->cpu);
+	if (w->index != 0)
+		return;
+	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
+	worker_wake_all(tr);
+	if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
+		loop_status_line(tr, p);
+}
+
+/* Threads that arrived to be stepped while worker 0 was recalling another process. */
+static void
+loop_run_deferred(struct jt_tracer *tr)
+{
+	struct jt_thread *t;
+
+	while (!tr->recall && (t = tr->deferred)) {
+		tr->deferred = t->inext;
+		t->inext = NULL;
+		trace_arrived(tr, t);
+	}
+}
+
+/*
+ * Waits for the next stop of one of w's own tracees, with tr->lock released
+ * meanwhile. Returns its tid, 0 when woken for other work, -1 on ECHILD
+ * (nothing to wait for) or another error.
+ */
+static pid_t
+loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
+{
+	pid_t tid;
+
+	pthread_mutex_unlock(&tr->lock);
+	trace_flush(w);
+	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
+	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
+	w->regs_tid = 0;
+	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
+	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
+		w->regs_tid = tid;
+	pthread_mutex_lock(&tr->lock);
+	if (tid < 0 && errno == EINTR)
+		return 0;
+	if (tid > 0 && !tr->no_cpu_follow && (w->events & 63) == 0)
+		cpu_follow(&w->cpu, tid);
+	return tid;
+}
+
+/* A tracer thread other than the main one: serves its own tracees until told to quit. */
+static void *
+loop_worker(void *arg)
+{
+	struct jt_worker *w = arg;
+	struct jt_tracer *tr = w->tr;
+
+	pthread_mutex_lock(&tr->lock);
+	while (!tr->quit) {
+		int status;
+		pid_t tid;
+
+		worker_receive(w, trace_arrived);
+		trace_serve_recall(tr, w);
+		loop_tick(tr, w);
+		if (w->ntracees == 0) {
+			trace_cond_wait(tr, 200);
+			continue;
+		}
+		tid = loop_wait_next(tr, w, &status);
+		if (tid < 0) {
+			trace_cond_wait(tr, 200);
+			continue;
+		}
+		if (tid > 0)
+			trace_dispatch(tr, tid, status);
+	}
+	cpu_release(&w->cpu);
+	debug_msg("tracer thread %d: %lu breakpoint hits", w->index, (unsigned long)w->events);
+	pthread_mutex_unlock(&tr->lock);
+	return NULL;
+}
+
+/*
+ * How many tracer threads to run: one per CPU we may use (JMPTRACE_THREADS
+ * overrides). One thread per CPU lets each stop be a same-CPU switch between
+ * a tracee and its own tracer thread while the other CPUs do the same.
+ */
+static int
+loop_thread_count(void)
+{
+	const char *env = getenv("JMPTRACE_THREADS");
+	int n = env ? atoi(env) : cpu_count_allowed();
+
+	if (n < 1)
+		n = 1;
+	return n > JT_MAX_WORKERS ? JT_MAX_WORKERS : n;
+}
+
+/* Brings every thread back to worker 0 and ends the other tracer threads (tr->lock held). */
+static void
+loop_stop_workers(struct jt_tracer *tr)
+{
+	struct jt_worker *self = worker_self();
+	struct jt_proc *p;
+
+	trace_flush(self);
+	if (tr->nworkers <= 1)
+		return;
+	/* A worker that ends takes its tracees with it (killed, or detached onto our int3s). */
+	for (int again = 1; again;) {
+		again = 0;
+		for (p = tr->procs; p; p = p->next)
+			if (trace_elsewhere(tr, p, self)) {
+				trace_recall(tr, p);
+				again = trace_elsewhere(tr, p, self) ? 0 : 1;
+				break;
+			}
+	}
+	tr->quit = 1;
+	worker_join_all(tr);
+	/* What came back stopped runs on under worker 0, which is the only tracer thread now. */
+	worker_receive(self, trace_arrived);
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
+				trace_restart(tr, t);
+	tr->deferred = NULL;
+}
+
+/* Done when the main process is gone and, with -f, every followed child too. */
+static int
+loop_done(const struct jt_tracer *tr)
+{
+	if (tr->fatal || tr->detached)
+		return 1;
+	if (!tr->main_exited)
+		return 0;
+	if (!tr->opt->follow_forks)
+		return 1;
+	for (const struct jt_proc *p = tr->procs; p; p = p->next)
+		if (p->pid != tr->main_pid && p->nthreads > 0)
+			return 0;
+	return 1;
+}
+
+int
+loop_run(struct jt_tracer *tr)
+{
+	struct jt_worker *self = worker_self();
+
+	tr->start_ms = tr->status_ms = loop_now_ms();
+	worker_start(tr, loop_thread_count(), loop_worker);
+	pthread_mutex_lock(&tr->lock);
+	while (!loop_done(tr)) {
+		int status;
+		pid_t tid;
+
+		loop_flags(tr);
+		if (tr->detached)
+			break;
+		loop_tick(tr, self);
+		worker_receive(self, trace_arrived);
+		loop_run_deferred(tr);
+		tid = loop_wait_next(tr, self, &status);
+		if (tid == 0)
+			continue;
+		if (tid < 0) {
+			/* With -f, the processes left may all be traced by other tracer threads. */
+			if (errno == ECHILD && tr->nworkers > 1 && !loop_done(tr)) {
+				trace_cond_wait(tr, 200);
+				continue;
+			}
+			if (errno != ECHILD)
+				perror_msg("wait4");
+			break;
+		}
+		trace_dispatch(tr, tid, status);
+	}
+	debug_msg("tracer thread %d: %lu breakpoint hits", self->index, (unsigned long)self->events);
+	loop_stop_workers(tr);
+	pthread_mutex_unlock(&tr->lock);
+	cpu_release(&self->cpu);
+	if (tr->status_shown)
+		fputc('\n', stderr);
+	return tr->fatal ? -1 : 0;
+}
