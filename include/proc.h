@@ -75,6 +75,7 @@ struct jt_proc {
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
+	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
 	int exited, exit_status, killed_by;
 };
 

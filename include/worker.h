@@ -71,7 +71,8 @@ struct jt_worker *worker_least_loaded(struct jt_tracer *tr);
  * Hands t, stopped and traced by the calling thread, to worker `to`. t is
  * parked first, so it cannot run into a breakpoint while nobody traces it:
  * every signal blocked, and its pc on a `syscall` instruction that calls
- * pause(). Its real registers and signal mask travel with it. Returns 0, or
+ * pause() (on a `jmp .` under seccomp, which might forbid pause()). Its real
+ * registers and signal mask travel with it. Returns 0, or
  * -1 when it could not be parked (it is then still ours, stopped, unchanged).
  */
 int worker_send(struct jt_thread *t, struct jt_worker *to);

@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "mem.h"
 #include "proc.h"
+#include "procfs.h"
 #include "util.h"
 #include "worker.h"
 
@@ -174,15 +175,15 @@ worker_least_loaded(struct jt_tracer *tr)
 	return best;
 }
 
-/* Looks for the bytes of a `syscall` instruction in one mapping. Returns its address or 0. */
+/* Looks for two instruction bytes in one mapping. Returns their address or 0. */
 static uint64_t
-worker_find_syscall(pid_t pid, uint64_t start, uint64_t end)
+worker_find_bytes(pid_t pid, uint64_t start, uint64_t end, uint8_t b0, uint8_t b1)
 {
 	static const size_t chunk = 16384;
 	uint8_t *buf = xcalloc(1, chunk + 1);
 	uint64_t found = 0;
 
-	/* Look at the first MiB only: the vDSO is two pages, and libc's syscalls start early. */
+	/* Look at the first MiB only: the vDSO is two pages, and a libc has both early. */
 	if (end - start > (1u << 20))
 		end = start + (1u << 20);
 	for (uint64_t a = start; a < end && !found; a += chunk) {
@@ -191,7 +192,7 @@ worker_find_syscall(pid_t pid, uint64_t start, uint64_t end)
 		if (mem_read(pid, a, buf, len) < 0)
 			break;
 		for (size_t i = 0; i + 1 < len; i++)
-			if (buf[i] == 0x0f && buf[i + 1] == 0x05) {
+			if (buf[i] == b0 && buf[i + 1] == b1) {
 				found = a + i;
 				break;
 			}
@@ -201,26 +202,23 @@ worker_find_syscall(pid_t pid, uint64_t start, uint64_t end)
 }
 
 /*
- * Where a parked thread waits: a `syscall` instruction anywhere in the
- * process's executable memory (the vDSO has one in every process, static
- * ones too). The CPU decodes from wherever pc points, so it needs no
- * instruction boundary, and the thread never gets past it: pause() with
- * every signal blocked only ends in SIGKILL or in our PTRACE_INTERRUPT.
+ * Finds two bytes anywhere in the process's executable memory, the vDSO
+ * first (every process has one, static ones too). The CPU decodes from
+ * wherever pc points, so they need not be on an instruction boundary.
  */
 static uint64_t
-worker_park_pc(struct jt_proc *p)
+worker_find_code(struct jt_proc *p, uint8_t b0, uint8_t b1)
 {
 	char path[64], line[512];
+	uint64_t found = 0;
 	FILE *f;
 
-	if (p->park_pc)
-		return p->park_pc;
 	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
 	if (!(f = fopen(path, "re")))
 		return 0;
-	for (int pass = 0; pass < 2 && !p->park_pc; pass++) {
+	for (int pass = 0; pass < 2 && !found; pass++) {
 		rewind(f);
-		while (!p->park_pc && fgets(line, sizeof(line), f)) {
+		while (!found && fgets(line, sizeof(line), f)) {
 			unsigned long start, end;
 			char perms[8];
 
@@ -228,10 +226,43 @@ worker_park_pc(struct jt_proc *p)
 				continue;
 			if ((pass == 0) != (strstr(line, "[vdso]") != NULL))
 				continue;
-			p->park_pc = worker_find_syscall(p->pid, start, end);
+			found = worker_find_bytes(p->pid, start, end, b0, b1);
 		}
 	}
 	fclose(f);
+	return found;
+}
+
+/* Non-zero when seccomp filters the thread's system calls (or /proc cannot say). */
+static int
+worker_seccomp(pid_t tid)
+{
+	char buf[16];
+
+	return procfs_status_field(tid, "Seccomp", buf, sizeof(buf)) < 0 || atoi(buf) != 0;
+}
+
+/*
+ * Where a parked thread waits, with every signal blocked: on a `syscall`
+ * instruction calling pause(), which only SIGKILL or our PTRACE_INTERRUPT
+ * ends. A thread under seccomp might not be allowed pause(), so it spins on
+ * a `jmp .` instead, for the moment the hand-over takes. Returns the pc and
+ * sets *rax, or 0 when the process has no such bytes.
+ */
+static uint64_t
+worker_park_pc(struct jt_thread *t, uint64_t *rax)
+{
+	struct jt_proc *p = t->proc;
+
+	if (worker_seccomp(t->tid)) {
+		if (!p->spin_pc)
+			p->spin_pc = worker_find_code(p, 0xeb, 0xfe);
+		*rax = t->park_regs.rax;
+		return p->spin_pc;
+	}
+	if (!p->park_pc)
+		p->park_pc = worker_find_code(p, 0x0f, 0x05);
+	*rax = SYS_pause;
 	return p->park_pc;
 }
 
@@ -239,15 +270,16 @@ int
 worker_send(struct jt_thread *t, struct jt_worker *to)
 {
 	struct jt_worker *from = t->owner;
-	uint64_t all = ~0ull, pc = worker_park_pc(t->proc);
+	uint64_t all = ~0ull, pc, rax;
 	arch_regs park;
 
-	if (!pc || ptrace(PTRACE_GETREGS, t->tid, 0L, &t->park_regs) < 0 ||
-	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask) < 0)
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &t->park_regs) < 0 ||
+	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask) < 0 ||
+	    !(pc = worker_park_pc(t, &rax)))
 		return -1;
 	park = t->park_regs;
 	park.rip = pc;
-	park.rax = SYS_pause;
+	park.rax = rax;
 	/* Not in a system call as far as the kernel is concerned: no restart of the interrupted one. */
 	park.orig_rax = (unsigned long)-1;
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &all) < 0)

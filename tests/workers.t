@@ -39,9 +39,10 @@ sub same_totals {
 
 sub threads_run {
 	my ($mode, $name, $k, %env) = @_;
+	my $extra = delete $env{args} // [];
 	local @ENV{ keys %env } = values %env;
 	local $ENV{JMPTRACE_DEBUG} = 1;
-	my $r = run_jt('threads', $mode, args => [$k, 5, 40]);
+	my $r = run_jt('threads', $mode, args => [$k, 5, 40, @$extra]);
 	is($r->{exit}, 0, "$name: exit 0");
 	is($r->{stdout}, "threads: done\n", "$name: stdout");
 	my $s = snapshot_of($r, $name) or return $r;
@@ -87,6 +88,18 @@ for my $mode (qw(pie static)) {
 		ok(($r->{stderr} // '') =~ /stepping thread/, 'breakpoints were stepped over');
 		unlike($r->{stderr} // '', qr/without stopping the other threads|could not be brought back/,
 		       'never stepped with other threads running');
+	};
+}
+
+# A program under seccomp may not be allowed pause(), where a thread waits while it is
+# handed over; the program here gets EPERM from it, and would run on into the vDSO's
+# bytes after the syscall instruction (it did: SIGSEGV) had jmptrace parked it there.
+for my $mode (qw(pie static)) {
+	subtest "threads-$mode under a seccomp filter that denies pause(), 2 tracer threads" => sub {
+		my $one = threads_run($mode, 'seccomp, 1 tracer thread', 1000, JMPTRACE_THREADS => 1, args => [1, 1]);
+		my $r = threads_run($mode, 'seccomp, 2 tracer threads', 1000, JMPTRACE_THREADS => 2, args => [1, 1]);
+		same_totals($r->{snap}{totals}, $one->{snap}{totals}, 'seccomp') if $r->{snap} && $one->{snap};
+		ok((handovers($r->{stderr})->{1} // 0) > 0, 'threads were handed to tracer thread 1');
 	};
 }
 
