@@ -80,7 +80,10 @@ worker_main(void *arg)
 
 	free(arg);
 	worker_cur = boot.w;
+	/* worker_wake reads it under the lock. */
+	pthread_mutex_lock(&boot.w->tr->lock);
 	boot.w->ktid = (pid_t)syscall(SYS_gettid);
+	pthread_mutex_unlock(&boot.w->tr->lock);
 	/* Only the wake signal reaches a worker; SIGINT and the tick belong to the main thread. */
 	sigemptyset(&wake);
 	sigaddset(&wake, WORKER_WAKE_SIG);
