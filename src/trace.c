@@ -158,11 +158,11 @@ trace_step_one(struct jt_thread *t)
 static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
 
 /*
- * Keeps the busy threads spread over the tracer threads: hands t, stopped
- * and about to be restarted, to the tracer thread with the fewest active
- * tracees when its own has two more. The main thread of each process stays
- * with the tracer thread that traces it, so its exit is seen by its parent.
- * Returns 1 when t was handed over.
+ * Where t, stopped and about to be restarted, should go to keep the busy
+ * threads spread over the tracer threads: the one with the fewest active
+ * tracees when t's own has two more; NULL to stay. The main thread of each
+ * process stays with the tracer thread that traces it, so its exit is seen
+ * by its parent.
  */
 static struct jt_worker *
 trace_rebalance_due(struct jt_tracer *tr, struct jt_thread *t)
@@ -177,6 +177,7 @@ trace_rebalance_due(struct jt_tracer *tr, struct jt_thread *t)
 	return to;
 }
 
+/* Hands t over where trace_rebalance_due says. Returns 1 when it was handed over. */
 static int
 trace_rebalance(struct jt_tracer *tr, struct jt_thread *t)
 {
@@ -621,7 +622,6 @@ trace_recall(struct jt_tracer *tr, struct jt_proc *p)
 
 	if (tr->nworkers <= 1 || !self || self->index != 0)
 		return;
-	trace_flush(self);
 	tr->recall = p;
 	while (proc_find(tr, pid) == p) {
 		worker_receive(self, trace_arrived);

@@ -41,6 +41,7 @@ void
 worker_init(struct jt_tracer *tr)
 {
 	struct jt_worker *w = &tr->workers[0];
+	pthread_mutexattr_t ma;
 	struct sigaction sa;
 
 	memset(w, 0, sizeof(*w));
@@ -49,8 +50,6 @@ worker_init(struct jt_tracer *tr)
 	cpu_init(&w->cpu);
 	tr->nworkers = 1;
 	worker_cur = w;
-	pthread_mutexattr_t ma;
-
 	/*
 	 * Held for a couple of microseconds per stop: a waiter that spins a
 	 * little gets it sooner than one that sleeps in futex and is woken.
@@ -305,8 +304,7 @@ worker_send(struct jt_thread *t, struct jt_worker *to)
 	t->stopped = 0;
 	t->inext = to->inbox;
 	to->inbox = t;
-	if (to->index > 0)
-		worker_wake(to);
+	worker_wake(to);
 	pthread_cond_broadcast(&to->tr->cond);
 	return 0;
 }
