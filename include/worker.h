@@ -51,8 +51,9 @@ struct jt_worker *worker_self(void);
 void worker_init(struct jt_tracer *tr);
 
 /*
- * Starts worker threads 1..n-1, each running loop(w). The wake signal is
- * blocked in them except while they wait. Returns how many tracer threads
+ * Starts worker threads 1..n-1, each running loop(w). The signals the main
+ * thread acts on (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM) are blocked in
+ * them; only the wake signal reaches them. Returns how many tracer threads
  * there now are (1 when none could be started).
  */
 int worker_start(struct jt_tracer *tr, int n, void *(*loop)(void *));

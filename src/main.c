@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "cpu.h"
 #include "image.h"
 #include "launch.h"
 #include "loop.h"

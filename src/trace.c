@@ -578,21 +578,17 @@ trace_arrived(struct jt_tracer *tr, struct jt_thread *t)
 	t->stopped = t->want_stop = 1;
 	if (tr->recall == t->proc)
 		return;
-	if (t->step_pending && t->owner->index == 0) {
-		if (tr->recall) {
-			/* Worker 0 is busy recalling another process: step this one after. */
-			t->inext = tr->deferred;
-			tr->deferred = t;
-			return;
-		}
-		trace_step_locked(tr, t);
+	if (!t->step_pending) {
+		trace_restart(tr, t);
 		return;
 	}
-	if (t->step_pending) {
-		trace_step_or_send(tr, t);
+	if (t->owner->index == 0 && tr->recall) {
+		/* Worker 0 is busy recalling another process: step this one after. */
+		t->inext = tr->deferred;
+		tr->deferred = t;
 		return;
 	}
-	trace_restart(tr, t);
+	trace_step_or_send(tr, t);
 }
 
 /* Waits up to ms on tr->cond (tr->lock held): for a hand-over, or for time to pass. */

@@ -182,13 +182,14 @@ static uint64_t
 worker_find_bytes(pid_t pid, uint64_t start, uint64_t end, uint8_t b0, uint8_t b1)
 {
 	static const size_t chunk = 16384;
-	uint8_t *buf = xcalloc(1, chunk + 1);
+	uint8_t *buf = xcalloc(1, chunk);
 	uint64_t found = 0;
 
 	/* Look at the first MiB only: the vDSO is two pages, and a libc has both early. */
 	if (end - start > (1u << 20))
 		end = start + (1u << 20);
-	for (uint64_t a = start; a < end && !found; a += chunk) {
+	/* Chunks overlap by a byte, so a pair across a chunk boundary is seen too. */
+	for (uint64_t a = start; a + 1 < end && !found; a += chunk - 1) {
 		size_t len = end - a < chunk ? end - a : chunk;
 
 		if (mem_read(pid, a, buf, len) < 0)
