@@ -410,8 +410,7 @@ grp_end(const char *fmt, ...)
 	if (grp.n.refused)
 		printf("# %d start states refused by this CPU or kernel, not an emulator mismatch; first:\n%s",
 		       grp.n.refused, grp.first_refused);
-	total.cases += grp.n.cases, total.bad += grp.n.bad;
-	total.invalid += grp.n.invalid, total.refused += grp.n.refused;
+	total.cases += grp.n.cases, total.invalid += grp.n.invalid, total.refused += grp.n.refused;
 	memset(&grp, 0, sizeof(grp));
 }
 
