@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Allocators: on exhaustion they print one line and abort(), so callers never check. */
 void *xmalloc(size_t n);
@@ -18,6 +19,14 @@ void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Non-zero when JMPTRACE_DEBUG is set in jmptrace's own environment. */
 extern int jt_debug;
+
+/*
+ * waitpid(tid, status, __WALL) for one tracee, retried on EINTR: our tick
+ * and SIGINT handlers are installed without SA_RESTART, so that the main
+ * wait4 sees them, and an interrupted wait here is not an answer. Returns
+ * tid, or -1 with errno set (ECHILD: not our tracee).
+ */
+int util_wait_tid(pid_t tid, int *status);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -328,16 +328,8 @@ worker_seize(struct jt_tracer *tr, struct jt_thread *t)
 		return -1;
 	}
 	ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L);
-	for (;;) {
-		if (waitpid(t->tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (!WIFSTOPPED(status))
-			return -1;	/* killed while parked; nobody else will report it */
-		break;
-	}
+	if (util_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
+		return -1;	/* killed while parked; nobody else will report it */
 	if ((unsigned)status >> 16 == PTRACE_EVENT_STOP) {
 		t->group_stop = worker_is_stop_signal(WSTOPSIG(status));
 	} else if (((unsigned)status >> 16) == 0 && !t->pending_sig) {
