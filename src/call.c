@@ -8,6 +8,7 @@
 #include "heap.h"
 #include "image.h"
 #include "mem.h"
+#include "own.h"
 #include "proc.h"
 #include "unwind.h"
 #include "util.h"
@@ -262,22 +263,59 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	t->ncalls++;
 }
 
+/*
+ * A free of NULL or of an address that is no live block. glibc's thread and
+ * process teardown frees chunks the program freed before (its tcache) and
+ * blocks it made without malloc: those are its own business, neither calls
+ * of the program nor unknown frees. Anything else is the program's: free(NULL)
+ * is only a call; a free of an address it may have allocated unseen (before
+ * an attach, or in its parent) is an unknown free; otherwise it is an invalid
+ * free, recorded with the stack it was made from. Only this rare path unwinds.
+ */
 static void
-call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *regs,
+		    const struct jt_options *opt)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t pcs[JT_MAX_DEPTH + 1];
+	int max = opt->depth + 1 < ARRAY_SIZE(pcs) ? (int)opt->depth + 1 : (int)ARRAY_SIZE(pcs);
+	int n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+
+	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
+		return;
+	p->calls[fn]++;
+	if (!ptr)
+		return;
+	if (p->unseen_blocks)
+		heap_unknown_free(p->heap);
+	else
+		/* Frame 0 is the free itself; the stack starts at its caller. */
+		heap_invalid_free(p->heap, heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0));
+}
+
+static void
+call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(regs);
 	uint64_t ptr = arch_arg(regs, 0);
-	/* delete[] -> delete -> free reach us back to back with the same pointer: count the outer one. */
-	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr;
+	/*
+	 * delete[] -> delete -> free reach us back to back with the same pointer:
+	 * count the outer one. Each link is another function; the same function
+	 * twice is the program freeing the pointer twice.
+	 */
+	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr &&
+		      bp->fn != t->free_fn;
 
 	t->free_seq = t->seq;
 	t->free_sp = sp;
 	t->free_ptr = ptr;
+	t->free_fn = bp->fn;
 	if (chained || call_is_nested(t, sp))
 		return;
-	t->proc->calls[bp->fn]++;
-	if (ptr)
-		heap_free(t->proc->heap, ptr, NULL);
+	if (ptr && heap_free(t->proc->heap, ptr, NULL) == 0)
+		t->proc->calls[bp->fn]++;
+	else
+		call_unmatched_free(t, bp->fn, ptr, regs, opt);
 }
 
 void
@@ -321,7 +359,7 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 		call_restore_all(t);
 		break;
 	case FK_FREE:
-		call_enter_free(t, bp, regs);
+		call_enter_free(t, bp, regs, opt);
 		break;
 	default:
 		if ((i = call_find_return(t, bp->addr, sp)) >= 0) {
