@@ -144,6 +144,28 @@ call_size(int fn, const arch_regs *regs)
 	return size;
 }
 
+/*
+ * The program released an address that was no live block. While every block
+ * is allocated in our sight it is an invalid free, made from stack_id;
+ * otherwise it may be a block allocated unseen: an unknown free.
+ */
+static void
+call_count_unmatched(struct jt_proc *p, uint32_t stack_id)
+{
+	if (p->unseen_blocks)
+		heap_unknown_free(p->heap);
+	else
+		heap_invalid_free(p->heap, stack_id);
+}
+
+/* realloc released ptr: a free, or an unmatched one made from the realloc's stack. */
+static void
+call_realloc_free(struct jt_proc *p, const struct jt_call *c)
+{
+	if (heap_free(p->heap, c->ptr_arg, NULL) < 0)
+		call_count_unmatched(p, c->stack_id);
+}
+
 static void
 call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 {
@@ -159,11 +181,11 @@ call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 	case FK_REALLOC:
 		if (ret) {
 			if (c->ptr_arg)
-				heap_free(h, c->ptr_arg, NULL);
+				call_realloc_free(p, c);
 			heap_alloc(h, ret, c->size, c->stack_id);
 		} else if (c->size == 0 && c->ptr_arg) {
 			/* glibc's realloc(p, 0) frees p and returns NULL. */
-			heap_free(h, c->ptr_arg, NULL);
+			call_realloc_free(p, c);
 		}
 		break;
 	case FK_MEMALIGN_PTR:
@@ -284,13 +306,9 @@ call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *
 	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
 		return;
 	p->calls[fn]++;
-	if (!ptr)
-		return;
-	if (p->unseen_blocks)
-		heap_unknown_free(p->heap);
-	else
-		/* Frame 0 is the free itself; the stack starts at its caller. */
-		heap_invalid_free(p->heap, heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0));
+	/* Frame 0 is the free itself; the stack starts at its caller. */
+	if (ptr)
+		call_count_unmatched(p, heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0));
 }
 
 static void

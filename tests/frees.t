@@ -71,18 +71,20 @@ for my $mode (@modes) {
 	};
 }
 
-# tests/progs/badfree: its own allocator ignores its invalid frees; jmptrace lists them.
+# tests/progs/badfree: its own allocator ignores its invalid frees; jmptrace lists them,
+# most first, then in the order they were first made.
 my @INVALID = (
 	# count, function, marker in bf_bad.c, marker of the call in main.c
 	[3, 'bf_double_free', 'SITE:bf_double_free', 'SITE:main_double'],
 	[2, 'bf_interior_free', 'SITE:bf_interior_free', 'SITE:main_interior'],
 	[1, 'bf_stack_free', 'SITE:bf_stack_free', 'SITE:main_stack'],
+	[1, 'bf_realloc_stack', 'SITE:bf_realloc_stack', 'SITE:main_realloc'],
 );
 
 sub check_invalid_json {
 	my ($s) = @_;
 	my @inv = @{ $s->{invalid_frees} // [] };
-	is(scalar(@inv), scalar(@INVALID), 'JSON: 3 invalid-free stacks')
+	is(scalar(@inv), scalar(@INVALID), 'JSON: ' . scalar(@INVALID) . ' invalid-free stacks')
 		or diag(explain(\@inv));
 	for my $i (0 .. $#INVALID) {
 		my ($count, $func, $mark, $cmark) = @{ $INVALID[$i] };
@@ -101,7 +103,7 @@ sub check_invalid_json {
 
 sub check_invalid_text {
 	my ($text) = @_;
-	like($text, qr/^6 invalid frees \(of addresses that were no live block: double frees, frees of non-heap pointers\) from 3 stacks:\n\n/m,
+	like($text, qr/^7 invalid frees \(of addresses that were no live block: double frees, frees of non-heap pointers\) from 4 stacks:\n\n/m,
 	     'text: the invalid-free header');
 	for my $i (0 .. $#INVALID) {
 		my ($count, $func, $mark, $cmark) = @{ $INVALID[$i] };
@@ -117,14 +119,16 @@ sub check_invalid_text {
 for my $mode (@modes) {
 	subtest "badfree-$mode: invalid frees with their stacks" => sub {
 		my $n = run_native('badfree', $mode);
-		is($n->{stdout}, "badfree: 6 invalid frees ignored\n", 'native: stdout');
+		is($n->{stdout}, "badfree: 7 invalid frees ignored\n", 'native: stdout');
 		my $r = run_jt('badfree', $mode);
 		same_as_native($r, $n, 'traced');
 		my $s = snapshot_of($r, 'badfree') or return;
 		my $t = $s->{totals};
-		is($t->{unknown_frees}, 6, 'unknown frees 6: the invalid ones');
-		is($t->{frees}, 9, 'frees 9: the valid ones');
-		is(calls_of($s, 'free'), 16, 'free calls 16: 9 valid, 6 invalid, 1 free(NULL)');
+		is($t->{unknown_frees}, 7, 'unknown frees 7: the invalid ones');
+		is($t->{frees}, 10, 'frees 10: the valid ones');
+		is(calls_of($s, 'free'), 17, 'free calls 17: 10 valid, 6 invalid, 1 free(NULL)');
+		is(calls_of($s, 'realloc'), 1, 'realloc calls 1 (of a stack address: an invalid free)');
+		is($t->{live_blocks}, $mode =~ /static/ ? 5 : 0, 'live blocks: only the C library\'s in a static program');
 		check_invalid_json($s);
 		check_invalid_text($r->{report} // '');
 	};

@@ -2,8 +2,9 @@
  * bf_alloc.c - the program's own allocator, which replaces glibc's malloc family: blocks
  * are carved from a static arena, each behind a header that says whether it is live, and
  * never reused. free() of anything that is not a live block (a second free, an address
- * inside a block, an address on the stack) is counted and ignored, so the program
- * survives its own invalid frees and behaves the same every time.
+ * inside a block, an address on the stack) is counted and ignored, and so is realloc's
+ * (which then acts as malloc), so the program survives its own invalid frees and behaves
+ * the same every time.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -99,8 +100,9 @@ realloc(void *old, size_t size)
 	void *p;
 
 	if (old && (!h || h->magic != MAGIC_LIVE)) {
+		/* Not a block: counted, and realloc acts as malloc. */
 		ignored++;
-		return NULL;
+		old = NULL;
 	}
 	p = malloc(size);
 	if (p && old) {

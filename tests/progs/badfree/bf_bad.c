@@ -37,6 +37,18 @@ bf_stack_free(void)
 }
 
 __attribute__((noinline, noipa)) void
+bf_realloc_stack(void)
+{
+	char local[32];
+	void *p;
+
+	sink(local, sizeof(local));
+	p = realloc(opaque_ptr(local), 40); /* SITE:bf_realloc_stack */
+	sink(p, 40);
+	free(p);
+}
+
+__attribute__((noinline, noipa)) void
 bf_good(void)
 {
 	void *p = malloc(100);
