@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "bp.h"
 #include "modules.h"
+#include "own.h"
 #include "worker.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -38,6 +39,7 @@ struct jt_thread {
 	uint64_t seq;			/* events seen on this thread */
 	/* The last free-family entry, so that delete -> free counts once. */
 	uint64_t free_seq, free_sp, free_ptr;
+	int free_fn;
 	int step_pending;		/* its event is handled; it must still step over step_addr */
 	uint64_t step_addr;
 	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */
@@ -61,6 +63,8 @@ struct jt_proc {
 	struct jt_proc *next;
 	int nthreads;
 	int attached;			/* we attached to it: older blocks are unknown */
+	int unseen_blocks;		/* it may free blocks we never saw allocated (attached, or
+					   inherited at fork): such a free is unknown, not invalid */
 	int vfork_child;		/* shares its parent's memory: emulate only, record nothing */
 	struct jt_proc *vm_owner;	/* whose breakpoints are in this memory (itself, or the vfork parent) */
 	char *command;
@@ -74,6 +78,7 @@ struct jt_proc {
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
+	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
 	int exited, exit_status, killed_by;

@@ -144,6 +144,7 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 	exe[n > 0 ? n : 0] = 0;
 	p = proc_new(tr, pid, n > 0 ? exe : "?");
 	p->attached = 1;
+	p->unseen_blocks = 1;
 	tr->ptrace_options = ATTACH_PTRACE_OPTIONS;
 	/* Threads may be created while we attach: repeat until a pass finds none. */
 	for (i = 0; i < ATTACH_ROUNDS; i++) {

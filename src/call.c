@@ -8,6 +8,7 @@
 #include "heap.h"
 #include "image.h"
 #include "mem.h"
+#include "own.h"
 #include "proc.h"
 #include "unwind.h"
 #include "util.h"
@@ -143,6 +144,28 @@ call_size(int fn, const arch_regs *regs)
 	return size;
 }
 
+/*
+ * The program released an address that was no live block. While every block
+ * is allocated in our sight it is an invalid free, made from stack_id;
+ * otherwise it may be a block allocated unseen: an unknown free.
+ */
+static void
+call_count_unmatched(struct jt_proc *p, uint32_t stack_id)
+{
+	if (p->unseen_blocks)
+		heap_unknown_free(p->heap);
+	else
+		heap_invalid_free(p->heap, stack_id);
+}
+
+/* realloc released ptr: a free, or an unmatched one made from the realloc's stack. */
+static void
+call_realloc_free(struct jt_proc *p, const struct jt_call *c)
+{
+	if (heap_free(p->heap, c->ptr_arg, NULL) < 0)
+		call_count_unmatched(p, c->stack_id);
+}
+
 static void
 call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 {
@@ -158,11 +181,11 @@ call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 	case FK_REALLOC:
 		if (ret) {
 			if (c->ptr_arg)
-				heap_free(h, c->ptr_arg, NULL);
+				call_realloc_free(p, c);
 			heap_alloc(h, ret, c->size, c->stack_id);
 		} else if (c->size == 0 && c->ptr_arg) {
 			/* glibc's realloc(p, 0) frees p and returns NULL. */
-			heap_free(h, c->ptr_arg, NULL);
+			call_realloc_free(p, c);
 		}
 		break;
 	case FK_MEMALIGN_PTR:
@@ -262,22 +285,55 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	t->ncalls++;
 }
 
+/*
+ * A free of NULL or of an address that is no live block. glibc's thread and
+ * process teardown frees chunks the program freed before (its tcache) and
+ * blocks it made without malloc: those are its own business, neither calls
+ * of the program nor unknown frees. Anything else is the program's: free(NULL)
+ * is only a call; a free of an address it may have allocated unseen (before
+ * an attach, or in its parent) is an unknown free; otherwise it is an invalid
+ * free, recorded with the stack it was made from. Only this rare path unwinds.
+ */
 static void
-call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *regs,
+		    const struct jt_options *opt)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t pcs[JT_MAX_DEPTH + 1];
+	int max = opt->depth + 1 < ARRAY_SIZE(pcs) ? (int)opt->depth + 1 : (int)ARRAY_SIZE(pcs);
+	int n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+
+	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
+		return;
+	p->calls[fn]++;
+	/* Frame 0 is the free itself; the stack starts at its caller. */
+	if (ptr)
+		call_count_unmatched(p, heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0));
+}
+
+static void
+call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(regs);
 	uint64_t ptr = arch_arg(regs, 0);
-	/* delete[] -> delete -> free reach us back to back with the same pointer: count the outer one. */
-	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr;
+	/*
+	 * delete[] -> delete -> free reach us back to back with the same pointer:
+	 * count the outer one. Each link is another function; the same function
+	 * twice is the program freeing the pointer twice.
+	 */
+	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr &&
+		      bp->fn != t->free_fn;
 
 	t->free_seq = t->seq;
 	t->free_sp = sp;
 	t->free_ptr = ptr;
+	t->free_fn = bp->fn;
 	if (chained || call_is_nested(t, sp))
 		return;
-	t->proc->calls[bp->fn]++;
-	if (ptr)
-		heap_free(t->proc->heap, ptr, NULL);
+	if (ptr && heap_free(t->proc->heap, ptr, NULL) == 0)
+		t->proc->calls[bp->fn]++;
+	else
+		call_unmatched_free(t, bp->fn, ptr, regs, opt);
 }
 
 void
@@ -321,7 +377,7 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 		call_restore_all(t);
 		break;
 	case FK_FREE:
-		call_enter_free(t, bp, regs);
+		call_enter_free(t, bp, regs, opt);
 		break;
 	default:
 		if ((i = call_find_return(t, bp->addr, sp)) >= 0) {

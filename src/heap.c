@@ -373,16 +373,31 @@ heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size)
 	uint32_t stack_id;
 	long i = live_find(h, addr, &bsize, &stack_id);
 
-	if (i < 0) {
-		h->tot.unknown_frees += addr != 0;
+	if (i < 0)
 		return -1;
-	}
 	val_release(h, addr, h->live.slots[i].val);
 	table_remove_at(&h->live, (size_t)i);
 	live_account(h, stack_id, bsize, 0);
 	h->tot.frees++;
 	if (size)
 		*size = bsize;
+	return 0;
+}
+
+void
+heap_unknown_free(struct jt_heap *h)
+{
+	h->tot.unknown_frees++;
+}
+
+int
+heap_invalid_free(struct jt_heap *h, uint32_t stack_id)
+{
+	if (stack_id >= h->nstacks)
+		return -1;
+	stack_at(h, stack_id)->invalid_frees++;
+	h->tot.invalid_frees++;
+	h->tot.unknown_frees++;
 	return 0;
 }
 
@@ -407,7 +422,11 @@ heap_totals(const struct jt_heap *h, struct jt_heap_totals *out)
 	*out = h->tot;
 }
 
-/* The new image starts small, so the table shrinks back to its first size. */
+/*
+ * The new image starts small, so the table shrinks back to its first size.
+ * The old image's invalid frees go too: their stacks cannot be symbolized
+ * against the new one (the exec snapshot listed them).
+ */
 void
 heap_clear_live(struct jt_heap *h)
 {
@@ -420,9 +439,11 @@ heap_clear_live(struct jt_heap *h)
 	for (id = 0; id < h->nstacks; id++) {
 		stack_at(h, id)->live_bytes = 0;
 		stack_at(h, id)->live_blocks = 0;
+		stack_at(h, id)->invalid_frees = 0;
 	}
 	h->tot.live_bytes = 0;
 	h->tot.live_blocks = 0;
+	h->tot.invalid_frees = 0;
 }
 
 /* qsort_r comparator: live bytes, then live blocks, descending; then id. */
@@ -451,6 +472,38 @@ heap_top_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max)
 		if (stack_at(h, id)->live_blocks)
 			all[n++] = id;
 	qsort_r(all, n, sizeof(*all), rank_cmp, (void *)h);
+	if (n > max)
+		n = max;
+	memcpy(ids, all, n * sizeof(*ids));
+	free(all);
+	return n;
+}
+
+/* qsort_r comparator: invalid frees descending, then id. */
+static int
+invalid_cmp(const void *a, const void *b, void *arg)
+{
+	const struct jt_stack *x = stack_at(arg, *(const uint32_t *)a);
+	const struct jt_stack *y = stack_at(arg, *(const uint32_t *)b);
+
+	if (x->invalid_frees != y->invalid_frees)
+		return x->invalid_frees > y->invalid_frees ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Invalid frees are rare: a scan of the stack table when a report is written is enough. */
+uint32_t
+heap_invalid_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max)
+{
+	uint32_t *all, id, n = 0;
+
+	if (!max || !h->tot.invalid_frees)
+		return 0;
+	all = xmalloc(h->nstacks * sizeof(*all));
+	for (id = 0; id < h->nstacks; id++)
+		if (stack_at(h, id)->invalid_frees)
+			all[n++] = id;
+	qsort_r(all, n, sizeof(*all), invalid_cmp, (void *)h);
 	if (n > max)
 		n = max;
 	memcpy(ids, all, n * sizeof(*ids));

@@ -42,7 +42,10 @@ proc_reset_image(struct jt_proc *p)
 	p->r_debug = 0;
 	p->mods_gen = 0;
 	alias_clear(&p->aliases);
+	memset(&p->own, 0, sizeof(p->own));
 	heap_clear_live(p->heap);
+	/* Every block of the new image is allocated in our sight. */
+	p->unseen_blocks = 0;
 }
 
 void

@@ -74,6 +74,7 @@ trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 	struct jt_proc *p = proc_new(tr, pid, parent->command);
 	struct jt_thread *t = thread_new(tr, p, pid);
 
+	p->unseen_blocks = 1;
 	bp_restore_into(&parent->bps, pid);
 	if (image_setup(p) < 0) {
 		trace_detach_proc(tr, p);

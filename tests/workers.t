@@ -26,15 +26,20 @@ sub handovers {
 
 # The threads test program under jmptrace with the given environment; checks every
 # figure that does not depend on timing. Returns the run; {snap} is its last snapshot.
-# Thread exit frees glibc's tcache at a moment that depends on scheduling, so frees may
-# differ by a few; every other total must be equal.
+# With $stepping (JMPTRACE_NO_EMULATE and several tracer threads) a thread sometimes
+# comes back to the free breakpoint it was just stepped over, and the same free is seen
+# twice (an invalid free, and one free call more): a defect of the stepping path, so there
+# only the frees of known blocks are compared.
 sub same_totals {
-	my ($got, $want, $name) = @_;
+	my ($got, $want, $name, $stepping) = @_;
 	for my $f (qw(alloc_calls bytes_allocated live_bytes live_blocks)) {
 		is($got->{$f}, $want->{$f}, "$name: $f ($want->{$f}) as with one tracer thread");
 	}
 	is($got->{calls}{malloc}, $want->{calls}{malloc}, "$name: malloc calls ($want->{calls}{malloc}) as with one");
-	ok(abs($got->{frees} - $want->{frees}) <= 16, "$name: frees $got->{frees} within 16 of $want->{frees}");
+	is($got->{frees}, $want->{frees}, "$name: frees ($want->{frees}) as with one");
+	return if $stepping;
+	is($got->{unknown_frees}, 0, "$name: no unknown frees");
+	is($got->{calls}{free}, $want->{calls}{free}, "$name: free calls ($want->{calls}{free}) as with one");
 }
 
 sub threads_run {
@@ -82,7 +87,7 @@ for my $mode (qw(pie static)) {
 	subtest "threads-$mode, stepping over every breakpoint with 2 tracer threads" => sub {
 		my $one = threads_run($mode, 'emulation, 1 tracer thread', 300, JMPTRACE_THREADS => 1);
 		my $r = threads_run($mode, 'no emulation', 300, JMPTRACE_THREADS => 2, JMPTRACE_NO_EMULATE => 1);
-		same_totals($r->{snap}{totals}, $one->{snap}{totals}, 'no emulation') if $r->{snap} && $one->{snap};
+		same_totals($r->{snap}{totals}, $one->{snap}{totals}, 'no emulation', 1) if $r->{snap} && $one->{snap};
 		my $to = handovers($r->{stderr});
 		ok(($to->{0} // 0) > 0, 'threads were handed back to tracer thread 0 (' . ($to->{0} // 0) . ')');
 		ok(($r->{stderr} // '') =~ /stepping thread/, 'breakpoints were stepped over');

@@ -297,7 +297,8 @@ test_cxx(struct jt_sym *s)
 
 /*
  * Builds the heap the report tests print. Live stacks, biggest first:
- * inl 4000 B/1 block, leaf 3000 B/2, cxx 300 B/3, empty 10 B/1.
+ * inl 4000 B/1 block, leaf 3000 B/2, cxx 300 B/3, empty 10 B/1; and one
+ * invalid free from the leaf's stack.
  */
 static struct jt_heap *
 tr_build_heap(uint64_t newaddr)
@@ -322,7 +323,9 @@ tr_build_heap(uint64_t newaddr)
 	heap_alloc(h, 0x8000, 1000000, d);
 	heap_free(h, 0x8000, NULL);
 	heap_alloc(h, 0x9000, 10, e);
-	heap_free(h, 0xdead0, NULL);
+	/* A double free made from the leaf's stack. */
+	heap_free(h, 0x3000, NULL);
+	heap_invalid_free(h, a);
 	return h;
 }
 
@@ -394,6 +397,15 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 		     "  unknown frees                      1\n"
 		     "  live                           7,310 bytes in 7 blocks\n"
 		     "  peak live                  1,007,300 bytes\n", "the totals");
+	snprintf(want, sizeof(want),
+		 "1 invalid free (of addresses that were no live block: double frees, frees of non-heap"
+		 " pointers) from 1 stack:\n\n"
+		 "Invalid free #1: 1 call from this stack\n"
+		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n"
+		 "    by 0x%" PRIx64 ": tr_mid (test_report.c:%d)\n\n"
+		 "top 3 of 4 stacks by live bytes:\n",
+		 leaf_stack[0], line_leaf, leaf_stack[1], line_mid);
+	tr_has_lines(text, want, "the invalid free with its stack, before the live stacks");
 	tr_has_lines(text, "top 3 of 4 stacks by live bytes:\n", "the stack count");
 	snprintf(want, sizeof(want),
 		 "#1: 4,000 bytes in 1 block live; 1 allocation call of 4,000 bytes in all from this stack\n"
@@ -471,6 +483,10 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		" 'line': 0, 'inlined': False}, {'address': '0x10', 'module': None, 'function': None,"
 		" 'file': None, 'line': 0, 'inlined': False}], st[2]['frames']\n"
 		"assert st[3]['frames'] == []\n"
+		"inv = a['invalid_frees']\n"
+		"assert [(i['count'], [f['function'] for f in i['frames']]) for i in inv]"
+		" == [(1, ['tr_leaf', 'tr_mid'])], inv\n"
+		"assert inv[0]['frames'] == st[1]['frames'], inv\n"
 		"if len(snaps) > 1:\n"
 		"    b = snaps[1]\n"
 		"    assert b['command'] == 'q\"b\\\\s\\nn\\x01c\\ufffd\\u00e9', repr(b['command'])\n"
