@@ -1,0 +1,45 @@
+/*
+ * main.c - sigstack: usage `sigstack [N]` (default 10).
+ * A signal handler allocates while the thread is inside the program's own (async-signal-
+ * safe) malloc, calloc and realloc: N rounds of one call of each, every one of which sends
+ * itself SIGUSR1 from its middle, and of a malloc whose SIGUSR1 handler's malloc sends
+ * SIGUSR2, whose handler allocates too. The handlers keep their blocks: 4N of 24 bytes,
+ * N of 40. Writes "sigstack: usr1 4N usr2 N" and exits 0.
+ */
+#include <string.h>
+#include "../common/sink.h"
+#include "sigstack.h"
+
+volatile sig_atomic_t ss_kick, ss_nest, ss_usr1, ss_usr2;
+
+static void
+ss_handle(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned long n = arg_num(argc > 1 ? argv[1] : NULL, 10);
+
+	ss_handle(SIGUSR1, ss_on_usr1);
+	ss_handle(SIGUSR2, ss_on_usr2);
+	for (unsigned long i = 0; i < n; i++) {
+		ss_use_malloc(); /* CALL:malloc */
+		ss_use_calloc(); /* CALL:calloc */
+		ss_use_realloc(); /* CALL:realloc */
+		ss_use_nested(); /* CALL:nested */
+	}
+	say(1, "sigstack: usr1 ");
+	say_num(1, (unsigned long)ss_usr1);
+	say(1, " usr2 ");
+	say_num(1, (unsigned long)ss_usr2);
+	say(1, "\n");
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* sigstack.h - what the files of the sigstack test program share. */
+#ifndef JT_PROGS_SIGSTACK_H
+#define JT_PROGS_SIGSTACK_H
+
+#include <signal.h>
+#include <stddef.h>
+
+/* The signal the program's next allocator call sends itself from its middle (0: none). */
+extern volatile sig_atomic_t ss_kick;
+/* Set: the SIGUSR1 handler's own malloc sends SIGUSR2 from its middle. */
+extern volatile sig_atomic_t ss_nest;
+/* Handler runs, for the summary line. */
+extern volatile sig_atomic_t ss_usr1, ss_usr2;
+
+void ss_on_usr1(int sig);
+void ss_on_usr2(int sig);
+void ss_use_malloc(void);
+void ss_use_calloc(void);
+void ss_use_realloc(void);
+void ss_use_nested(void);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * ss_handler.c - the signal handlers: each allocates a block it keeps (24 bytes for
+ * SIGUSR1, 40 for SIGUSR2). With ss_nest set, the SIGUSR1 handler's malloc sends SIGUSR2
+ * from its middle, so that handler runs inside a handler's malloc inside main's malloc.
+ */
+#include <stdlib.h>
+#include "../common/sink.h"
+#include "sigstack.h"
+
+__attribute__((noinline, noipa)) void
+ss_on_usr1(int sig)
+{
+	void *p;
+
+	(void)sig;
+	ss_usr1++;
+	if (ss_nest) {
+		ss_nest = 0;
+		ss_kick = SIGUSR2;
+	}
+	p = malloc(24); /* SITE:usr1 */
+	sink(p, 1);
+}
+
+__attribute__((noinline, noipa)) void
+ss_on_usr2(int sig)
+{
+	void *p;
+
+	(void)sig;
+	ss_usr2++;
+	p = malloc(40); /* SITE:usr2 */
+	sink(p, 1);
+}
