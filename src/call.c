@@ -304,7 +304,22 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 {
 	struct jt_call *c;
 
-	if (t->ncalls == 0 || t->ncalls == JT_MAX_CALLS)
+	if (t->ncalls == 0)
+		return;
+	/*
+	 * A mark on top already says that what comes is a handler's. Nothing
+	 * tells us when a handler returns, so a second mark would pile up on
+	 * it: a 1 kHz timer interrupts one long call again and again, and
+	 * full calls[] would make the handlers' own calls go unrecorded. The
+	 * outermost stack pointer keeps the mark while either handler runs.
+	 */
+	c = &t->calls[t->ncalls - 1];
+	if (c->fn == CALL_SIGNAL) {
+		if (sp > c->entry_sp)
+			c->entry_sp = sp;
+		return;
+	}
+	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls++];
 	memset(c, 0, sizeof(*c));
