@@ -1,16 +1,36 @@
 /*
- * main.c - sigstack: usage `sigstack [N]` (default 10).
+ * main.c - sigstack: usage `sigstack [N]` (default 10), or `sigstack timer [N]`.
  * A signal handler allocates while the thread is inside the program's own (async-signal-
  * safe) malloc, calloc and realloc: N rounds of one call of each, every one of which sends
  * itself SIGUSR1 from its middle, and of a malloc whose SIGUSR1 handler's malloc sends
  * SIGUSR2, whose handler allocates too. The handlers keep their blocks: 4N of 24 bytes,
  * N of 40. Writes "sigstack: usr1 4N usr2 N" and exits 0.
+ * With "timer": allocates and frees in a loop under a 1 kHz SIGALRM until the handler
+ * has kept N blocks of 16 bytes (default 300); the signal lands anywhere, inside the
+ * allocators or not. Writes "sigstack: alrm N" and exits 0.
  */
 #include <string.h>
+#include <sys/time.h>
 #include "../common/sink.h"
 #include "sigstack.h"
 
-volatile sig_atomic_t ss_kick, ss_nest, ss_usr1, ss_usr2;
+volatile sig_atomic_t ss_kick, ss_nest, ss_usr1, ss_usr2, ss_alrm, ss_alrm_max;
+
+static int
+ss_timer(unsigned long n)
+{
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } }, off = { { 0, 0 }, { 0, 0 } };
+
+	ss_alrm_max = (sig_atomic_t)n;
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (ss_alrm < ss_alrm_max)
+		ss_churn(); /* CALL:churn */
+	setitimer(ITIMER_REAL, &off, NULL);
+	say(1, "sigstack: alrm ");
+	say_num(1, (unsigned long)ss_alrm);
+	say(1, "\n");
+	return 0;
+}
 
 static void
 ss_handle(int sig, void (*fn)(int))
@@ -26,10 +46,14 @@ ss_handle(int sig, void (*fn)(int))
 int
 main(int argc, char **argv)
 {
-	unsigned long n = arg_num(argc > 1 ? argv[1] : NULL, 10);
+	int timer = argc > 1 && strcmp(argv[1], "timer") == 0;
+	unsigned long n = arg_num(argc > 1 + timer ? argv[1 + timer] : NULL, timer ? 300 : 10);
 
 	ss_handle(SIGUSR1, ss_on_usr1);
 	ss_handle(SIGUSR2, ss_on_usr2);
+	ss_handle(SIGALRM, ss_on_alrm);
+	if (timer)
+		return ss_timer(n);
 	for (unsigned long i = 0; i < n; i++) {
 		ss_use_malloc(); /* CALL:malloc */
 		ss_use_calloc(); /* CALL:calloc */

@@ -11,12 +11,16 @@ extern volatile sig_atomic_t ss_kick;
 extern volatile sig_atomic_t ss_nest;
 /* Handler runs, for the summary line. */
 extern volatile sig_atomic_t ss_usr1, ss_usr2;
+/* Blocks the SIGALRM handler kept, and how many it keeps at most. */
+extern volatile sig_atomic_t ss_alrm, ss_alrm_max;
 
 void ss_on_usr1(int sig);
 void ss_on_usr2(int sig);
+void ss_on_alrm(int sig);
 void ss_use_malloc(void);
 void ss_use_calloc(void);
 void ss_use_realloc(void);
 void ss_use_nested(void);
+void ss_churn(void);
 
 #endif

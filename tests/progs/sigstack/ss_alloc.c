@@ -1,14 +1,16 @@
 /*
  * ss_alloc.c - the program's own allocator: malloc, calloc, realloc and free (and the
  * aligned forms, so a static link takes none of glibc's) over a static arena. Taking a
- * block is one atomic add, so a signal handler may allocate while the code it interrupted
- * is inside one of these; free keeps nothing. When ss_kick is set, the next call sends
- * that signal to its own thread from its middle, after it took its block: the handler
- * runs while the call is in flight, exactly at the KICK line.
+ * block is one atomic add, and free gives the block back (realloc grows it in place) only
+ * while it is the last one taken, with a compare-and-swap; so a signal handler may
+ * allocate while the code it interrupted is inside one of these. When ss_kick is set, the
+ * next call sends that signal to its own thread from its middle, after it took its
+ * block: the handler runs while the call is in flight, exactly at the KICK line.
  */
 #define _GNU_SOURCE	/* gettid */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,7 +19,12 @@
 #define SS_ARENA (16u << 20)
 #define SS_ALIGN 16u
 
-/* Each block starts with its size, one alignment unit before the pointer returned. */
+/* Just below each block: where it lies in the arena, and the size asked for. */
+struct ss_head {
+	uint32_t at, end;
+	size_t size;
+};
+
 static unsigned char ss_arena[SS_ARENA] __attribute__((aligned(SS_ALIGN)));
 static size_t ss_used;
 
@@ -33,34 +40,58 @@ static size_t ss_used;
 	(void)r_; \
 } while (0)
 
+/* Arena bytes a block of size bytes at alignment align takes, header and padding included. */
+static size_t
+ss_need(size_t size, size_t align)
+{
+	return (size + sizeof(struct ss_head) + align + SS_ALIGN - 1) & ~(size_t)(SS_ALIGN - 1);
+}
+
+static struct ss_head *
+ss_head(void *p)
+{
+	return (struct ss_head *)p - 1;
+}
+
 static void *
 ss_take(size_t size, size_t align)
 {
-	size_t need, at, pad;
+	size_t need, at;
 	unsigned char *p;
 
 	if (align < SS_ALIGN)
 		align = SS_ALIGN;
 	if (size > SS_ARENA || (align & (align - 1)))
 		return NULL;
-	need = (size + SS_ALIGN + align + SS_ALIGN - 1) & ~(size_t)(SS_ALIGN - 1);
+	need = ss_need(size, align);
 	at = __atomic_fetch_add(&ss_used, need, __ATOMIC_RELAXED);
 	if (at + need > SS_ARENA)
 		return NULL;
-	p = ss_arena + at + SS_ALIGN;
-	pad = (size_t)(-(uintptr_t)p & (align - 1));
-	p += pad;
-	memcpy(p - sizeof(size_t), &size, sizeof(size));
+	p = ss_arena + at + sizeof(struct ss_head);
+	p += (size_t)(-(uintptr_t)p & (align - 1));
+	*ss_head(p) = (struct ss_head){ (uint32_t)at, (uint32_t)(at + need), size };
 	return p;
 }
 
-static size_t
-ss_size(const void *p)
+/* Moves the end of p's block to end, if p is still the last block taken. */
+static int
+ss_move_end(void *p, size_t end)
 {
-	size_t size;
+	size_t expect = ss_head(p)->end;
 
-	memcpy(&size, (const unsigned char *)p - sizeof(size_t), sizeof(size));
-	return size;
+	if (end > SS_ARENA || !__atomic_compare_exchange_n(&ss_used, &expect, end, 0, __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED))
+		return 0;
+	ss_head(p)->end = (uint32_t)end;
+	return 1;
+}
+
+/* Frees p: gives its bytes back to the arena if it is the last block taken. */
+static void
+ss_give_back(void *p)
+{
+	if (p)
+		ss_move_end(p, ss_head(p)->at);
 }
 
 void *
@@ -83,7 +114,7 @@ calloc(size_t n, size_t each)
 		return NULL;
 	p = ss_take(size, 0);
 	if (p)
-		memset(p, 0, size);	/* the arena is zero, but a caller may count on it anyway */
+		memset(p, 0, size);
 	if (ss_kick)
 		KICK(); /* KICK:calloc */
 	return p;
@@ -92,10 +123,18 @@ calloc(size_t n, size_t each)
 void *
 realloc(void *old, size_t size)
 {
-	void *p = ss_take(size, 0);
+	void *p = old;
 
-	if (p && old)
-		memcpy(p, old, ss_size(old) < size ? ss_size(old) : size);
+	/* In place when old is the last block and was not aligned past its header. */
+	if (!old || (unsigned char *)old != ss_arena + ss_head(old)->at + sizeof(struct ss_head)
+	    || !ss_move_end(old, ss_head(old)->at + ss_need(size, SS_ALIGN))) {
+		p = ss_take(size, 0);
+		if (p && old)
+			memcpy(p, old, ss_head(old)->size < size ? ss_head(old)->size : size);
+		ss_give_back(old);
+	} else {
+		ss_head(p)->size = size;
+	}
 	if (ss_kick)
 		KICK(); /* KICK:realloc */
 	return p;
@@ -104,7 +143,7 @@ realloc(void *old, size_t size)
 void
 free(void *p)
 {
-	(void)p;
+	ss_give_back(p);
 }
 
 void *
@@ -145,5 +184,5 @@ pvalloc(size_t size)
 size_t
 malloc_usable_size(void *p)
 {
-	return p ? ss_size(p) : 0;
+	return p ? ss_head(p)->size : 0;
 }

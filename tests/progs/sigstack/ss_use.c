@@ -1,4 +1,7 @@
-/* ss_use.c - one call of each allocator during which a SIGUSR1 handler runs; main's blocks are freed. */
+/*
+ * ss_use.c - one call of each allocator during which a SIGUSR1 handler runs, and a round
+ * of all three for the timer; main's blocks are freed.
+ */
 #include <stdlib.h>
 #include "../common/sink.h"
 #include "sigstack.h"
@@ -47,4 +50,17 @@ ss_use_nested(void)
 	p = malloc(opaque_size(64)); /* SITE:use_nested */
 	sink(p, 1);
 	free(p);
+}
+
+__attribute__((noinline, noipa)) void
+ss_churn(void)
+{
+	/* In this order the allocator gets every block back, unless a handler took one between. */
+	void *q = calloc(opaque_size(2), 24), *p = malloc(opaque_size(32));
+
+	p = realloc(p, opaque_size(64));
+	sink(p, 1);
+	sink(q, 1);
+	free(p);
+	free(q);
 }
