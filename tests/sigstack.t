@@ -6,7 +6,7 @@
 # handler allocates. A fourth malloc's handler malloc sends SIGUSR2 from its middle, whose
 # handler allocates too: two replaced return addresses in flight. Every link mode, both
 # unwinder backends; exact blocks, bytes and frames (function, file:line from markers).
-# Then, as the issue saw it, a 1 kHz SIGALRM whose handler allocates lands wherever it
+# The same in 4 threads at once. Then, as the issue saw it, a 1 kHz SIGALRM whose handler allocates lands wherever it
 # lands in a loop of allocator calls: each of its 300 blocks' stacks reaches main too.
 #
 # Environment: JMPTRACE (the binary under test), JT_TIMEOUT, JT_MODES (e.g. "pie static").
@@ -33,20 +33,25 @@ sub at { [$_[0], $_[1], site_line("sigstack/$_[1]", $_[2])] }
 my $usr1 = at('ss_on_usr1', 'ss_handler.c', 'SITE:usr1');
 my $usr2 = at('ss_on_usr2', 'ss_handler.c', 'SITE:usr2');
 my $in_malloc = at('malloc', 'ss_alloc.c', 'KICK:malloc');
-my $nested = [at('ss_use_nested', 'ss_use.c', 'SITE:use_nested'), at('main', 'main.c', 'CALL:nested')];
+my $MAIN = at('main', 'main.c', 'CALL:rounds');
+my $THREAD = at('ss_thread', 'main.c', 'CALL:thread');
 
-# Each handler stack, innermost first up to main; per round one block of this many bytes.
-my @EXPECT = (
-	{ name => 'SIGUSR1 in malloc', bytes => 24, frames => [$usr1, $SIG, $in_malloc,
-		at('ss_use_malloc', 'ss_use.c', 'SITE:use_malloc'), at('main', 'main.c', 'CALL:malloc')] },
-	{ name => 'SIGUSR1 in calloc', bytes => 24, frames => [$usr1, $SIG, at('calloc', 'ss_alloc.c', 'KICK:calloc'),
-		at('ss_use_calloc', 'ss_use.c', 'SITE:use_calloc'), at('main', 'main.c', 'CALL:calloc')] },
-	{ name => 'SIGUSR1 in realloc', bytes => 24, frames => [$usr1, $SIG, at('realloc', 'ss_alloc.c', 'KICK:realloc'),
-		at('ss_use_realloc', 'ss_use.c', 'SITE:use_realloc'), at('main', 'main.c', 'CALL:realloc')] },
-	{ name => 'SIGUSR1 in malloc, outer', bytes => 24, frames => [$usr1, $SIG, $in_malloc, @$nested] },
-	{ name => 'SIGUSR2 in the SIGUSR1 handler\'s malloc', bytes => 40,
-	  frames => [$usr2, $SIG, $in_malloc, $usr1, $SIG, $in_malloc, @$nested] },
-);
+# Each handler stack, innermost first, up to $outer (main, or the thread function); per
+# round one block of this many bytes.
+sub expected {
+	my ($outer) = @_;
+	my $rounds = sub { (at('ss_use_' . $_[0], 'ss_use.c', "SITE:use_$_[0]"), at('ss_rounds', 'ss_rounds.c', "CALL:$_[0]"), $outer) };
+	return (
+		{ name => 'SIGUSR1 in malloc', bytes => 24, frames => [$usr1, $SIG, $in_malloc, $rounds->('malloc')] },
+		{ name => 'SIGUSR1 in calloc', bytes => 24,
+		  frames => [$usr1, $SIG, at('calloc', 'ss_alloc.c', 'KICK:calloc'), $rounds->('calloc')] },
+		{ name => 'SIGUSR1 in realloc', bytes => 24,
+		  frames => [$usr1, $SIG, at('realloc', 'ss_alloc.c', 'KICK:realloc'), $rounds->('realloc')] },
+		{ name => 'SIGUSR1 in malloc, outer', bytes => 24, frames => [$usr1, $SIG, $in_malloc, $rounds->('nested')] },
+		{ name => 'SIGUSR2 in the SIGUSR1 handler\'s malloc', bytes => 40,
+		  frames => [$usr2, $SIG, $in_malloc, $usr1, $SIG, $in_malloc, $rounds->('nested')] },
+	);
+}
 
 sub frame_is {
 	my ($f, $want) = @_;
@@ -67,24 +72,25 @@ sub stacks_like {
 	} @{ $snap->{stacks} // [] };
 }
 
-# Handler blocks (frame 0 in a handler), and how many of them have main on their stack.
+# Handler blocks (frame 0 in a handler), and how many of them have $outer on their stack.
 sub handler_blocks {
-	my ($snap) = @_;
-	my ($all, $main) = (0, 0);
+	my ($snap, $outer) = @_;
+	my ($all, $reach) = (0, 0);
 	for my $s (@{ $snap->{stacks} // [] }) {
 		next unless frame_func_is($s->{frames}[0] // {}, 'ss_on_usr1') || frame_func_is($s->{frames}[0] // {}, 'ss_on_usr2');
 		$all += $s->{live_blocks};
-		$main += $s->{live_blocks} if grep { frame_func_is($_, 'main') } @{ $s->{frames} };
+		$reach += $s->{live_blocks} if grep { frame_func_is($_, $outer) } @{ $s->{frames} };
 	}
-	return ($all, $main);
+	return ($all, $reach);
 }
 
+# $n blocks per stack (rounds times threads); $outer: $MAIN or $THREAD.
 sub check_stacks {
-	my ($snap, $name, $n) = @_;
-	my ($all, $main) = handler_blocks($snap);
+	my ($snap, $name, $n, $outer) = @_;
+	my ($all, $reach) = handler_blocks($snap, $outer->[0]);
 	is($all, 5 * $n, "$name: $all handler blocks");
-	is($main, $all, "$name: every handler block's stack reaches main ($main of $all)");
-	for my $e (@EXPECT) {
+	is($reach, $all, "$name: every handler block's stack reaches $outer->[0] ($reach of $all)");
+	for my $e (expected($outer)) {
 		my @st = stacks_like($snap, $e->{frames});
 		is(scalar(@st), 1, "$name: $e->{name}: one stack " . join(' <- ', map { want_text($_) } @{ $e->{frames} }))
 			or diag("stacks:\n" . describe_stacks($snap, 20) . "\n" . join("\n", map {
@@ -123,7 +129,7 @@ for my $mode (@modes) {
 				$s{$n} = snapshot_of($r, "sigstack $n") or next;
 				check_shape($s{$n}, "sigstack $n", reason => 'exit', exit_status => 0, killed_by => undef,
 					    prog => $prog);
-				check_stacks($s{$n}, "sigstack $n", $n);
+				check_stacks($s{$n}, "sigstack $n", $n, $MAIN);
 				check_text($r->{report}, "sigstack $n");
 			}
 			return unless both($s{10}, $s{20});
@@ -134,6 +140,21 @@ for my $mode (@modes) {
 					   live_bytes => 10 * (4 * 24 + 40), unknown_frees => 0);
 		};
 	}
+}
+
+# Four threads at once, each signalling itself: each thread's own replaced return
+# addresses are put back, never another's. The threads' identical stacks are one each.
+for my $mode (@modes) {
+	subtest "sigstack-$mode threads" => sub {
+		my $nat = run_native('sigstack', $mode, ['threads', 10]);
+		is($nat->{stdout}, "sigstack: usr1 160 usr2 40\n", 'native: stdout');
+		my $r = run_jt('sigstack', $mode, args => ['threads', 10]);
+		same_as_native($r, $nat, 'sigstack threads');
+		my $s = snapshot_of($r, 'sigstack threads') or return;
+		check_shape($s, 'sigstack threads', reason => 'exit', exit_status => 0, killed_by => undef,
+			    prog => "sigstack-$mode");
+		check_stacks($s, 'sigstack threads', 4 * 10, $THREAD);
+	};
 }
 
 # The timer: where the signal lands differs from run to run, so only what holds for every

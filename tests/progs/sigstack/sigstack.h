@@ -5,12 +5,12 @@
 #include <signal.h>
 #include <stddef.h>
 
-/* The signal the program's next allocator call sends itself from its middle (0: none). */
-extern volatile sig_atomic_t ss_kick;
-/* Set: the SIGUSR1 handler's own malloc sends SIGUSR2 from its middle. */
-extern volatile sig_atomic_t ss_nest;
-/* Handler runs, for the summary line. */
-extern volatile sig_atomic_t ss_usr1, ss_usr2;
+/* The signal this thread's next allocator call sends it from its middle (0: none). */
+extern __thread volatile sig_atomic_t ss_kick;
+/* Set: this thread's SIGUSR1 handler's own malloc sends SIGUSR2 from its middle. */
+extern __thread volatile sig_atomic_t ss_nest;
+/* Handler runs in all threads, for the summary line (atomic adds). */
+extern unsigned long ss_usr1, ss_usr2;
 /* Blocks the SIGALRM handler kept, and how many it keeps at most. */
 extern volatile sig_atomic_t ss_alrm, ss_alrm_max;
 
@@ -22,5 +22,6 @@ void ss_use_calloc(void);
 void ss_use_realloc(void);
 void ss_use_nested(void);
 void ss_churn(void);
+void ss_rounds(unsigned long n);
 
 #endif

@@ -14,7 +14,7 @@ ss_on_usr1(int sig)
 	void *p;
 
 	(void)sig;
-	ss_usr1++;
+	__atomic_add_fetch(&ss_usr1, 1, __ATOMIC_RELAXED);
 	if (ss_nest) {
 		ss_nest = 0;
 		ss_kick = SIGUSR2;
@@ -29,7 +29,7 @@ ss_on_usr2(int sig)
 	void *p;
 
 	(void)sig;
-	ss_usr2++;
+	__atomic_add_fetch(&ss_usr2, 1, __ATOMIC_RELAXED);
 	p = malloc(40); /* SITE:usr2 */
 	sink(p, 1);
 }
