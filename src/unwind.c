@@ -641,14 +641,16 @@ uwl_override(void *state, uint64_t addr, uint64_t value)
 /*
  * Whether the frame at ip is the sigreturn trampoline, known by its code as
  * unwind_dw.c knows it: unw_is_signal_frame describes the frame libunwind
- * stepped from, which is one frame too late here.
+ * stepped from, which is one frame too late here. The trampoline is module
+ * code (a JIT's pc is not worth a read), and libunwind has usually read
+ * the page of ip already.
  */
 static int
 uwl_is_sigreturn(struct uw_libunwind *u, uint64_t ip)
 {
 	uint8_t b[ARCH_SIGRETURN_LEN];
 
-	return uw_copy(u, ip, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
+	return modules_find(u->mods, ip) && uw_copy(u, ip, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
 }
 
 static int
