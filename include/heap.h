@@ -6,7 +6,8 @@
 
 /*
  * One unique call stack. pcs[] holds raw return addresses, innermost first,
- * exactly as captured at the event; nothing here is symbolized.
+ * exactly as captured at the event, with the unwinder's marks (a signal
+ * frame: unwind.h's UNWIND_PC_SIGNAL); nothing here is symbolized.
  */
 struct jt_stack {
 	uint32_t id;		/* index in the stack table, stable for the heap's life */

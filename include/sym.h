@@ -15,6 +15,7 @@ struct jt_frame {
 	const char *file;	/* source file, or NULL */
 	int line;		/* source line, or 0 */
 	int inlined;		/* 1 for a frame that was inlined into the next one */
+	int signal_frame;	/* 1 for the kernel's signal frame (function names it as gdb does) */
 };
 
 /* Returns a new, empty symbolizer; never NULL. */

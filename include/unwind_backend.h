@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "unwind.h"
+
 struct jt_module;
 struct jt_modules;
 
@@ -24,7 +26,7 @@ struct uw_backend {
 	void (*flush)(void *state);
 };
 
-#define UW_MAX_OVERRIDES 8
+#define UW_MAX_OVERRIDES UNWIND_MAX_OVERRIDES
 
 /* The return address slots unwind_override replaced, for one unwind_stack. */
 struct uw_overrides {

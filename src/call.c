@@ -246,6 +246,25 @@ call_is_nested(struct jt_thread *t, uint64_t sp)
 	return t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp > sp;
 }
 
+_Static_assert(JT_MAX_CALLS <= UNWIND_MAX_OVERRIDES, "every call in flight can be overridden");
+
+/*
+ * Unwinds t as the program sees its stack: each return address that a call
+ * in flight replaced with our trampoline reads as the real one. An entry
+ * finds calls in flight only in a signal handler that interrupted them, at
+ * any depth of nesting; without the overrides the handler's stack would
+ * pass the signal frame and the interrupted allocator, then stop at the
+ * allocator's own entry address or go on into garbage.
+ */
+static int
+call_unwind(struct jt_thread *t, const arch_regs *regs, uint64_t *pcs, int max)
+{
+	for (int i = 0; i < t->ncalls; i++)
+		if (call_slot_live(t, &t->calls[i]))
+			unwind_override(t->proc->uw, t->calls[i].entry_sp, t->calls[i].ret_addr);
+	return unwind_stack(t->proc->uw, t->tid, regs, pcs, max);
+}
+
 static void
 call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
@@ -256,10 +275,10 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	struct jt_call *c;
 	int fn = bp->fn, n;
 
-	n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+	n = call_unwind(t, regs, pcs, max);
 	/* At the first instruction the caller's frame starts at the word at sp. */
 	if (n >= 2)
-		ret = pcs[1];
+		ret = unwind_pc_addr(pcs[1]);
 	else if (mem_read(t->tid, sp, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
@@ -341,7 +360,22 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 {
 	struct jt_call *c;
 
-	if (t->ncalls == 0 || t->ncalls == JT_MAX_CALLS)
+	if (t->ncalls == 0)
+		return;
+	/*
+	 * A mark on top already says that what comes is a handler's. Nothing
+	 * tells us when a handler returns, so a second mark would pile up on
+	 * it: a 1 kHz timer interrupts one long call again and again, and
+	 * full calls[] would make the handlers' own calls go unrecorded. The
+	 * outermost stack pointer keeps the mark while either handler runs.
+	 */
+	c = &t->calls[t->ncalls - 1];
+	if (c->fn == CALL_SIGNAL) {
+		if (sp > c->entry_sp)
+			c->entry_sp = sp;
+		return;
+	}
+	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls++];
 	memset(c, 0, sizeof(*c));

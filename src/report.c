@@ -7,10 +7,14 @@
 #include "heap.h"
 #include "report.h"
 #include "sym.h"
+#include "unwind.h"
 #include "util.h"
 
 /* Source-level frames kept for one pc: the function and what was inlined into it. */
 #define REPORT_MAX_FRAMES 32
+
+/* What a signal frame is called, in gdb's words. */
+#define REPORT_SIGNAL_FRAME "<signal handler called>"
 
 /* The closing text of a JSON report; report_json_add writes over it. */
 #define JSON_TAIL "\n]}\n"
@@ -172,23 +176,44 @@ text_frame(FILE *f, const struct jt_frame *fr, int first)
 		fputs("???", f);
 	if (fr->file)
 		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
-	else if (fr->function && fr->module)
+	else if (fr->function && fr->module && !fr->signal_frame)
 		fprintf(f, " (in %s)", fr->module);
 	if (fr->inlined)
 		fputs(" (inlined)", f);
 	fputc('\n', f);
 }
 
-/* Symbolizes pc (a return address) into fr[]; a bare frame when there is no symbolizer. */
+/*
+ * Symbolizes frame i of st into fr[]; a bare frame when there is no
+ * symbolizer. A return address is looked up in its call, but the pc above a
+ * signal frame is where the signal interrupted, so it is looked up as it is.
+ * The signal frame itself is one frame, named as gdb names it, in the
+ * module of the trampoline.
+ */
 static int
-report_resolve(struct jt_sym *sym, uint64_t pc, struct jt_frame *fr)
+report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr)
 {
-	if (sym)
-		return sym_resolve(sym, pc, 1, fr, REPORT_MAX_FRAMES);
-	memset(fr, 0, sizeof(*fr));
-	fr->address = pc;
-	fr->offset = pc;
-	return 1;
+	uint64_t pc = unwind_pc_addr(st->pcs[i]);
+	int sig = (st->pcs[i] & UNWIND_PC_SIGNAL) != 0, n = 1;
+	int is_ret = !sig && (i == 0 || !(st->pcs[i - 1] & UNWIND_PC_SIGNAL));
+
+	if (sym) {
+		n = sym_resolve(sym, pc, is_ret, fr, REPORT_MAX_FRAMES);
+	} else {
+		memset(fr, 0, sizeof(*fr));
+		fr->address = pc;
+		fr->offset = pc;
+	}
+	if (sig) {
+		fr[0] = fr[n - 1];
+		fr[0].function = REPORT_SIGNAL_FRAME;
+		fr[0].file = NULL;
+		fr[0].line = 0;
+		fr[0].inlined = 0;
+		fr[0].signal_frame = 1;
+		n = 1;
+	}
+	return n;
 }
 
 /* The frames of st, valgrind style (see text_frame), then a blank line. */
@@ -202,7 +227,7 @@ text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 	if (st->depth == 0)
 		fprintf(f, "    (no call stack was captured)\n");
 	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(sym, st->pcs[i], fr);
+		n = report_resolve(sym, st, i, fr);
 		for (k = 0; k < n; k++, first = 0)
 			text_frame(f, &fr[k], first);
 	}
@@ -394,7 +419,7 @@ json_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 
 	fputs("\"frames\": [", f);
 	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(sym, st->pcs[i], fr);
+		n = report_resolve(sym, st, i, fr);
 		for (k = 0; k < n; k++, sep = ",\n    ") {
 			fputs(sep, f);
 			json_frame(f, &fr[k]);

@@ -441,7 +441,14 @@ trace_sig_caught(pid_t tid, int sig)
 	return sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
 }
 
-/* A signal arrives while an allocator call is in flight: its handler's calls are not nested. */
+/*
+ * A signal arrives while an allocator call is in flight: its handler's calls
+ * are not nested. A thread interrupted between a call's ret and our trap on
+ * the trampoline has returned: finish that return first, so that the signal
+ * frame records the real return address as the interrupted pc, as it would
+ * untraced, and not the allocator's entry, from which the handler's stack
+ * cannot be unwound (the slot above is the caller's, not a return address).
+ */
 static void
 trace_note_handler(struct jt_thread *t, int sig)
 {
@@ -449,6 +456,11 @@ trace_note_handler(struct jt_thread *t, int sig)
 
 	if (!trace_sig_caught(t->tid, sig) || ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
 		return;
+	if (call_settle(t, &regs)) {
+		debug_msg("signal %d: thread %d had returned to a trampoline; return finished first", sig, t->tid);
+		if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0)
+			return;
+	}
 	call_signal_delivered(t, arch_sp(&regs));
 }
 

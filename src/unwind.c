@@ -638,6 +638,21 @@ uwl_override(void *state, uint64_t addr, uint64_t value)
 	uw_overrides_add(&((struct uw_libunwind *) state)->ov, addr, value);
 }
 
+/*
+ * Whether the frame at ip is the sigreturn trampoline, known by its code as
+ * unwind_dw.c knows it: unw_is_signal_frame describes the frame libunwind
+ * stepped from, which is one frame too late here. The trampoline is module
+ * code (a JIT's pc is not worth a read), and libunwind has usually read
+ * the page of ip already.
+ */
+static int
+uwl_is_sigreturn(struct uw_libunwind *u, uint64_t ip)
+{
+	uint8_t b[ARCH_SIGRETURN_LEN];
+
+	return modules_find(u->mods, ip) && uw_copy(u, ip, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
+}
+
 static int
 uwl_stack(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max)
 {
@@ -662,7 +677,7 @@ uwl_stack(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t 
 		while (n < max && unw_step(&c) > 0) {
 			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
-			pcs[n++] = ip;
+			pcs[n++] = ip | (uwl_is_sigreturn(u, ip) ? UNWIND_PC_SIGNAL : 0);
 		}
 	}
 	u->ov.n = 0;

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "sym.h"
 #include "tap.h"
+#include "unwind.h"
 #include "util.h"
 
 /*
@@ -571,6 +572,54 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	unlink(json);
 }
 
+/*
+ * A stack captured in a signal handler: the trampoline's pc carries
+ * UNWIND_PC_SIGNAL and prints as "<signal handler called>" in its module,
+ * and the pc after it, where the signal interrupted, is looked up as it is:
+ * tr_mid's first byte is tr_mid, where pc - 1 would not be.
+ */
+static void
+test_signal_frame(struct jt_sym *s)
+{
+	uint64_t tramp = STDCXX_BIAS + 0x11, entry = (uint64_t)(uintptr_t)&tr_mid;
+	uint64_t pcs[4] = { leaf_stack[0], tramp | UNWIND_PC_SIGNAL, entry, leaf_stack[1] };
+	char json[] = "/tmp/jt_test_report_XXXXXX", want[1024], *text;
+	struct jt_heap *h = heap_new();
+	struct jt_json_out *j;
+	struct jt_snapshot snap;
+	int fd = mkstemp(json);
+
+	heap_alloc(h, 0x1000, 24, heap_stack_intern(h, pcs, 4));
+	tr_snapshot(&snap, h, s);
+	text = tr_text(&snap);
+	snprintf(want, sizeof(want),
+		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n"
+		 "    by 0x%" PRIx64 ": <signal handler called>\n"
+		 "    by 0x%" PRIx64 ": tr_mid (test_report.c:",
+		 leaf_stack[0], line_leaf, tramp, entry);
+	ok(strstr(text, want) != NULL, "text: the signal frame by name, then the interrupted pc in tr_mid");
+	snprintf(want, sizeof(want), "    by 0x%" PRIx64 ": tr_mid (test_report.c:%d)\n", leaf_stack[1], line_mid);
+	tr_has_lines(text, want, "the return address after it");
+	free(text);
+	ok(fd >= 0 && (j = report_json_open(json)) != NULL, "report_json_open");
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 && j) {
+		ok(report_json_add(j, &snap) == 0 && report_json_close(j) == 0, "JSON written");
+		text = tr_slurp(json);
+		snprintf(want, sizeof(want), "{\"address\": \"0x%" PRIx64 "\", \"module\": \"libstdc++.so.6\","
+			 " \"function\": \"<signal handler called>\", \"file\": null, \"line\": 0,"
+			 " \"inlined\": false}", tramp);
+		ok(strstr(text, want) != NULL, "JSON: the signal frame, in the trampoline's module");
+		snprintf(want, sizeof(want), "{\"address\": \"0x%" PRIx64 "\", \"module\": \"%s\","
+			 " \"function\": \"tr_mid\"", entry, self_name);
+		ok(strstr(text, want) != NULL, "JSON: the interrupted pc in tr_mid");
+		free(text);
+	}
+	unlink(json);
+	heap_destroy(h);
+}
+
 int
 main(void)
 {
@@ -595,6 +644,7 @@ main(void)
 	tr_snapshot(&snap, h, s);
 	test_text(&snap, newaddr);
 	test_json(&snap, newaddr);
+	test_signal_frame(s);
 	heap_destroy(h);
 	sym_destroy(s);
 	return tap_done();
