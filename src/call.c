@@ -320,7 +320,7 @@ call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[JT_MAX_DEPTH + 1];
 	int max = opt->depth + 1 < ARRAY_SIZE(pcs) ? (int)opt->depth + 1 : (int)ARRAY_SIZE(pcs);
-	int n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+	int n = call_unwind(t, regs, pcs, max);
 
 	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
 		return;

@@ -4,6 +4,7 @@
 #include "modules.h"
 #include "own.h"
 #include "sym.h"
+#include "unwind.h"
 #include "util.h"
 
 /*
@@ -59,9 +60,11 @@ own_free_is_libc(const struct jt_own *o, const uint64_t *pcs, int n, int complet
 
 	/* A return address is looked up at pc - 1, inside its call instruction. */
 	for (int i = 1; i < n; i++) {
-		if (own_in(o->fn, o->nfn, pcs[i] - 1))
+		uint64_t pc = unwind_pc_addr(pcs[i]) - 1;
+
+		if (own_in(o->fn, o->nfn, pc))
 			return 1;
-		all_lib = all_lib && own_in(o->lib, o->nlib, pcs[i] - 1);
+		all_lib = all_lib && own_in(o->lib, o->nlib, pc);
 	}
 	return all_lib;
 }
