@@ -1,0 +1,203 @@
+#!/usr/bin/perl
+# options.t - the command line: every bad value refused with one line and exit 2, each
+# option accepted and seen to take effect, and every option documented in --help, the
+# manual page and the README.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Temp qw(tempdir);
+use Test::More;
+use JT;
+use JTCheck;
+
+my $JT = JT::jmptrace();
+-x $JT or plan skip_all => "no jmptrace at $JT";
+system('make', '-s', '-C', root() . '/tests/progs') == 0
+	or BAIL_OUT('cannot build the test programs (make -C tests/progs)');
+
+my $leak = JT::prog_path('leak', 'pie');
+
+# Runs jmptrace with @args and checks: exit 2, exactly one line on stderr that names
+# $name, and the program (leak, which prints a line) not run.
+sub refused {
+	my ($what, $name, @args) = @_;
+	my $r = JT::run_cmd(argv => [$JT, @args], timeout => 60);
+	is($r->{exit}, 2, "$what: exit 2") or diag("stderr: $r->{stderr}");
+	my @lines = split /\n/, $r->{stderr}, -1;
+	ok(@lines == 2 && $lines[1] eq '', "$what: exactly one line on stderr")
+		or diag("stderr:\n$r->{stderr}");
+	like($lines[0] // '', qr/^jmptrace: .*\Q$name\E/, "$what: the line names $name");
+	is($r->{stdout}, '', "$what: the program does not run");
+	return $r;
+}
+
+subtest 'bad values are refused' => sub {
+	for my $v ('0', 'abc', '1x', '9', '100', '99999999999999999999', '-1', '+2', ' 2', '') {
+		refused("--tracer-threads '$v'", '--tracer-threads', '--tracer-threads', $v, '--', $leak, 1, 0);
+	}
+	refused('--tracer-threads=0', '--tracer-threads', '--tracer-threads=0', '--', $leak, 1, 0);
+	for my $v ('foo', '', 'DW', 'dw ', 'libunwind2') {
+		refused("--unwinder '$v'", '--unwinder', '--unwinder', $v, '--', $leak, 1, 0);
+	}
+	refused("--depth 0", '--depth', '--depth', '0', '--', $leak, 1, 0);
+	refused("--depth 257", '--depth', '--depth', '257', '--', $leak, 1, 0);
+	refused("--top 1x", '--top', '--top', '1x', '--', $leak, 1, 0);
+	refused("-p abc", '-p', '-p', 'abc');
+};
+
+# The options of --help, as the list of long names and short letters it shows.
+my $help = JT::run_cmd(argv => [$JT, '--help'], timeout => 60);
+my @opts = $help->{stdout} =~ /^\s+((?:-\w, )?--?[\w-]+)/mg;
+
+subtest '--help, the manual page and the README list every option' => sub {
+	is($help->{exit}, 0, '--help exits 0');
+	my @names = map { my @n = split /, /; @n } @opts;
+	for my $want (qw(--tracer-threads --unwinder --no-cpu-follow --no-emulate -v --verbose)) {
+		ok((grep { $_ eq $want } @names), "--help shows $want");
+	}
+	my $man = JT::slurp(root() . '/doc/jmptrace.1') // '';
+	my $readme = JT::slurp(root() . '/README.md') // '';
+	for my $n (@names) {
+		(my $troff = $n) =~ s/-/\\-/g;
+		ok(index($man, $troff) >= 0, "doc/jmptrace.1 documents $n");
+		ok($readme =~ /(?<![\w-])\Q$n\E(?![\w-])/, "README documents $n");
+	}
+	unlike($readme, qr/JMPTRACE_(?:THREADS|UNWIND|NO_CPU_FOLLOW|NO_EMULATE|DEBUG)/,
+	       'the README names none of the removed environment variables');
+	SKIP: {
+		skip 'no man or groff', 2
+			unless system('sh', '-c', 'command -v man >/dev/null && command -v groff >/dev/null') == 0;
+		my $r = JT::run_cmd(argv => ['sh', '-c', 'man -l "$1" | cat', 'sh', root() . '/doc/jmptrace.1'], timeout => 60);
+		like($r->{stdout}, qr/--tracer-threads/, 'man -l renders the page');
+		$r = JT::run_cmd(argv => ['groff', '-man', '-Tutf8', '-ww', root() . '/doc/jmptrace.1'], timeout => 60);
+		is($r->{stderr}, '', 'groff -ww gives no warning');
+	}
+};
+
+# The leak program's one big leak, checked exactly (as integration.t does).
+sub leak_checked {
+	my ($r, $name) = @_;
+	is($r->{exit}, 0, "$name: the program's exit status");
+	is($r->{stdout}, "leak: leaked 10 blocks\n", "$name: the program's stdout");
+	my $s = snapshot_of($r, $name) or return;
+	my $bytes = 0;
+	$bytes += 1024 + 16 * $_ for 0 .. 9;
+	check_site($s, $name, func => 'leak_here', file => 'leak/leak_here.c', marker => 'LEAK-SITE',
+		   live_bytes => $bytes, live_blocks => 10, alloc_calls => 10, nstacks => 1,
+		   caller => ['main', 'leak/main.c', 'CALL-LEAK']);
+	return $s;
+}
+
+subtest '-v and --verbose print debug lines; without them stderr is empty' => sub {
+	my $quiet = run_jt('leak', 'pie', args => [10, 0]);
+	leak_checked($quiet, 'no -v');
+	is($quiet->{stderr}, '', 'no -v: nothing on stderr');
+	for my $v ('-v', '--verbose') {
+		my $r = run_jt('leak', 'pie', args => [10, 0], jt_args => [$v]);
+		leak_checked($r, $v);
+		like($r->{stderr}, qr/^jmptrace: breakpoint on malloc at 0x[0-9a-f]+ in /m, "$v: a line per breakpoint");
+		like($r->{stderr}, qr/^jmptrace: \d+ tracer threads?, CPU placement on, breakpoints emulated$/m,
+		     "$v: the settings line");
+	}
+	# The environment variable that used to do this is gone.
+	local $ENV{JMPTRACE_DEBUG} = 1;
+	my $r = run_jt('leak', 'pie', args => [10, 0]);
+	is($r->{stderr}, '', 'JMPTRACE_DEBUG=1 no longer prints anything');
+};
+
+sub handovers { my $n = () = ($_[0] // '') =~ /handed from tracer thread/g; $n }
+
+subtest '--tracer-threads' => sub {
+	for my $mode (qw(pie static)) {
+		my $one = run_jt('threads', $mode, args => [300, 5, 40], jt_args => ['--verbose', '--tracer-threads', 1]);
+		is($one->{exit}, 0, "$mode, 1: exit 0");
+		like($one->{stderr}, qr/^jmptrace: 1 tracer thread, /m, "$mode, 1: one tracer thread runs");
+		is(handovers($one->{stderr}), 0, "$mode, 1: no hand-over line");
+		unlike($one->{stderr}, qr/tracer thread 1:/, "$mode, 1: no tracer thread 1");
+		my $s1 = snapshot_of($one, "$mode, 1");
+		my $three = run_jt('threads', $mode, args => [300, 5, 40], jt_args => ['--verbose', '--tracer-threads=3']);
+		is($three->{exit}, 0, "$mode, 3: exit 0");
+		like($three->{stderr}, qr/^jmptrace: 3 tracer threads, /m, "$mode, 3: three tracer threads run");
+		like($three->{stderr}, qr/^jmptrace: tracer thread 2: \d+ breakpoint hits$/m, "$mode, 3: tracer thread 2 ran");
+		my $s3 = snapshot_of($three, "$mode, 3");
+		is($s3->{totals}{live_blocks}, $s1->{totals}{live_blocks}, "$mode: 3 tracer threads, the same live blocks")
+			if $s1 && $s3;
+	}
+};
+
+subtest '--unwinder' => sub {
+	for my $mode (qw(pie static)) {
+		for my $u (qw(dw libunwind)) {
+			my $r = run_jt('leak', $mode, args => [10, 0], jt_args => ['--verbose', '--unwinder', $u]);
+			leak_checked($r, "$mode, --unwinder $u");
+			like($r->{stderr}, qr/^jmptrace: unwind: \Q$u\E backend$/m, "$mode: the $u backend is used");
+			my @other = $r->{stderr} =~ /^jmptrace: unwind: (\w+) backend$/mg;
+			is_deeply([grep { $_ ne $u } @other], [], "$mode: no other backend");
+		}
+	}
+	local $ENV{JMPTRACE_UNWIND} = 'libunwind';
+	my $r = run_jt('leak', 'pie', args => [10, 0], jt_args => ['--verbose']);
+	like($r->{stderr}, qr/^jmptrace: unwind: dw backend$/m, 'JMPTRACE_UNWIND no longer chooses');
+};
+
+subtest '--no-emulate' => sub {
+	my $r = run_jt('leak', 'pie', args => [10, 0], jt_args => ['--verbose', '--no-emulate']);
+	leak_checked($r, '--no-emulate');
+	like($r->{stderr}, qr/breakpoints stepped over$/m, 'the settings line says so');
+	like($r->{stderr}, qr/stepping thread/, 'breakpoints are stepped over');
+	my $e = run_jt('leak', 'pie', args => [10, 0], jt_args => ['--verbose']);
+	unlike($e->{stderr}, qr/stepping thread/, 'without it, no breakpoint is stepped over');
+	my ($a, $b) = (last_snapshot($r), last_snapshot($e));
+	is_deeply($a->{totals}, $b->{totals}, 'the same totals either way') if $a && $b;
+};
+
+# CPUs each thread of $pid may run on, from Cpus_allowed_list, and its scheduling policy.
+sub thread_placement {
+	my ($pid) = @_;
+	my @t;
+	opendir(my $d, "/proc/$pid/task") or return ();
+	for my $tid (grep { /^\d+$/ } readdir $d) {
+		my $st = JT::slurp("/proc/$pid/task/$tid/status") // '';
+		my $stat = JT::slurp("/proc/$pid/task/$tid/stat") // '';
+		my ($cpus) = $st =~ /^Cpus_allowed_list:\s*(\S+)/m;
+		$stat =~ s/^.*\) //s;
+		my $policy = (split / /, $stat)[38];	# field 41 of stat, the third after "comm)"
+		push @t, { tid => $tid, cpus => $cpus // '?', policy => $policy // -1 };
+	}
+	return @t;
+}
+
+# A placement change is a tracer thread bound to fewer CPUs than jmptrace started with, or
+# in SCHED_IDLE (policy 5).
+sub placement_changed {
+	my ($pid, $start) = @_;
+	return grep { $_->{cpus} ne $start || $_->{policy} == 5 } thread_placement($pid);
+}
+
+subtest '--no-cpu-follow' => sub {
+	my @cpus = thread_placement($$);
+	plan skip_all => 'one CPU: nothing to follow' if `nproc` <= 1;
+	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	for my $follow (1, 0) {
+		my $hb = "$dir/hb$follow";
+		my @flag = $follow ? () : ('--no-cpu-follow');
+		my $j = JT::spawn(argv => [$JT, @flag, '-o', '/dev/null', '--', JT::prog_path('heartbeat', 'pie'), $hb],
+				  dir => $dir, name => "jt$follow");
+		my $beats = sub { my $v = JT::slurp($hb) // ''; $v =~ /^(\d+)/ ? $1 : -1 };
+		ok(JT::wait_until(sub { $beats->() > 500 }, 60), "follow=$follow: the program runs");
+		my @changed;
+		# Placement is looked at a few times a second; watch for a second and a half.
+		JT::wait_until(sub { push @changed, placement_changed($j->{pid}, $cpus[0]{cpus}); @changed && $follow }, 1.5);
+		if ($follow) {
+			ok(@changed > 0, 'by default a tracer thread is bound to a CPU or made SCHED_IDLE');
+		} else {
+			is(scalar(@changed), 0, '--no-cpu-follow: no tracer thread changed CPUs or policy')
+				or diag(join("\n", map { "$_->{tid}: cpus $_->{cpus} policy $_->{policy}" } @changed));
+		}
+		kill 'TERM', $j->{pid};
+		ok(defined JT::reap($j, 30), "follow=$follow: jmptrace ends with the program on SIGTERM");
+	}
+};
+
+done_testing();
