@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ usage(FILE *f)
 		"      --top N      stacks listed in the text report (default 10)\n"
 		"      --depth N    frames recorded per stack (default 64, at most %d)\n"
 		"  -p PID           attach to a running process and all its threads\n"
-		"      --duration S with -p: detach by itself after S seconds\n"
+		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
 		"  -f               follow forked children\n"
 		"  -h, --help       show this help\n"
 		"  -V, --version    show the version\n"
@@ -73,6 +74,34 @@ parse_uint(const char *s, unsigned max, unsigned *out)
 	if (errno || !*s || *end || v > max)
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/*
+ * --duration's bounds. loop.c counts it in whole milliseconds in a uint64_t:
+ * below a millisecond it would be 0 and detach at once, and inf, nan or 1e18
+ * seconds do not fit (the conversion is undefined; it came out as 0). A year
+ * is far longer than anyone traces a process and far inside what fits; to
+ * trace without a limit, leave --duration out.
+ */
+#define JT_MIN_DURATION 0.001
+#define JT_MAX_DURATION 31536000	/* 365 days, in seconds */
+
+/* Parses seconds for --duration: a finite decimal number within the bounds above. */
+static int
+parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	/* A decimal number only: strtod also takes "inf", "nan", hex and leading blanks. */
+	if ((!isdigit((unsigned char)*s) && *s != '.') || s[strspn(s, "0123456789.eE+-")])
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < JT_MIN_DURATION || v > JT_MAX_DURATION)
+		return -1;
+	*out = v;
 	return 0;
 }
 
@@ -125,11 +154,9 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		if (parse_uint(arg, JT_MAX_DEPTH, &o->depth) < 0 || o->depth == 0)
 			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_DEPTH));
 		return 0;
-	case OPT_DURATION: {
-		char *end;
-		o->duration = strtod(arg, &end);
-		return *end || !(o->duration > 0) ? bad_value(c, arg, "give a number of seconds") : 0;
-	}
+	case OPT_DURATION:
+		return parse_duration(arg, &o->duration) < 0
+			? bad_value(c, arg, "give seconds, from 0.001 to " JT_STR(JT_MAX_DURATION)) : 0;
 	case OPT_TRACER_THREADS:
 		if (parse_uint(arg, JT_MAX_WORKERS, &o->tracer_threads) < 0 || o->tracer_threads == 0)
 			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_WORKERS));
@@ -166,6 +193,11 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		if ((r = parse_one(c, optarg, o)) != 0)
 			return r;
 	o->argv = argv + optind;
+	if (o->duration > 0 && !o->attach_pid) {
+		/* A launched program is traced to its end: that is when its report is written. */
+		error_msg("--duration needs -p PID: a launched program is traced until it exits");
+		return -1;
+	}
 	if (!o->attach_pid == !o->argv[0]) {
 		error_msg(o->attach_pid ? "give either -p PID or a program, not both"
 					: "no program to run and no -p PID given");

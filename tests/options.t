@@ -44,6 +44,36 @@ subtest 'bad values are refused' => sub {
 	refused("--depth 257", '--depth', '--depth', '257', '--', $leak, 1, 0);
 	refused("--top 1x", '--top', '--top', '1x', '--', $leak, 1, 0);
 	refused("-p abc", '-p', '-p', 'abc');
+	# Seconds must be finite, at least a millisecond and at most a year: inf, 1e18 and
+	# 1e400 were once accepted and detached at once.
+	for my $v ('inf', 'infinity', '1e18', '1e400', 'nan', '-1', '0', '0.0', '0.0001', '1e-400',
+		   '31536001', '0x10', ' 5', '5s', 'abc', '') {
+		refused("--duration '$v'", '--duration', '--duration', $v, '-p', $$);
+	}
+	my $r = refused('--duration without -p', '--duration', '--duration', '2', '--', $leak, 1, 0);
+	like($r->{stderr}, qr/needs -p/, '--duration without -p: says it needs -p');
+};
+
+subtest '--duration with -p detaches after that time' => sub {
+	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $hb = "$dir/hb";
+	my $p = JT::spawn(argv => [JT::prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
+	my $beats = sub { my $v = JT::slurp($hb) // ''; $v =~ /^(\d+)/ ? $1 : -1 };
+	ok(JT::wait_until(sub { $beats->() > 100 }, 30), 'the program runs') or return JT::reap($p, 1);
+	for my $d ('0.5', '1e0') {
+		my $r = JT::run_cmd(argv => [$JT, '--duration', $d, '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
+		is($r->{exit}, 0, "--duration $d: exit 0");
+		my $json = JT::read_json("$dir/r.json");
+		my $snap = $json && $json->{snapshots}[-1];
+		is($snap && $snap->{reason}, 'duration', "--duration $d: the snapshot is taken for the duration");
+		ok($snap && is_false($snap->{exited}), "--duration $d: the process still runs");
+		ok($snap && $snap->{totals}{alloc_calls} > 0, "--duration $d: its allocations were seen");
+	}
+	my $before = $beats->();
+	ok(JT::wait_until(sub { $beats->() > $before + 50 }, 10), 'the program runs on after the detaches');
+	kill 'TERM', $p->{pid};
+	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
+	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
 };
 
 # The options of --help, as the list of long names and short letters it shows.
