@@ -16,7 +16,26 @@
 #include "util.h"
 
 
-/* Finds name the way execvp would. Returns 0 and fills path, or -1 with errno. */
+/* Non-zero when path names an executable regular file; errno says why not otherwise. */
+static int
+launch_is_program(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+		return 0;
+	}
+	return access(path, X_OK) == 0;
+}
+
+/*
+ * Finds name the way execvp would: a name with a slash as it is, any other
+ * in $PATH, where a directory or a file we may not execute is passed over
+ * (/usr/bin/X11 is a directory). Returns 0 and fills path, or -1 with errno.
+ */
 static int
 launch_find(const char *name, char *path, size_t size)
 {
@@ -34,7 +53,7 @@ launch_find(const char *name, char *path, size_t size)
 		int len = (int)(end - dirs);
 
 		snprintf(path, size, "%.*s/%s", len ? len : 1, len ? dirs : ".", name);
-		if (access(path, X_OK) == 0)
+		if (launch_is_program(path))
 			return 0;
 		if (errno == EACCES)
 			err = EACCES;
@@ -67,10 +86,11 @@ launch_check(const char *name, const char *path)
 	ssize_t n;
 	int fd;
 
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
-		if (!errno || S_ISDIR(st.st_mode))
-			errno = EACCES;
-		perror_msg("cannot run '%s'", name);
+	if (!launch_is_program(path)) {
+		if (errno == EACCES && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			error_msg("cannot run '%s': not a regular file", name);
+		else
+			perror_msg("cannot run '%s'", name);
 		return -1;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -101,8 +121,16 @@ launch_program(char *const argv[])
 	int status;
 	pid_t pid;
 
+	if (!*argv[0]) {
+		/* $PATH would turn it into a directory, "/usr/bin/". */
+		error_msg("cannot run '': empty program name");
+		return -1;
+	}
 	if (launch_find(argv[0], path, sizeof(path)) < 0) {
-		perror_msg("cannot run '%s'", argv[0]);
+		if (errno == ENOENT && !strchr(argv[0], '/'))
+			error_msg("cannot run '%s': no such program in $PATH", argv[0]);
+		else
+			perror_msg("cannot run '%s'", argv[0]);
 		return -1;
 	}
 	if (launch_check(argv[0], path) < 0)

@@ -22,7 +22,7 @@ my $leak = JT::prog_path('leak', 'pie');
 # $name, and the program (leak, which prints a line) not run.
 sub refused {
 	my ($what, $name, @args) = @_;
-	my $r = JT::run_cmd(argv => [$JT, @args], timeout => 60);
+	my $r = JT::run_cmd(argv => [$JT, @args], timeout => 20);
 	is($r->{exit}, 2, "$what: exit 2") or diag("stderr: $r->{stderr}");
 	my @lines = split /\n/, $r->{stderr}, -1;
 	ok(@lines == 2 && $lines[1] eq '', "$what: exactly one line on stderr")
@@ -45,11 +45,17 @@ subtest 'bad values are refused' => sub {
 	refused("--top 1x", '--top', '--top', '1x', '--', $leak, 1, 0);
 	refused("-p abc", '-p', '-p', 'abc');
 	# Seconds must be finite, at least a millisecond and at most a year: inf, 1e18 and
-	# 1e400 were once accepted and detached at once.
+	# 1e400 were once accepted and detached at once. A jmptrace that accepted one would
+	# attach to the -p process, and be killed by run_cmd's timeout: that must be a process
+	# of our own that nothing depends on, never this test itself.
+	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $sleeper = JT::spawn(argv => ['sleep', '600'], dir => $dir, name => 'sleep');
 	for my $v ('inf', 'infinity', '1e18', '1e400', 'nan', '-1', '0', '0.0', '0.0001', '1e-400',
 		   '31536001', '0x10', ' 5', '5s', 'abc', '') {
-		refused("--duration '$v'", '--duration', '--duration', $v, '-p', $$);
+		refused("--duration '$v'", '--duration', '--duration', $v, '-p', $sleeper->{pid});
 	}
+	kill 'KILL', $sleeper->{pid};
+	JT::reap($sleeper, 10);
 	my $r = refused('--duration without -p', '--duration', '--duration', '2', '--', $leak, 1, 0);
 	like($r->{stderr}, qr/needs -p/, '--duration without -p: says it needs -p');
 };
@@ -74,6 +80,29 @@ subtest '--duration with -p detaches after that time' => sub {
 	kill 'TERM', $p->{pid};
 	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
 	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
+};
+
+subtest 'a program that cannot be run: one line that says why' => sub {
+	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	mkdir "$dir/true" or die "$dir/true: $!\n";
+	for my $c (['an empty program name', '', qr/: empty program name$/],
+		   ['a directory', $dir, qr/: Is a directory$/],
+		   ['a directory with a slash', "$dir/", qr/: Is a directory$/],
+		   ['a device', '/dev/null', qr/: not a regular file$/],
+		   ['a name not in $PATH', 'jt-no-such-program', qr/: no such program in \$PATH$/]) {
+		my ($what, $prog, $want) = @$c;
+		my $r = JT::run_cmd(argv => [$JT, '--', $prog], timeout => 60);
+		is($r->{exit}, 1, "$what: exit 1");
+		my @lines = split /\n/, $r->{stderr}, -1;
+		ok(@lines == 2 && $lines[1] eq '', "$what: one line on stderr") or diag("stderr:\n$r->{stderr}");
+		like($lines[0] // '', qr/^jmptrace: cannot run '\Q$prog\E'/, "$what: names the program");
+		like($lines[0] // '', $want, "$what: says why");
+	}
+	# A directory in $PATH is passed over, as execvp does: the program further on runs.
+	local $ENV{PATH} = "$dir:$ENV{PATH}";
+	my $r = JT::run_cmd(argv => [$JT, '-o', '/dev/null', '--', 'true'], timeout => 60);
+	is($r->{exit}, 0, 'a directory "true" first in $PATH: /usr/bin/true runs');
+	is($r->{stderr}, '', 'and nothing is said');
 };
 
 # The options of --help, as the list of long names and short letters it shows.
