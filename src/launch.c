@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elfhdr.h"
 #include "launch.h"
 #include "util.h"
 
@@ -63,25 +64,12 @@ launch_find(const char *name, char *path, size_t size)
 	return -1;
 }
 
-static const char *
-launch_machine_name(unsigned m)
-{
-	switch (m) {
-	case EM_386: return "i386";
-	case EM_ARM: return "ARM";
-	case EM_AARCH64: return "AArch64";
-	case EM_RISCV: return "RISC-V";
-	case EM_PPC64: return "PowerPC64";
-	case EM_S390: return "s390";
-	default: return "another architecture";
-	}
-}
-
 /* Returns 0 when path is something we can trace, or -1 after saying why. */
 static int
 launch_check(const char *name, const char *path)
 {
 	unsigned char h[EI_NIDENT + 16];
+	char what[64];
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -101,17 +89,17 @@ launch_check(const char *name, const char *path)
 	close(fd);
 	if (n >= 2 && h[0] == '#' && h[1] == '!')
 		return 0;	/* the kernel runs its interpreter, which we then trace */
-	if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG)) {
+	switch (elfhdr_classify(h, n > 0 ? (size_t)n : 0, what, sizeof(what))) {
+	case ELFHDR_OURS:
+		return 0;
+	case ELFHDR_NOT_ELF:
 		error_msg("cannot trace '%s': not an ELF executable", name);
 		return -1;
-	}
-	if (h[EI_CLASS] != ELFCLASS64 || (h[18] | h[19] << 8) != EM_X86_64) {
-		error_msg("cannot trace '%s': it is an ELF for %s; jmptrace traces x86-64 programs only", name,
-			  h[EI_CLASS] != ELFCLASS64 && (h[18] | h[19] << 8) == EM_386 ? "i386"
-			  : launch_machine_name(h[18] | h[19] << 8));
+	default:
+		error_msg("cannot trace '%s': it is %s; jmptrace traces %s programs only", name, what,
+			  elfhdr_our_arch);
 		return -1;
 	}
-	return 0;
 }
 
 pid_t
