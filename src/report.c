@@ -210,6 +210,8 @@ text_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, unsigned rank
 		for (k = 0; k < n; k++, first = 0)
 			text_frame(f, &fr[k], first);
 	}
+	if (st->truncated)
+		fprintf(f, "    ... (stack cut at --depth %u)\n", st->depth);
 	fputc('\n', f);
 }
 
@@ -230,8 +232,9 @@ report_live_stacks(const struct jt_heap *h, uint32_t *n)
  *   note when we attached), the calls per allocator function (non-zero ones,
  *   in the caller's order), the totals, then the top s->top stacks by live
  *   bytes, each as "#rank: live bytes, live blocks, allocation calls and
- *   bytes from the stack" followed by its frames (see text_frame), and a
- *   closing "SUMMARY: N bytes in M blocks still live from K stacks" line.
+ *   bytes from the stack" followed by its frames (see text_frame) and, for a
+ *   stack cut at --depth, "... (stack cut at --depth N)", and a closing
+ *   "SUMMARY: N bytes in M blocks still live from K stacks" line.
  * Figures use thousands separators throughout (see report_num).
  */
 int
@@ -354,7 +357,8 @@ json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 			json_frame(f, &fr[k]);
 		}
 	}
-	fputs("]}", f);
+	/* Only on a cut stack, so that every other stack reads as before. */
+	fputs(st->truncated ? "], \"truncated\": true}" : "]}", f);
 }
 
 static void

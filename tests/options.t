@@ -148,6 +148,63 @@ sub leak_checked {
 	return $s;
 }
 
+# The leak_here stack of a leak run, and the text report's block for it.
+sub leak_stack {
+	my ($r) = @_;
+	my $s = last_snapshot($r) or return;
+	my ($st) = stacks_with_frame0($s, 'leak_here');
+	my ($block) = ($r->{report} // '') =~ /^(#\d+: [^\n]*\n    at 0x[0-9a-f]+: leak_here .*?\n)\n/ms;
+	# Addresses differ from run to run (ASLR): compare the rest.
+	$block =~ s/0x[0-9a-f]+/0x?/g if defined $block;
+	return ($st, $block, $s);
+}
+
+# Every stack has no "truncated" key, or the value true; returns how many have it.
+sub cut_stacks {
+	my ($s, $name) = @_;
+	my @bad = grep { exists $_->{truncated} && !is_true($_->{truncated}) } @{ $s->{stacks} };
+	ok(!@bad, "$name: \"truncated\" is only ever true");
+	return scalar grep { exists $_->{truncated} } @{ $s->{stacks} };
+}
+
+subtest 'a stack cut at --depth is marked' => sub {
+	for my $mode (qw(pie static)) {
+		my $full = run_jt('leak', $mode, args => [10, 0]);
+		my ($st, $block, $s) = leak_stack($full);
+		ok($st && $block, "$mode: the leak_here stack, and its block in the text report") or next;
+		# leak_here, main, __libc_start_call_main, __libc_start_main_impl, _start.
+		my @pcs = grep { !$_->{inlined} } @{ $st->{frames} };
+		cmp_ok(scalar(@pcs), '>=', 3, "$mode: leak_here's stack has " . scalar(@pcs) . ' frames');
+		is(cut_stacks($s, "$mode, default depth"), 0, "$mode, default depth: no stack is cut");
+		unlike($full->{report}, qr/stack cut/, "$mode, default depth: no stack is marked cut");
+
+		# Exactly as deep as the stack: whole, and no mark.
+		my $n = @pcs;
+		my $exact = run_jt('leak', $mode, args => [10, 0], jt_args => ['--depth', $n]);
+		my ($st2, $block2) = leak_stack($exact);
+		ok($st2 && !exists $st2->{truncated}, "$mode, --depth $n: leak_here's stack is whole");
+		is($block2, $block, "$mode, --depth $n: its text is as without --depth");
+
+		# One frame less: cut, and marked in both reports.
+		my $m = $n - 1;
+		my $cut = run_jt('leak', $mode, args => [10, 0], jt_args => ['--depth', $m]);
+		my ($st3, $block3, $s3) = leak_stack($cut);
+		ok($st3 && is_true($st3->{truncated}), "$mode, --depth $m: leak_here's stack is \"truncated\": true");
+		is_deeply([map { $_->{function} } grep { !$_->{inlined} } @{ $st3->{frames} // [] }],
+			  [map { $_->{function} } @pcs[0 .. $m - 1]], "$mode, --depth $m: its first $m frames are kept");
+		(my $want = $block) =~ s/^    by [^\n]*\n\z//m;
+		is($block3, "$want    ... (stack cut at --depth $m)\n",
+		   "$mode, --depth $m: the text report ends the stack with a line saying so");
+		my $ncut = cut_stacks($s3, "$mode, --depth $m");
+		my $lines = () = $cut->{report} =~ /^    \.\.\. \(stack cut at --depth $m\)\n\n/mg;
+		is($lines, $ncut, "$mode, --depth $m: one line per cut stack ($ncut) in the text report");
+		# The JSON text differs from a whole stack's only by the key, after the frames.
+		my $json = JT::slurp("$cut->{dir}/report.json");
+		my $keys = () = $json =~ /\}\], "truncated": true\}/g;
+		is($keys, $ncut, "$mode, --depth $m: the key follows the frames of each cut stack");
+	}
+};
+
 subtest '-v and --verbose print debug lines; without them stderr is empty' => sub {
 	my $quiet = run_jt('leak', 'pie', args => [10, 0]);
 	leak_checked($quiet, 'no -v');
