@@ -57,7 +57,10 @@ usage(FILE *f)
 		"Signals to jmptrace: SIGUSR1 writes a snapshot and goes on. SIGINT (Ctrl-C)\n"
 		"writes a snapshot; a launched program gets its own SIGINT from the terminal,\n"
 		"and an attached one (-p) is detached and left running as it was. SIGTERM and\n"
-		"SIGHUP detach with -p, and are passed on to a launched program.\n",
+		"SIGHUP detach with -p, and are passed on to a launched program.\n"
+		"Never stop jmptrace with SIGKILL (kill -9): a launched program dies with it,\n"
+		"and an attached process is left with breakpoints in its code and is killed\n"
+		"by SIGTRAP at the next one.\n",
 		JT_MAX_DEPTH, JT_MAX_WORKERS);
 }
 
@@ -257,6 +260,10 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		return 1;
 	}
 	trace_resume_all(tr, p);
+	/* Whoever stops us must know that kill -9 is the one way to harm the process. */
+	error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches; "
+		  "never SIGKILL jmptrace (pid %d): that would kill process %d",
+		  pid, p->command, p->nthreads, p->nthreads == 1 ? "" : "s", (int)getpid(), pid);
 	tr->image_seen = 1;
 	tr->show_status = isatty(STDERR_FILENO);
 	loop_install_signals();

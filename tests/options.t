@@ -69,6 +69,9 @@ subtest '--duration with -p detaches after that time' => sub {
 	for my $d ('0.5', '1e0') {
 		my $r = JT::run_cmd(argv => [$JT, '--duration', $d, '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
 		is($r->{exit}, 0, "--duration $d: exit 0");
+		my $exe = readlink("/proc/$p->{pid}/exe") // '?';
+		like($r->{stderr}, qr/^jmptrace: attached to process $p->{pid} \(\Q$exe\E\), 9 threads; Ctrl-C, SIGTERM or SIGHUP detaches; never SIGKILL jmptrace \(pid \d+\): that would kill process $p->{pid}\n\z/,
+		     "--duration $d: one line on stderr says it attached, and warns against SIGKILL");
 		my $json = JT::read_json("$dir/r.json");
 		my $snap = $json && $json->{snapshots}[-1];
 		is($snap && $snap->{reason}, 'duration', "--duration $d: the snapshot is taken for the duration");
@@ -111,6 +114,8 @@ my @opts = $help->{stdout} =~ /^\s+((?:-\w, )?--?[\w-]+)/mg;
 
 subtest '--help, the manual page and the README list every option' => sub {
 	is($help->{exit}, 0, '--help exits 0');
+	like($help->{stdout}, qr/^Never stop jmptrace with SIGKILL \(kill -9\): a launched program dies with it,\nand an attached process is left with breakpoints in its code and is killed\nby SIGTRAP at the next one\.\n\z/m,
+	     '--help warns against SIGKILL');
 	my @names = map { my @n = split /, /; @n } @opts;
 	for my $want (qw(--tracer-threads --unwinder --no-cpu-follow --no-emulate -v --verbose)) {
 		ok((grep { $_ eq $want } @names), "--help shows $want");
