@@ -124,8 +124,8 @@ SKIP: {
 		print { $p->{stdin} } "go\n";
 		my $js = JT::reap($j, 60);
 		ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, "jmptrace ends by itself, exit 0");
-		like(JT::slurp($j->{err}) // '', qr/^jmptrace: process $p->{pid}: \Q$p32\E is a 32-bit \(i386\) program; \Q$ONLY\E: it runs on untraced\n\z/,
-		     "one line says it runs on untraced");
+		like(JT::slurp($j->{err}) // '', qr/\Ajmptrace: attached to process $p->{pid} [^\n]*\njmptrace: process $p->{pid}: \Q$p32\E is a 32-bit \(i386\) program; \Q$ONLY\E: it runs on untraced\n\z/,
+		     "after the attach line, one line says it runs on untraced");
 		my $json = JT::read_json("$dir/a.json");
 		my $s = $json && $json->{snapshots}[-1];
 		is($s && $s->{reason}, 'exec', "the snapshot is taken at the exec");
