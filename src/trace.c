@@ -331,6 +331,8 @@ trace_exec_foreign(const struct jt_proc *p, char *what, size_t size)
 static void
 trace_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *foreign)
 {
+	int attached_main = p->pid == tr->main_pid && p->attached;
+
 	if (!tr->image_seen) {
 		/* A #! script whose interpreter launch_check could not look at. */
 		if (foreign)
@@ -345,8 +347,8 @@ trace_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *fore
 			  p->pid, p->command, foreign, elfhdr_our_arch);
 	else
 		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
-	trace_detach_proc(tr, p);
-	if (p->pid == tr->main_pid && p->attached) {
+	trace_detach_proc(tr, p);	/* frees p unless it is the main process */
+	if (attached_main) {
 		/*
 		 * Not our child: its end will never be reported to us. Its report
 		 * is written now, and the run ends as a detach does.

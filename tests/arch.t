@@ -67,7 +67,7 @@ my $built = system("$cc -m32 -O2 -o '$p32' '" . JT::src_path('arch32/main.c') . 
 diag('no 32-bit program: ' . (JT::slurp("$dir/cc.err") // '') . '(apt-get install gcc-multilib)') unless $built;
 
 SKIP: {
-	skip 'cc -m32 does not work here (gcc-multilib)', 4 unless $built;
+	skip 'cc -m32 does not work here (gcc-multilib)', 5 unless $built;
 
 	subtest 'launching a 32-bit program, or a script it interprets' => sub {
 		refused('a 32-bit program', qr/^jmptrace: cannot trace '\Q$p32\E': it is a 32-bit \(i386\) program; \Q$ONLY\E$/,
@@ -112,6 +112,18 @@ SKIP: {
 				like($r->{report}, qr/^process:  \Q$how\E$/m, "$name: the text report says '$how'");
 			}
 		}
+	};
+
+	subtest 'a followed child (-f) that execs a 32-bit one' => sub {
+		my @argv = ('/bin/sh', '-c', '"$0" 7; echo "status $?"', $p32);
+		my $n = run_cmd(argv => [@argv]);
+		is($n->{stdout}, "arch32: ok\nstatus 7\n", 'native: stdout');
+		my $r = run_jt(undef, undef, path => $argv[0], args => [@argv[1 .. $#argv]], jt_args => ['-f']);
+		same_as_native($r, $n, 'sh -c, -f');
+		like($r->{stderr}, qr/^jmptrace: process \d+: \Q$p32\E is a 32-bit \(i386\) program; \Q$ONLY\E: it runs on untraced\n\z/,
+		     'one line says the child runs on untraced') or diag("stderr:\n$r->{stderr}");
+		my $s = snapshot_of($r, 'sh -c, -f') or return;
+		ok(is_true($s->{exited}) && $s->{exit_status} == 0, 'the shell\'s report says it exited with status 0');
 	};
 
 	subtest 'an attached program that execs a 32-bit one' => sub {
