@@ -1,7 +1,9 @@
 #!/usr/bin/perl
-# options.t - the command line: every bad value refused with one line and exit 2, each
-# option accepted and seen to take effect, and every option documented in --help, the
-# manual page and the README.
+# options.t - the command line: every bad value refused with one line and exit 2 (and
+# --duration without -p), each option accepted and seen to take effect, every option
+# documented in --help, the manual page and the README, a program that cannot be run
+# named with the reason, a stack cut at --depth marked in both reports, and the attach
+# line and --help warning against SIGKILL.
 use strict;
 use warnings;
 use FindBin;
