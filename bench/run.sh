@@ -88,7 +88,7 @@ tool_cmd() {
 	floor)		CMD=("$FLOOR" --) ;;
 	jmptrace)	CMD=("$JT" -o /dev/null --) ;;
 	jmptrace2)	CMD=("$JT2" -o /dev/null --) ;;
-	jmptrace-1tt)	CMD=(env JMPTRACE_THREADS=1 "$JT" -o /dev/null --) ;;
+	jmptrace-1tt)	CMD=("$JT" --tracer-threads 1 -o /dev/null --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;

@@ -2,9 +2,16 @@
 #ifndef JT_ARCH_H
 #define JT_ARCH_H
 
+#include <elf.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/user.h>
+
+/* The programs jmptrace traces: their ELF class, byte order and e_machine, and a name. */
+#define ARCH_ELF_CLASS ELFCLASS64
+#define ARCH_ELF_DATA ELFDATA2LSB
+#define ARCH_ELF_MACHINE EM_X86_64
+#define ARCH_NAME "x86-64"
 
 #define ARCH_TRAP_BYTE 0xCC
 /* After an int3 the pc points one past the trap byte. */

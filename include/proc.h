@@ -72,6 +72,7 @@ struct jt_proc {
 	struct jt_bps bps;
 	struct jt_sym *sym;
 	struct jt_unwind *uw;
+	const char *unwinder;		/* its backend (--unwinder), for the unwinder of a new image */
 	struct jt_heap *heap;
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
@@ -93,7 +94,11 @@ struct jt_options {
 	pid_t attach_pid;		/* -p */
 	int follow_forks;		/* -f */
 	double duration;		/* --duration */
-	int no_emulate;			/* JMPTRACE_NO_EMULATE: step over every displaced instruction */
+	unsigned tracer_threads;	/* --tracer-threads: 1..JT_MAX_WORKERS, 0 for one per CPU */
+	const char *unwinder;		/* --unwinder: a backend name unwind_backend_known accepts */
+	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
+	int no_emulate;			/* --no-emulate: step over every displaced instruction */
+	int verbose;			/* -v: a debug line per decision on stderr */
 	char **argv;			/* program and arguments in launch mode */
 };
 
@@ -123,7 +128,6 @@ struct jt_tracer {
 	int image_seen;			/* the first program image was set up */
 	int fatal;			/* the program cannot be traced; stop */
 	int detached;			/* we let the attached process go */
-	int no_cpu_follow;		/* JMPTRACE_NO_CPU_FOLLOW: leave scheduling alone (for measurements) */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
 	uint64_t start_ms, status_ms, status_events, tick_ms;

@@ -12,18 +12,21 @@ struct jt_modules;
 struct jt_unwind;
 
 /*
- * Creates an unwinder over the given module set (not owned; it must outlive
- * the unwinder). Returns NULL only if libunwind cannot create an address space.
+ * Creates an unwinder with the default backend over the given module set (not
+ * owned; it must outlive the unwinder). Returns NULL only if the backend
+ * cannot create its state.
  */
 struct jt_unwind *unwind_new(struct jt_modules *mods);
 
 /*
- * unwind_new with the backend chosen by name: "dw" (libdw CFI compiled
- * into per-pc rules; the default, about 4x faster) or "libunwind". With
- * name NULL, $JMPTRACE_UNWIND chooses, as it does for unwind_new. Returns
- * NULL for an unknown name.
+ * unwind_new with the backend chosen by name (--unwinder): "dw" (libdw CFI
+ * compiled into per-pc rules; the default, about 4x faster) or "libunwind".
+ * NULL or "" is the default. Returns NULL for an unknown name.
  */
 struct jt_unwind *unwind_new_backend(struct jt_modules *mods, const char *name);
+
+/* Non-zero when name is a backend unwind_new_backend accepts (NULL: the default). */
+int unwind_backend_known(const char *name);
 void unwind_destroy(struct jt_unwind *u);
 
 /*

@@ -18,7 +18,7 @@ struct jt_modules;
  * in unwind.h; state is whatever new returned.
  */
 struct uw_backend {
-	const char *name;	/* what JMPTRACE_UNWIND selects it by */
+	const char *name;	/* what --unwinder selects it by */
 	void *(*new)(struct jt_modules *mods);	/* NULL on failure */
 	void (*destroy)(void *state);
 	int (*stack)(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max);

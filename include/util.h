@@ -17,7 +17,7 @@ void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void perror_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Non-zero when JMPTRACE_DEBUG is set in jmptrace's own environment. */
+/* Non-zero with -v/--verbose (set once by main.c): debug_msg prints. */
 extern int jt_debug;
 
 /*

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "elfhdr.h"
 #include "proc.h"
 #include "procfs.h"
 #include "trace.h"
@@ -41,7 +42,7 @@ attach_is_kernel_thread(pid_t pid)
 static int
 attach_precheck(pid_t pid)
 {
-	char buf[256], comm[64] = "?";
+	char buf[256], comm[64] = "?", path[64], what[64];
 
 	if (pid == getpid()) {
 		error_msg("cannot attach to process %d: that is jmptrace itself", pid);
@@ -57,6 +58,13 @@ attach_precheck(pid_t pid)
 	}
 	if (attach_is_kernel_thread(pid)) {
 		error_msg("cannot attach to process %d: it is a kernel thread, with no user-space heap", pid);
+		return -1;
+	}
+	/* Unreadable (another user's process): PTRACE_SEIZE explains it then. */
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (elfhdr_classify_file(path, what, sizeof(what)) == ELFHDR_OTHER_ARCH) {
+		error_msg("cannot attach to process %d: it is %s; jmptrace traces %s programs only",
+			  pid, what, elfhdr_our_arch);
 		return -1;
 	}
 	if (procfs_status_field(pid, "TracerPid", buf, sizeof(buf)) == 0 && atoi(buf) != 0) {

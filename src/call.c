@@ -269,11 +269,12 @@ static void
 call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
-	uint64_t pcs[JT_MAX_DEPTH + 1];
+	/* The allocator's own frame, --depth frames, and one more to tell a cut stack. */
+	uint64_t pcs[JT_MAX_DEPTH + 2];
 	uint64_t sp = arch_sp(regs), ret;
-	unsigned max = opt->depth + 1 < ARRAY_SIZE(pcs) ? opt->depth + 1 : ARRAY_SIZE(pcs);
+	unsigned max = opt->depth + 2 < ARRAY_SIZE(pcs) ? opt->depth + 2 : ARRAY_SIZE(pcs);
 	struct jt_call *c;
-	int fn = bp->fn, n;
+	int fn = bp->fn, n, cut;
 
 	n = call_unwind(t, regs, pcs, max);
 	/* At the first instruction the caller's frame starts at the word at sp. */
@@ -296,7 +297,8 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
 	/* Frame 0 is the allocator itself; the stack starts at its caller. */
-	c->stack_id = heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0);
+	cut = n > (int)opt->depth + 1;
+	c->stack_id = heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write(t, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;

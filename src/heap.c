@@ -230,13 +230,14 @@ stack_index_grow(struct jt_heap *h)
 }
 
 static int
-stack_equal(const struct jt_stack *s, const uint64_t *pcs, uint32_t depth)
+stack_equal(const struct jt_stack *s, const uint64_t *pcs, uint32_t depth, int truncated)
 {
-	return s->depth == depth && (!depth || !memcmp(s->pcs, pcs, depth * sizeof(*pcs)));
+	return s->depth == depth && s->truncated == truncated &&
+	       (!depth || !memcmp(s->pcs, pcs, depth * sizeof(*pcs)));
 }
 
 static uint32_t
-stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
+stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated)
 {
 	uint32_t id = h->nstacks;
 	struct jt_stack *s;
@@ -248,6 +249,7 @@ stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 	s = stack_at(h, id);
 	s->id = id;
 	s->depth = depth;
+	s->truncated = truncated;
 	if (depth) {
 		s->pcs = xmalloc(depth * sizeof(uint64_t));
 		memcpy(s->pcs, pcs, depth * sizeof(uint64_t));
@@ -259,7 +261,13 @@ stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 uint32_t
 heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 {
-	uint32_t hash = (uint32_t)stack_hash(pcs, depth);
+	return heap_stack_intern_cut(h, pcs, depth, 0);
+}
+
+uint32_t
+heap_stack_intern_cut(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated)
+{
+	uint32_t hash = (uint32_t)stack_hash(pcs, depth) ^ (truncated ? 0x9e3779b9u : 0);
 	size_t mask, i;
 
 	if (4 * ((size_t)h->nstacks + 1) > 3 * h->sidx_cap)
@@ -267,11 +275,11 @@ heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 	mask = h->sidx_cap - 1;
 	for (i = hash & mask; h->sidx[i].id1; i = (i + 1) & mask) {
 		if (h->sidx[i].hash == hash &&
-		    stack_equal(stack_at(h, h->sidx[i].id1 - 1), pcs, depth))
+		    stack_equal(stack_at(h, h->sidx[i].id1 - 1), pcs, depth, truncated))
 			return h->sidx[i].id1 - 1;
 	}
 	h->sidx[i].hash = hash;
-	h->sidx[i].id1 = stack_add(h, pcs, depth) + 1;
+	h->sidx[i].id1 = stack_add(h, pcs, depth, truncated) + 1;
 	return h->sidx[i].id1 - 1;
 }
 

@@ -119,7 +119,7 @@ loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 	if (now - w->tick_ms < 200)
 		return;
 	w->tick_ms = now;
-	if (!tr->no_cpu_follow)
+	if (!tr->opt->no_cpu_follow)
 		cpu_adapt(&w->cpu);
 	if (w->index != 0)
 		return;
@@ -163,7 +163,7 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 	pthread_mutex_lock(&tr->lock);
 	if (tid < 0 && errno == EINTR)
 		return 0;
-	if (tid > 0 && !tr->no_cpu_follow && (w->events & 63) == 0)
+	if (tid > 0 && !tr->opt->no_cpu_follow && (w->events & 63) == 0)
 		cpu_follow(&w->cpu, tid);
 	return tid;
 }
@@ -202,18 +202,16 @@ loop_worker(void *arg)
 }
 
 /*
- * How many tracer threads to run: one per CPU we may use (JMPTRACE_THREADS
- * overrides). One thread per CPU lets each stop be a same-CPU switch between
- * a tracee and its own tracer thread while the other CPUs do the same.
+ * How many tracer threads to run: one per CPU we may use, unless
+ * --tracer-threads chose (main.c keeps that within 1..JT_MAX_WORKERS). One
+ * thread per CPU lets each stop be a same-CPU switch between a tracee and its
+ * own tracer thread while the other CPUs do the same.
  */
 static int
-loop_thread_count(void)
+loop_thread_count(const struct jt_tracer *tr)
 {
-	const char *env = getenv("JMPTRACE_THREADS");
-	int n = env ? atoi(env) : cpu_count_allowed();
+	int n = tr->opt->tracer_threads ? (int)tr->opt->tracer_threads : cpu_count_allowed();
 
-	if (n < 1)
-		n = 1;
 	return n > JT_MAX_WORKERS ? JT_MAX_WORKERS : n;
 }
 
@@ -270,7 +268,10 @@ loop_run(struct jt_tracer *tr)
 	struct jt_worker *self = worker_self();
 
 	tr->start_ms = tr->status_ms = loop_now_ms();
-	worker_start(tr, loop_thread_count(), loop_worker);
+	worker_start(tr, loop_thread_count(tr), loop_worker);
+	debug_msg("%d tracer thread%s, CPU placement %s, breakpoints %s", tr->nworkers,
+		  tr->nworkers == 1 ? "" : "s", tr->opt->no_cpu_follow ? "off" : "on",
+		  tr->opt->no_emulate ? "stepped over" : "emulated");
 	pthread_mutex_lock(&tr->lock);
 	while (!loop_done(tr)) {
 		int status;

@@ -21,7 +21,8 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 	modules_init(&p->mods);
 	bp_table_init(&p->bps);
 	p->sym = sym_new();
-	p->uw = unwind_new(&p->mods);
+	p->unwinder = tr->opt->unwinder;
+	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	p->heap = heap_new();
 	p->next = tr->procs;
 	tr->procs = p;
@@ -36,7 +37,7 @@ proc_reset_image(struct jt_proc *p)
 	unwind_destroy(p->uw);
 	modules_clear(&p->mods);
 	modules_init(&p->mods);
-	p->uw = unwind_new(&p->mods);
+	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	sym_destroy(p->sym);
 	p->sym = sym_new();
 	p->r_debug = 0;

@@ -231,6 +231,8 @@ text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 		for (k = 0; k < n; k++, first = 0)
 			text_frame(f, &fr[k], first);
 	}
+	if (st->truncated)
+		fprintf(f, "    ... (stack cut at --depth %u)\n", st->depth);
 	fputc('\n', f);
 }
 
@@ -301,8 +303,9 @@ report_live_stacks(const struct jt_heap *h, uint32_t *n)
  *   in the caller's order), the totals, the invalid frees by stack (when
  *   there are any, see text_invalid_frees), then the top s->top stacks by live
  *   bytes, each as "#rank: live bytes, live blocks, allocation calls and
- *   bytes from the stack" followed by its frames (see text_frame), and a
- *   closing "SUMMARY: N bytes in M blocks still live from K stacks" line.
+ *   bytes from the stack" followed by its frames (see text_frame) and, for a
+ *   stack cut at --depth, "... (stack cut at --depth N)", and a closing
+ *   "SUMMARY: N bytes in M blocks still live from K stacks" line.
  * Figures use thousands separators throughout (see report_num).
  */
 int
@@ -425,7 +428,8 @@ json_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 			json_frame(f, &fr[k]);
 		}
 	}
-	fputc(']', f);
+	/* Only on a cut stack, so that every other stack reads as before. */
+	fputs(st->truncated ? "], \"truncated\": true" : "]", f);
 }
 
 static void

@@ -14,6 +14,7 @@
 
 #include "arch.h"
 #include "call.h"
+#include "elfhdr.h"
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
@@ -357,12 +358,58 @@ trace_name_proc(struct jt_proc *p)
 	p->command = xstrdup(exe);
 }
 
+/*
+ * Non-zero when p exec'd a program of another architecture (a 32-bit one:
+ * only x86-64 programs have the symbols and registers we expect); what says
+ * what it is.
+ */
+static int
+trace_exec_foreign(const struct jt_proc *p, char *what, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
+	return elfhdr_classify_file(path, what, size) == ELFHDR_OTHER_ARCH;
+}
+
+/* An image we cannot trace: let the program run on untraced, or end the run if it is the first. */
+static void
+trace_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *foreign)
+{
+	int attached_main = p->pid == tr->main_pid && p->attached;
+
+	if (!tr->image_seen) {
+		/* A #! script whose interpreter launch_check could not look at. */
+		if (foreign)
+			error_msg("cannot trace '%s': it is %s; jmptrace traces %s programs only",
+				  p->command, foreign, elfhdr_our_arch);
+		kill(p->pid, SIGKILL);
+		tr->fatal = 1;
+		return;
+	}
+	if (foreign)
+		error_msg("process %d: %s is %s; jmptrace traces %s programs only: it runs on untraced",
+			  p->pid, p->command, foreign, elfhdr_our_arch);
+	else
+		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
+	trace_detach_proc(tr, p);	/* frees p unless it is the main process */
+	if (attached_main) {
+		/*
+		 * Not our child: its end will never be reported to us. Its report
+		 * is written now, and the run ends as a detach does.
+		 */
+		snapshot_write(tr, p, "exec");
+		tr->detached = 1;
+	}
+}
+
 /* execve replaced the image of t's process: start over on the new one. */
 static void
 trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
 	unsigned long old_tid = 0;
+	char what[64];
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &old_tid);
 	mem_forget(p->pid);
@@ -386,14 +433,12 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 	proc_reset_image(p);
 	if (tr->image_seen || p->pid != tr->main_pid)
 		trace_name_proc(p);
+	if (trace_exec_foreign(p, what, sizeof(what))) {
+		trace_exec_untraceable(tr, p, what);
+		return;
+	}
 	if (image_setup(p) < 0) {
-		if (!tr->image_seen) {
-			kill(p->pid, SIGKILL);
-			tr->fatal = 1;
-			return;
-		}
-		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
-		trace_detach_proc(tr, p);
+		trace_exec_untraceable(tr, p, NULL);
 		return;
 	}
 	tr->image_seen = 1;
@@ -526,6 +571,17 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 	trace_resume(t->tid, sig);
 }
 
+/* Records how process p ended, from its wait status. */
+static void
+trace_set_exit(struct jt_proc *p, int status)
+{
+	p->exited = 1;
+	if (WIFEXITED(status))
+		p->exit_status = WEXITSTATUS(status);
+	else
+		p->killed_by = WTERMSIG(status);
+}
+
 static void
 trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 {
@@ -533,8 +589,13 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 	struct jt_proc *p;
 
 	if (!t) {
-		/* The main process may have been let go (an untraceable exec); it is still our child. */
+		/*
+		 * The main process may have been let go (an untraceable exec); it
+		 * is still our child, and its report must say how it ended.
+		 */
 		if (tid == tr->main_pid) {
+			if ((p = proc_find(tr, tid)))
+				trace_set_exit(p, status);
 			tr->main_exited = 1;
 			tr->main_status = status;
 		}
@@ -544,11 +605,7 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 	thread_free(tr, t);
 	if (tid != p->pid)
 		return;
-	p->exited = 1;
-	if (WIFEXITED(status))
-		p->exit_status = WEXITSTATUS(status);
-	else
-		p->killed_by = WTERMSIG(status);
+	trace_set_exit(p, status);
 	if (p->pid == tr->main_pid) {
 		tr->main_exited = 1;
 		tr->main_status = status;

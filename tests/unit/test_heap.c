@@ -120,6 +120,24 @@ test_intern(void)
 	heap_destroy(h);
 }
 
+/* A stack cut at --depth is not the whole stack that happens to have the same pcs. */
+static void
+test_intern_cut(void)
+{
+	struct jt_heap *h = heap_new();
+	uint64_t a[] = { 0x401000, 0x402000 };
+	uint32_t whole = heap_stack_intern(h, a, 2);
+	uint32_t cut = heap_stack_intern_cut(h, a, 2, 1);
+	const struct jt_stack *s = heap_stack_get(h, cut);
+
+	ok(whole != cut, "intern cut: a cut stack and a whole one with the same pcs differ");
+	is_u64(heap_stack_intern_cut(h, a, 2, 1), cut, "intern cut: the same cut stack again has the same id");
+	is_u64(heap_stack_intern_cut(h, a, 2, 0), whole, "intern cut: truncated 0 is heap_stack_intern");
+	ok(s && s->truncated && s->depth == 2, "intern cut: the cut stack is marked truncated");
+	ok(!heap_stack_get(h, whole)->truncated, "intern cut: the whole one is not");
+	heap_destroy(h);
+}
+
 /* Many stacks: ids stay dense, re-interning finds them, pointers never move. */
 static void
 test_intern_many(void)
@@ -672,6 +690,7 @@ main(void)
 	rng_seed(0x2545f4914f6cdd1dULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_intern();
+	test_intern_cut();
 	test_intern_many();
 	test_alloc_free();
 	test_duplicate_and_unknown();
