@@ -248,6 +248,24 @@ call_is_nested(struct jt_thread *t, uint64_t sp)
 
 _Static_assert(JT_MAX_CALLS <= UNWIND_MAX_OVERRIDES, "every call in flight can be overridden");
 
+/* The function's own frame, --depth frames, and one more to tell a cut stack. */
+#define CALL_MAX_PCS (JT_MAX_DEPTH + 2)
+
+static int
+call_max_pcs(const struct jt_options *opt)
+{
+	return opt->depth + 2 < CALL_MAX_PCS ? (int)opt->depth + 2 : CALL_MAX_PCS;
+}
+
+/* Interns the stack unwound into pcs[0..n), less frame 0 (the allocator or free itself), cut at --depth. */
+static uint32_t
+call_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt)
+{
+	int cut = n > (int)opt->depth + 1;
+
+	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
+}
+
 /*
  * Unwinds t as the program sees its stack: each return address that a call
  * in flight replaced with our trampoline reads as the real one. An entry
@@ -269,14 +287,12 @@ static void
 call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
-	/* The allocator's own frame, --depth frames, and one more to tell a cut stack. */
-	uint64_t pcs[JT_MAX_DEPTH + 2];
+	uint64_t pcs[CALL_MAX_PCS];
 	uint64_t sp = arch_sp(regs), ret;
-	unsigned max = opt->depth + 2 < ARRAY_SIZE(pcs) ? opt->depth + 2 : ARRAY_SIZE(pcs);
 	struct jt_call *c;
-	int fn = bp->fn, n, cut;
+	int fn = bp->fn, n;
 
-	n = call_unwind(t, regs, pcs, max);
+	n = call_unwind(t, regs, pcs, call_max_pcs(opt));
 	/* At the first instruction the caller's frame starts at the word at sp. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
@@ -296,9 +312,7 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	c->size = call_size(fn, regs);
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
-	/* Frame 0 is the allocator itself; the stack starts at its caller. */
-	cut = n > (int)opt->depth + 1;
-	c->stack_id = heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
+	c->stack_id = call_intern(p, pcs, n, opt);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write(t, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -320,16 +334,15 @@ call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *
 		    const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
-	uint64_t pcs[JT_MAX_DEPTH + 1];
-	int max = opt->depth + 1 < ARRAY_SIZE(pcs) ? (int)opt->depth + 1 : (int)ARRAY_SIZE(pcs);
+	uint64_t pcs[CALL_MAX_PCS];
+	int max = call_max_pcs(opt);
 	int n = call_unwind(t, regs, pcs, max);
 
 	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
 		return;
 	p->calls[fn]++;
-	/* Frame 0 is the free itself; the stack starts at its caller. */
 	if (ptr)
-		call_count_unmatched(p, heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0));
+		call_count_unmatched(p, call_intern(p, pcs, n, opt));
 }
 
 static void

@@ -117,13 +117,12 @@ sub check_text {
 for my $mode (@modes) {
 	for my $be (qw(dw libunwind)) {
 		subtest "sigstack-$mode, $be unwinder" => sub {
-			local $ENV{JMPTRACE_UNWIND} = $be;
 			my $prog = "sigstack-$mode";
 			my %s;
 			for my $n (10, 20) {
 				my $nat = run_native('sigstack', $mode, [$n]);
 				is($nat->{stdout}, "sigstack: usr1 " . 4 * $n . " usr2 $n\n", "native $n: stdout");
-				my $r = run_jt('sigstack', $mode, args => [$n]);
+				my $r = run_jt('sigstack', $mode, args => [$n], jt_args => ['--unwinder', $be]);
 				same_as_native($r, $nat, "sigstack $n");
 				is($r->{stderr}, '', "sigstack $n: nothing on stderr");
 				$s{$n} = snapshot_of($r, "sigstack $n") or next;
@@ -162,10 +161,9 @@ for my $mode (@modes) {
 for my $mode (@modes) {
 	for my $be (qw(dw libunwind)) {
 		subtest "sigstack-$mode timer, $be unwinder" => sub {
-			local $ENV{JMPTRACE_UNWIND} = $be;
 			my $nat = run_native('sigstack', $mode, ['timer', 300]);
 			is($nat->{stdout}, "sigstack: alrm 300\n", 'native: stdout');
-			my $r = run_jt('sigstack', $mode, args => ['timer', 300]);
+			my $r = run_jt('sigstack', $mode, args => ['timer', 300], jt_args => ['--unwinder', $be]);
 			same_as_native($r, $nat, 'sigstack timer');
 			my $s = snapshot_of($r, 'sigstack timer') or return;
 			my $line = site_line('sigstack/ss_handler.c', 'SITE:alrm');
