@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "bp.h"
 #include "modules.h"
+#include "sigtrap.h"
 #include "worker.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -76,6 +77,7 @@ struct jt_proc {
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
+	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exited, exit_status, killed_by;
 };
 

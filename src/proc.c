@@ -43,6 +43,9 @@ proc_reset_image(struct jt_proc *p)
 	p->mods_gen = 0;
 	alias_clear(&p->aliases);
 	heap_clear_live(p->heap);
+	/* The new image has its own code, and execve set every caught signal back to SIG_DFL. */
+	p->park_pc = p->spin_pc = 0;
+	memset(&p->sigtrap, 0, sizeof(p->sigtrap));
 }
 
 void

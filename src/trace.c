@@ -18,6 +18,7 @@
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
+#include "sigtrap.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
@@ -74,6 +75,8 @@ trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 	struct jt_proc *p = proc_new(tr, pid, parent->command);
 	struct jt_thread *t = thread_new(tr, p, pid);
 
+	/* fork copies the signal dispositions, handler addresses still valid in the copy. */
+	p->sigtrap = parent->sigtrap;
 	bp_restore_into(&parent->bps, pid);
 	if (image_setup(p) < 0) {
 		trace_detach_proc(tr, p);
@@ -153,6 +156,9 @@ trace_step_one(struct jt_thread *t)
 			t->pending_sig = WSTOPSIG(status);
 	}
 	mem_write(t->tid, bp->addr, &trap, 1);
+	/* The step's trap resets the program's SIGTRAP handler as our int3 does. */
+	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_repair(t);
 }
 
 static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
@@ -214,6 +220,21 @@ trace_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 /*
+ * Non-zero unless the SIGTRAP t stopped for was sent (raise, kill), not made
+ * by an int3. Only asked where pc - 1 is a breakpoint whose displaced
+ * instruction is one byte long: only then can a thread stop at that pc
+ * without having run our trap byte (we emulated the instruction, and a
+ * signal of the program's arrived before the next one).
+ */
+static int
+trace_trap_is_int3(pid_t tid)
+{
+	siginfo_t si;
+
+	return ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) < 0 || si.si_code == SI_KERNEL;
+}
+
+/*
  * A SIGTRAP stop. Returns 1 when it was ours (the thread is restarted unless
  * collecting, when it is left stopped with its registers ready), 0 when it
  * is a real SIGTRAP for the program.
@@ -233,8 +254,11 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	t->owner->regs_tid = 0;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
 	bp = bp_find(&p->vm_owner->bps, addr);
-	if (!bp || !bp->inserted)
+	if (!bp || !bp->inserted || (bp->insn.len == 1 && !trace_trap_is_int3(t->tid)))
 		return 0;
+	/* Before the registers are held back for the restart: the repair runs code in t. */
+	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_repair(t);
 	tr->events++;
 	t->owner->events++;
 	if (!t->active) {
@@ -463,6 +487,8 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 0))
 		return;
+	if (sig == SIGTRAP)
+		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
 	if (t->ncalls > 0)
 		trace_note_handler(t, sig);
 	/* A signal for the program: deliver it unchanged. */

@@ -1,0 +1,31 @@
+/* sigtrap.h - keeps the program's own SIGTRAP handler (or SIG_IGN) in place although our breakpoints raise SIGTRAP. */
+#ifndef JT_SIGTRAP_H
+#define JT_SIGTRAP_H
+
+#include "inject.h"
+
+struct jt_thread;
+
+enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT, SIGTRAP_IGNORED };
+
+/* What one process last did with SIGTRAP, as far as we learned it. */
+struct jt_sigtrap {
+	int kind;			/* SIGTRAP_*: UNKNOWN means there is nothing to keep */
+	struct inject_sigaction act;	/* its disposition, to put back */
+};
+
+/*
+ * Learns t's process's SIGTRAP disposition; t is stopped (at a SIGTRAP of
+ * the program's own about to be delivered, or just attached). Its siginfo is
+ * kept. Only processes that catch or ignore SIGTRAP pay for it.
+ */
+void sigtrap_learn(struct jt_thread *t);
+
+/*
+ * t, stopped, hit one of our breakpoints (or stepped). When that made the
+ * kernel reset the learned disposition to SIG_DFL, puts it back, and blocks
+ * SIGTRAP in t's mask again. Cheap (one /proc read) when nothing was reset.
+ */
+void sigtrap_repair(struct jt_thread *t);
+
+#endif

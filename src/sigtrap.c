@@ -1,0 +1,113 @@
+/* sigtrap.c - keeps the program's own SIGTRAP handler (or SIG_IGN) in place although our breakpoints raise SIGTRAP. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "inject.h"
+#include "proc.h"
+#include "procfs.h"
+#include "sigtrap.h"
+#include "util.h"
+
+/*
+ * Why this is needed: an int3 (or a single step) makes the kernel force a
+ * SIGTRAP on the thread (force_sig_info_to_task in kernel/signal.c). When
+ * SIGTRAP is blocked in the thread, as it is inside the program's own
+ * SIGTRAP handler, or ignored, the kernel first resets the process's SIGTRAP
+ * disposition to SIG_DFL and unblocks SIGTRAP in that thread, before we see
+ * the stop and suppress the signal. The program's next SIGTRAP of its own
+ * would then kill it. The reset leaves sa_flags, sa_mask and sa_restorer
+ * alone, which tells it from the program setting SIG_DFL itself.
+ */
+
+#define SIGTRAP_BIT (1ull << (SIGTRAP - 1))
+
+/* The SIGTRAP bit of the "key:" signal mask line of /proc/TID/status; -1 when unreadable. */
+static int
+sigtrap_status_bit(pid_t tid, const char *key)
+{
+	char buf[32];
+
+	if (procfs_status_field(tid, key, buf, sizeof(buf)) < 0)
+		return -1;
+	return (strtoull(buf, NULL, 16) & SIGTRAP_BIT) != 0;
+}
+
+void
+sigtrap_learn(struct jt_thread *t)
+{
+	struct jt_sigtrap *st = &t->proc->sigtrap;
+	struct inject_sigaction old;
+	siginfo_t si;
+	int kind, have_si;
+
+	if (sigtrap_status_bit(t->tid, "SigCgt") == 1)
+		kind = SIGTRAP_CAUGHT;
+	else if (sigtrap_status_bit(t->tid, "SigIgn") == 1)
+		kind = SIGTRAP_IGNORED;
+	else {
+		st->kind = SIGTRAP_UNKNOWN;
+		return;
+	}
+	/* The injected step replaces the siginfo of the stop; the program's SIGTRAP must keep its own. */
+	have_si = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0;
+	st->kind = SIGTRAP_UNKNOWN;
+	if (inject_sigaction(t, SIGTRAP, NULL, &old) == 0 && !(old.flags & SA_RESETHAND)) {
+		/* SA_RESETHAND: the kernel resets it by design; putting it back would be wrong. */
+		st->kind = kind;
+		st->act = old;
+		debug_msg("process %d: SIGTRAP %s, handler %#lx flags %#lx", t->proc->pid,
+			  kind == SIGTRAP_CAUGHT ? "caught" : "ignored", (unsigned long)old.handler,
+			  (unsigned long)old.flags);
+	}
+	if (have_si)
+		ptrace(PTRACE_SETSIGINFO, t->tid, 0L, &si);
+}
+
+/* Non-zero when cur is what the kernel's reset makes of the learned disposition. */
+static int
+sigtrap_was_reset(const struct jt_sigtrap *st, const struct inject_sigaction *cur)
+{
+	return cur->handler == (uint64_t)(uintptr_t)SIG_DFL && cur->flags == st->act.flags &&
+	       cur->restorer == st->act.restorer && cur->mask == st->act.mask;
+}
+
+/* Blocks SIGTRAP in t again: a reset of a handler means the kernel unblocked it. */
+static void
+sigtrap_reblock(struct jt_thread *t)
+{
+	uint64_t mask;
+
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
+		return;
+	mask |= SIGTRAP_BIT;
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
+		perror_msg("thread %d: cannot block SIGTRAP again", t->tid);
+}
+
+void
+sigtrap_repair(struct jt_thread *t)
+{
+	struct jt_sigtrap *st = &t->proc->sigtrap;
+	struct inject_sigaction cur;
+
+	if (st->kind == SIGTRAP_UNKNOWN ||
+	    sigtrap_status_bit(t->tid, st->kind == SIGTRAP_CAUGHT ? "SigCgt" : "SigIgn") != 0)
+		return;
+	if (inject_sigaction(t, SIGTRAP, NULL, &cur) < 0)
+		return;
+	if (!sigtrap_was_reset(st, &cur)) {
+		/* The program changed it itself: nothing of ours to undo, now or later. */
+		st->kind = SIGTRAP_UNKNOWN;
+		return;
+	}
+	if (inject_sigaction(t, SIGTRAP, &st->act, NULL) < 0) {
+		error_msg("process %d: cannot put back the program's SIGTRAP handler", t->proc->pid);
+		return;
+	}
+	debug_msg("thread %d: SIGTRAP disposition put back after our breakpoint reset it", t->tid);
+	if (st->kind == SIGTRAP_CAUGHT)
+		sigtrap_reblock(t);
+}
