@@ -1,0 +1,76 @@
+#!/usr/bin/perl
+# sigtrap.t - a program that handles SIGTRAP itself, and allocates in its handler, is unharmed
+# under jmptrace, launched and attached: our breakpoints hit inside its SIGTRAP handler (where
+# SIGTRAP is blocked) make the kernel reset that handler, and jmptrace must put it back.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Temp qw(tempdir);
+use POSIX qw(WIFEXITED WEXITSTATUS WIFSIGNALED WTERMSIG);
+use Test::More;
+use JT;
+use JTCheck;
+
+my $JT = JT::jmptrace();
+-x $JT or plan skip_all => "no jmptrace at $JT";
+my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie nopie static static-pie);
+my @attach_modes = $ENV{JT_MODES} ? @modes : qw(pie static);
+my $N = 5;	# raise(SIGTRAP) and int3 each; the handler mallocs and frees once per trap
+my $want_out = "sigtrap: handler " . (2 * $N) . "\n";
+
+# Launched: same stdout and exit status as untraced, every handler call and allocation seen.
+for my $mode (@modes) {
+	subtest "sigtrap-$mode launched" => sub {
+		my $nat = run_native('sigtrap', $mode, [$N]);
+		is($nat->{stdout}, $want_out, 'native: stdout');
+		is($nat->{exit}, 0, 'native: exits 0');
+		my (%s);
+		for my $n (0, $N) {
+			my $r = run_jt('sigtrap', $mode, args => [$n]);
+			my $native = $n ? $nat : run_native('sigtrap', $mode, [$n]);
+			same_as_native($r, $native, "sigtrap $n");
+			is($r->{signal}, undef, "sigtrap $n: jmptrace is not killed");
+			$s{$n} = snapshot_of($r, "sigtrap $n");
+		}
+		return unless both($s{0}, $s{$N});
+		check_shape($s{$N}, "sigtrap $N", reason => 'exit', exit_status => 0, killed_by => undef,
+			    prog => "sigtrap-$mode");
+		check_call_deltas($s{0}, $s{$N}, "0 -> $N traps", is_static($mode),
+				  malloc => 2 * $N, free => 2 * $N);
+		check_total_deltas($s{0}, $s{$N}, "0 -> $N traps", alloc_calls => 2 * $N, frees => 2 * $N,
+				   bytes_allocated => 24 * 2 * $N, live_blocks => 0);
+	};
+}
+
+# Attached (-p) while the program waits at its gate; it traps only after the attach.
+for my $mode (@attach_modes) {
+	subtest "sigtrap-$mode attached" => sub {
+		my $dir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+		my $p = JT::spawn(argv => [prog_path('sigtrap', $mode), $N, "$dir/gate"], dir => $dir, name => 'prog');
+		ok(JT::wait_until(sub { JT::catches_signal($p->{pid}, 5) }, 30), 'the program handles SIGTRAP');
+		my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
+				  dir => $dir, name => 'jt');
+		# jmptrace is set up once it catches SIGINT (its handlers are installed after attaching).
+		ok(JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30), 'jmptrace attached');
+		JT::spew("$dir/gate", '');
+		my $ps = JT::reap($p, JT::timeout_secs());
+		my $js = JT::reap($j, 30);
+		ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0')
+			or diag('status ' . ($ps // 'timeout') .
+				(defined $ps && WIFSIGNALED($ps) ? ', killed by signal ' . WTERMSIG($ps) : ''));
+		is(JT::slurp($p->{out}), $want_out, 'the program prints every handler call');
+		ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0')
+			or diag(JT::slurp($j->{err}) // '');
+		my $x = JT::read_json("$dir/r.json");
+		my $s = $x && $x->{snapshots}[-1];
+		ok($s, 'a snapshot') or return;
+		ok(JT::is_true($s->{attached}) && JT::is_true($s->{exited}), 'attached, and saw the exit');
+		is(calls_of($s, 'malloc'), 2 * $N, 'every malloc of the handler counted');
+		is(calls_of($s, 'free'), 2 * $N, 'every free of the handler counted');
+		is($s->{totals}{bytes_allocated}, 24 * 2 * $N, 'bytes allocated');
+		is($s->{totals}{live_blocks}, 0, 'nothing live');
+	};
+}
+
+done_testing();
