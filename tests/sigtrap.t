@@ -14,7 +14,7 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie nopie static static-pie);
+my @modes = $ENV{JT_MODES} ? split(/[ ,]+/, $ENV{JT_MODES}) : qw(pie nopie static static-pie);
 my @attach_modes = $ENV{JT_MODES} ? @modes : qw(pie static);
 my $N = 5;	# raise(SIGTRAP) and int3 each; the handler mallocs and frees once per trap
 my $want_out = "sigtrap: handler " . (2 * $N) . "\n";
@@ -43,34 +43,48 @@ for my $mode (@modes) {
 	};
 }
 
-# Attached (-p) while the program waits at its gate; it traps only after the attach.
+# Attached (-p) while the program waits at its gate; it allocates and traps only after the
+# attach. With "block", SIGTRAP is blocked (no handler running) when our breakpoints are hit:
+# the handler must be the one learned at the attach, and SIGTRAP blocked again afterwards.
+sub attached {
+	my ($mode, $block) = @_;
+	my $dir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my @args = ($N, "$dir/gate", $block ? ('block') : ());
+	my $allocs = 2 * $N + ($block ? 1 : 0);
+	my $out = ($block ? "sigtrap: blocked 1\n" : '') . $want_out;
+	my $ndir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	JT::spew("$ndir/gate", '');
+	my $nat = run_native('sigtrap', $mode, [$N, "$ndir/gate", $block ? ('block') : ()]);
+	is($nat->{stdout}, $out, 'native: stdout');
+	is($nat->{exit}, 0, 'native: exits 0');
+	my $p = JT::spawn(argv => [prog_path('sigtrap', $mode), @args], dir => $dir, name => 'prog');
+	ok(JT::wait_until(sub { JT::catches_signal($p->{pid}, 5) }, 30), 'the program handles SIGTRAP');
+	my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
+			  dir => $dir, name => 'jt');
+	# jmptrace is set up once it catches SIGINT (its handlers are installed after attaching).
+	ok(JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30), 'jmptrace attached');
+	JT::spew("$dir/gate", '');
+	my $ps = JT::reap($p, JT::timeout_secs());
+	my $js = JT::reap($j, 30);
+	ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0')
+		or diag('status ' . ($ps // 'timeout') .
+			(defined $ps && WIFSIGNALED($ps) ? ', killed by signal ' . WTERMSIG($ps) : ''));
+	is(JT::slurp($p->{out}), $out, 'the program prints every handler call' . ($block ? ', SIGTRAP still blocked' : ''));
+	ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0')
+		or diag(JT::slurp($j->{err}) // '');
+	my $x = JT::read_json("$dir/r.json");
+	my $s = $x && $x->{snapshots}[-1];
+	ok($s, 'a snapshot') or return;
+	ok(JT::is_true($s->{attached}) && JT::is_true($s->{exited}), 'attached, and saw the exit');
+	is(calls_of($s, 'malloc'), $allocs, 'every malloc counted');
+	is(calls_of($s, 'free'), $allocs, 'every free counted');
+	is($s->{totals}{bytes_allocated}, 24 * $allocs, 'bytes allocated');
+	is($s->{totals}{live_blocks}, 0, 'nothing live');
+}
+
 for my $mode (@attach_modes) {
-	subtest "sigtrap-$mode attached" => sub {
-		my $dir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-		my $p = JT::spawn(argv => [prog_path('sigtrap', $mode), $N, "$dir/gate"], dir => $dir, name => 'prog');
-		ok(JT::wait_until(sub { JT::catches_signal($p->{pid}, 5) }, 30), 'the program handles SIGTRAP');
-		my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
-				  dir => $dir, name => 'jt');
-		# jmptrace is set up once it catches SIGINT (its handlers are installed after attaching).
-		ok(JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30), 'jmptrace attached');
-		JT::spew("$dir/gate", '');
-		my $ps = JT::reap($p, JT::timeout_secs());
-		my $js = JT::reap($j, 30);
-		ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0')
-			or diag('status ' . ($ps // 'timeout') .
-				(defined $ps && WIFSIGNALED($ps) ? ', killed by signal ' . WTERMSIG($ps) : ''));
-		is(JT::slurp($p->{out}), $want_out, 'the program prints every handler call');
-		ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0')
-			or diag(JT::slurp($j->{err}) // '');
-		my $x = JT::read_json("$dir/r.json");
-		my $s = $x && $x->{snapshots}[-1];
-		ok($s, 'a snapshot') or return;
-		ok(JT::is_true($s->{attached}) && JT::is_true($s->{exited}), 'attached, and saw the exit');
-		is(calls_of($s, 'malloc'), 2 * $N, 'every malloc of the handler counted');
-		is(calls_of($s, 'free'), 2 * $N, 'every free of the handler counted');
-		is($s->{totals}{bytes_allocated}, 24 * 2 * $N, 'bytes allocated');
-		is($s->{totals}{live_blocks}, 0, 'nothing live');
-	};
+	subtest "sigtrap-$mode attached" => sub { attached($mode, 0) };
+	subtest "sigtrap-$mode attached, SIGTRAP blocked" => sub { attached($mode, 1) };
 }
 
 done_testing();
