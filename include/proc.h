@@ -39,6 +39,7 @@ struct jt_thread {
 	uint64_t seq;			/* events seen on this thread */
 	/* The last free-family entry, so that delete -> free counts once. */
 	uint64_t free_seq, free_sp, free_ptr;
+	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
 	int step_pending;		/* its event is handled; it must still step over step_addr */
 	uint64_t step_addr;
 	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */

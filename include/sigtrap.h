@@ -28,4 +28,12 @@ void sigtrap_learn(struct jt_thread *t);
  */
 void sigtrap_repair(struct jt_thread *t);
 
+/*
+ * t, stopped, hit one of our breakpoints in a process whose disposition we
+ * keep: sigtrap_repair, and a SIGTRAP the program was sent just as t ran
+ * our trap byte (the kernel keeps one SIGTRAP pending, the stop then shows
+ * the program's) is sent again, so that it is not taken for ours.
+ */
+void sigtrap_hit(struct jt_thread *t);
+
 #endif

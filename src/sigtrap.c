@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "inject.h"
 #include "proc.h"
@@ -110,4 +112,20 @@ sigtrap_repair(struct jt_thread *t)
 	debug_msg("thread %d: SIGTRAP disposition put back after our breakpoint reset it", t->tid);
 	if (st->kind == SIGTRAP_CAUGHT)
 		sigtrap_reblock(t);
+}
+
+void
+sigtrap_hit(struct jt_thread *t)
+{
+	siginfo_t si;
+	int merged;
+
+	merged = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
+	sigtrap_repair(t);
+	/* After the repair, whose step would take it: it arrives once t runs (or its handler returns). */
+	if (!merged)
+		return;
+	debug_msg("thread %d: its own SIGTRAP (si_code %d) stood in for our int3's: sending it again", t->tid, si.si_code);
+	if (syscall(SYS_tgkill, t->proc->pid, t->tid, SIGTRAP) < 0)
+		perror_msg("thread %d: cannot send its SIGTRAP again", t->tid);
 }

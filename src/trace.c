@@ -129,6 +129,14 @@ trace_flush(struct jt_worker *w)
 	trace_resume(tid, 0);
 }
 
+/* Where t goes on after our breakpoint: see trace_trap_sent. */
+static void
+trace_note_resume(struct jt_thread *t, const arch_regs *regs)
+{
+	t->resume_pc = arch_pc(regs);
+	t->resume_sp = arch_sp(regs);
+}
+
 /*
  * Steps t over the original instruction at its breakpoint while every other
  * thread of the process is stopped, so none can run through the spot while
@@ -139,6 +147,7 @@ trace_step_one(struct jt_thread *t)
 {
 	struct jt_bp *bp = bp_find(&t->proc->vm_owner->bps, t->step_addr);
 	uint8_t trap = ARCH_TRAP_BYTE;
+	arch_regs regs;
 
 	t->step_pending = 0;
 	if (!bp || mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
@@ -156,6 +165,8 @@ trace_step_one(struct jt_thread *t)
 			t->pending_sig = WSTOPSIG(status);
 	}
 	mem_write(t->tid, bp->addr, &trap, 1);
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0)
+		trace_note_resume(t, &regs);
 	/* The step's trap resets the program's SIGTRAP handler as our int3 does. */
 	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
 		sigtrap_repair(t);
@@ -220,18 +231,24 @@ trace_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 /*
- * Non-zero unless the SIGTRAP t stopped for was sent (raise, kill), not made
- * by an int3. Only asked where pc - 1 is a breakpoint whose displaced
- * instruction is one byte long: only then can a thread stop at that pc
- * without having run our trap byte (we emulated the instruction, and a
- * signal of the program's arrived before the next one).
+ * Non-zero when a SIGTRAP stop one past breakpoint bp is a SIGTRAP sent to
+ * t (raise, kill), not our trap byte. Only possible where we restarted t
+ * at that very pc, past a one-byte instruction we ran for it, and the
+ * signal came before t ran anything: pc and stack pointer are still the
+ * ones we let it go with. (Back at the breakpoint through a return to the
+ * trampoline the pc is the same, but not the stack pointer: a one-byte
+ * entry instruction is a push.) Then an int3 gives si_code SI_KERNEL, a
+ * sent signal SI_USER or SI_TKILL. Asked only then, so the usual hit costs
+ * no system call.
  */
 static int
-trace_trap_is_int3(pid_t tid)
+trace_trap_sent(const struct jt_thread *t, const struct jt_bp *bp, const arch_regs *regs)
 {
 	siginfo_t si;
 
-	return ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) < 0 || si.si_code == SI_KERNEL;
+	if (bp->insn.len != ARCH_TRAP_PC_ADJUST || arch_pc(regs) != t->resume_pc || arch_sp(regs) != t->resume_sp)
+		return 0;
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
 }
 
 /*
@@ -254,11 +271,11 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	t->owner->regs_tid = 0;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
 	bp = bp_find(&p->vm_owner->bps, addr);
-	if (!bp || !bp->inserted || (bp->insn.len == 1 && !trace_trap_is_int3(t->tid)))
+	if (!bp || !bp->inserted || trace_trap_sent(t, bp, &regs))
 		return 0;
 	/* Before the registers are held back for the restart: the repair runs code in t. */
 	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
-		sigtrap_repair(t);
+		sigtrap_hit(t);
 	tr->events++;
 	t->owner->events++;
 	if (!t->active) {
@@ -271,10 +288,12 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 		t->step_pending = 1;
 		t->step_addr = addr;
+		t->resume_pc = 0;	/* trace_step_one notes where the step ends */
 		if (!collecting)
 			trace_step_or_send(tr, t);
 		return 1;
 	}
+	trace_note_resume(t, &regs);
 	if (!collecting && t->owner->resume_tid == 0 && !trace_rebalance_due(tr, t)) {
 		/* The common case: set the registers and restart it once the lock is released. */
 		t->owner->resume_tid = t->tid;

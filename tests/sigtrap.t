@@ -43,6 +43,24 @@ for my $mode (@modes) {
 	};
 }
 
+# SIGTRAPs sent to a thread that allocates without end: many arrive while it is stopped at
+# our breakpoints, some just after we ran a one-byte instruction (push) for it, where its pc
+# is one past our trap byte. They are the program's, and every block it keeps is counted.
+my $S = 200;
+for my $mode (@modes) {
+	subtest "sigtrap-$mode race" => sub {
+		my $r = run_jt('sigtrap', $mode, args => ['race', $S]);
+		is($r->{exit}, 0, 'exits 0') or diag("signal " . ($r->{signal} // '-') . "\n$r->{stderr}");
+		is($r->{stdout}, "sigtrap: race handler $S\n", 'every SIGTRAP reached the handler');
+		my ($kept, $again) = ($r->{stderr} // '') =~ /^kept (\d+) again (\d+)$/m;
+		ok(defined $kept, 'the program says how many blocks it kept') or return;
+		note("the program sent $again SIGTRAPs again (lost: merged with the one our int3 had pending)");
+		my $s = snapshot_of($r, 'race') or return;
+		my @st = JT::stacks_with_frame0($s, 'race_alloc');
+		is(JT::sum_field('live_blocks', @st), $kept, "every block kept is live at race_alloc ($kept)");
+	};
+}
+
 # Attached (-p) while the program waits at its gate; it allocates and traps only after the
 # attach. With "block", SIGTRAP is blocked (no handler running) when our breakpoints are hit:
 # the handler must be the one learned at the attach, and SIGTRAP blocked again afterwards.

@@ -7,6 +7,7 @@
  * With "block" it blocks SIGTRAP before the gate, calls trap_alloc() once after it, writes
  * "sigtrap: blocked B\n" (B is 1 while SIGTRAP is still blocked) and unblocks it.
  * Writes "sigtrap: handler COUNT\n" to stdout and exits 0.
+ * `sigtrap race S`: see race.c.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "../common/sink.h"
+
+int race_main(unsigned long s);
 
 static volatile sig_atomic_t n_trap;
 
@@ -51,6 +54,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t trap, now;
 
+	if (argc > 2 && strcmp(argv[1], "race") == 0)
+		return race_main(arg_num(argv[2], 0));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_trap;
 	sigemptyset(&sa.sa_mask);
