@@ -25,16 +25,19 @@
  */
 
 #define SIGTRAP_BIT (1ull << (SIGTRAP - 1))
+/* Fields of /proc/PID/stat (proc(5)): the ignored and the caught signals. */
+#define SIGTRAP_STAT_IGNORED 33
+#define SIGTRAP_STAT_CAUGHT 34
 
-/* The SIGTRAP bit of the "key:" signal mask line of /proc/TID/status; -1 when unreadable. */
+/* The SIGTRAP bit of a signal set field of /proc/TID/stat; -1 when unreadable. */
 static int
-sigtrap_status_bit(pid_t tid, const char *key)
+sigtrap_stat_bit(pid_t tid, int field)
 {
-	char buf[32];
+	unsigned long long set;
 
-	if (procfs_status_field(tid, key, buf, sizeof(buf)) < 0)
+	if (procfs_stat_field(tid, field, &set) < 0)
 		return -1;
-	return (strtoull(buf, NULL, 16) & SIGTRAP_BIT) != 0;
+	return (set & SIGTRAP_BIT) != 0;
 }
 
 void
@@ -45,9 +48,9 @@ sigtrap_learn(struct jt_thread *t)
 	siginfo_t si;
 	int kind, have_si;
 
-	if (sigtrap_status_bit(t->tid, "SigCgt") == 1)
+	if (sigtrap_stat_bit(t->tid, SIGTRAP_STAT_CAUGHT) == 1)
 		kind = SIGTRAP_CAUGHT;
-	else if (sigtrap_status_bit(t->tid, "SigIgn") == 1)
+	else if (sigtrap_stat_bit(t->tid, SIGTRAP_STAT_IGNORED) == 1)
 		kind = SIGTRAP_IGNORED;
 	else {
 		st->kind = SIGTRAP_UNKNOWN;
@@ -96,7 +99,7 @@ sigtrap_repair(struct jt_thread *t)
 	struct inject_sigaction cur;
 
 	if (st->kind == SIGTRAP_UNKNOWN ||
-	    sigtrap_status_bit(t->tid, st->kind == SIGTRAP_CAUGHT ? "SigCgt" : "SigIgn") != 0)
+	    sigtrap_stat_bit(t->tid, st->kind == SIGTRAP_CAUGHT ? SIGTRAP_STAT_CAUGHT : SIGTRAP_STAT_IGNORED) != 0)
 		return;
 	if (inject_sigaction(t, SIGTRAP, NULL, &cur) < 0)
 		return;
