@@ -1,4 +1,4 @@
-/* sigtrap.h - keeps the program's own SIGTRAP handler (or SIG_IGN) in place although our breakpoints raise SIGTRAP. */
+/* sigtrap.h - keeps the program's own SIGTRAP handler in place although our breakpoints raise SIGTRAP. */
 #ifndef JT_SIGTRAP_H
 #define JT_SIGTRAP_H
 
@@ -6,30 +6,30 @@
 
 struct jt_thread;
 
-enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT, SIGTRAP_IGNORED };
+enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT };
 
-/* What one process last did with SIGTRAP, as far as we learned it. */
+/* One process's SIGTRAP handler, as far as we learned it. */
 struct jt_sigtrap {
 	int kind;			/* SIGTRAP_*: UNKNOWN means there is nothing to keep */
-	struct inject_sigaction act;	/* its disposition, to put back */
+	struct inject_sigaction act;	/* its sigaction, to put back */
 };
 
 /*
- * Learns t's process's SIGTRAP disposition; t is stopped (at a SIGTRAP of
- * the program's own about to be delivered, or just attached). Its siginfo is
- * kept. Only processes that catch or ignore SIGTRAP pay for it.
+ * Learns t's process's SIGTRAP handler; t is stopped (at a SIGTRAP of the
+ * program's own about to be delivered, or just attached). Its siginfo is
+ * kept. Only processes that catch SIGTRAP pay for it.
  */
 void sigtrap_learn(struct jt_thread *t);
 
 /*
  * t, stopped, hit one of our breakpoints (or stepped). When that made the
- * kernel reset the learned disposition to SIG_DFL, puts it back, and blocks
+ * kernel reset the learned handler to SIG_DFL, puts it back, and blocks
  * SIGTRAP in t's mask again. Cheap (one /proc read) when nothing was reset.
  */
 void sigtrap_repair(struct jt_thread *t);
 
 /*
- * t, stopped, hit one of our breakpoints in a process whose disposition we
+ * t, stopped, hit one of our breakpoints in a process whose handler we
  * keep: sigtrap_repair, and a SIGTRAP the program was sent just as t ran
  * our trap byte (the kernel keeps one SIGTRAP pending, the stop then shows
  * the program's) is sent again, so that it is not taken for ours.

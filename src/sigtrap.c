@@ -1,4 +1,4 @@
-/* sigtrap.c - keeps the program's own SIGTRAP handler (or SIG_IGN) in place although our breakpoints raise SIGTRAP. */
+/* sigtrap.c - keeps the program's own SIGTRAP handler in place although our breakpoints raise SIGTRAP. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -22,20 +22,23 @@
  * the stop and suppress the signal. The program's next SIGTRAP of its own
  * would then kill it. The reset leaves sa_flags, sa_mask and sa_restorer
  * alone, which tells it from the program setting SIG_DFL itself.
+ *
+ * Only a handler is kept. SIG_IGN cannot be put back this way: the step
+ * that runs the injected rt_sigaction ends in a forced SIGTRAP itself,
+ * which resets SIG_IGN again at once.
  */
 
 #define SIGTRAP_BIT (1ull << (SIGTRAP - 1))
-/* Fields of /proc/PID/stat (proc(5)): the ignored and the caught signals. */
-#define SIGTRAP_STAT_IGNORED 33
+/* Field of /proc/PID/stat (proc(5)): the caught signals. */
 #define SIGTRAP_STAT_CAUGHT 34
 
-/* The SIGTRAP bit of a signal set field of /proc/TID/stat; -1 when unreadable. */
+/* 1 when the process has a SIGTRAP handler, 0 when not, -1 when /proc cannot say. */
 static int
-sigtrap_stat_bit(pid_t tid, int field)
+sigtrap_caught(pid_t tid)
 {
 	unsigned long long set;
 
-	if (procfs_stat_field(tid, field, &set) < 0)
+	if (procfs_stat_field(tid, SIGTRAP_STAT_CAUGHT, &set) < 0)
 		return -1;
 	return (set & SIGTRAP_BIT) != 0;
 }
@@ -46,26 +49,19 @@ sigtrap_learn(struct jt_thread *t)
 	struct jt_sigtrap *st = &t->proc->sigtrap;
 	struct inject_sigaction old;
 	siginfo_t si;
-	int kind, have_si;
+	int have_si;
 
-	if (sigtrap_stat_bit(t->tid, SIGTRAP_STAT_CAUGHT) == 1)
-		kind = SIGTRAP_CAUGHT;
-	else if (sigtrap_stat_bit(t->tid, SIGTRAP_STAT_IGNORED) == 1)
-		kind = SIGTRAP_IGNORED;
-	else {
-		st->kind = SIGTRAP_UNKNOWN;
+	st->kind = SIGTRAP_UNKNOWN;
+	if (sigtrap_caught(t->tid) != 1)
 		return;
-	}
 	/* The injected step replaces the siginfo of the stop; the program's SIGTRAP must keep its own. */
 	have_si = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0;
-	st->kind = SIGTRAP_UNKNOWN;
 	if (inject_sigaction(t, SIGTRAP, NULL, &old) == 0 && !(old.flags & SA_RESETHAND)) {
 		/* SA_RESETHAND: the kernel resets it by design; putting it back would be wrong. */
-		st->kind = kind;
+		st->kind = SIGTRAP_CAUGHT;
 		st->act = old;
-		debug_msg("process %d: SIGTRAP %s, handler %#lx flags %#lx", t->proc->pid,
-			  kind == SIGTRAP_CAUGHT ? "caught" : "ignored", (unsigned long)old.handler,
-			  (unsigned long)old.flags);
+		debug_msg("process %d: SIGTRAP caught, handler %#lx flags %#lx", t->proc->pid,
+			  (unsigned long)old.handler, (unsigned long)old.flags);
 	}
 	if (have_si)
 		ptrace(PTRACE_SETSIGINFO, t->tid, 0L, &si);
@@ -98,8 +94,7 @@ sigtrap_repair(struct jt_thread *t)
 	struct jt_sigtrap *st = &t->proc->sigtrap;
 	struct inject_sigaction cur;
 
-	if (st->kind == SIGTRAP_UNKNOWN ||
-	    sigtrap_stat_bit(t->tid, st->kind == SIGTRAP_CAUGHT ? SIGTRAP_STAT_CAUGHT : SIGTRAP_STAT_IGNORED) != 0)
+	if (st->kind == SIGTRAP_UNKNOWN || sigtrap_caught(t->tid) != 0)
 		return;
 	if (inject_sigaction(t, SIGTRAP, NULL, &cur) < 0)
 		return;
@@ -112,9 +107,8 @@ sigtrap_repair(struct jt_thread *t)
 		error_msg("process %d: cannot put back the program's SIGTRAP handler", t->proc->pid);
 		return;
 	}
-	debug_msg("thread %d: SIGTRAP disposition put back after our breakpoint reset it", t->tid);
-	if (st->kind == SIGTRAP_CAUGHT)
-		sigtrap_reblock(t);
+	debug_msg("thread %d: SIGTRAP handler put back after our breakpoint reset it", t->tid);
+	sigtrap_reblock(t);
 }
 
 void
