@@ -43,36 +43,74 @@ sigtrap_caught(pid_t tid)
 	return (set & SIGTRAP_BIT) != 0;
 }
 
-void
-sigtrap_learn(struct jt_thread *t)
-{
-	struct jt_sigtrap *st = &t->proc->sigtrap;
-	struct inject_sigaction old;
-	siginfo_t si;
-	int have_si;
-
-	st->kind = SIGTRAP_UNKNOWN;
-	if (sigtrap_caught(t->tid) != 1)
-		return;
-	/* The injected step replaces the siginfo of the stop; the program's SIGTRAP must keep its own. */
-	have_si = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0;
-	if (inject_sigaction(t, SIGTRAP, NULL, &old) == 0 && !(old.flags & SA_RESETHAND)) {
-		/* SA_RESETHAND: the kernel resets it by design; putting it back would be wrong. */
-		st->kind = SIGTRAP_CAUGHT;
-		st->act = old;
-		debug_msg("process %d: SIGTRAP caught, handler %#lx flags %#lx", t->proc->pid,
-			  (unsigned long)old.handler, (unsigned long)old.flags);
-	}
-	if (have_si)
-		ptrace(PTRACE_SETSIGINFO, t->tid, 0L, &si);
-}
-
-/* Non-zero when cur is what the kernel's reset makes of the learned disposition. */
+/* Non-zero when cur is what the kernel's reset makes of the learned handler. */
 static int
 sigtrap_was_reset(const struct jt_sigtrap *st, const struct inject_sigaction *cur)
 {
 	return cur->handler == (uint64_t)(uintptr_t)SIG_DFL && cur->flags == st->act.flags &&
 	       cur->restorer == st->act.restorer && cur->mask == st->act.mask;
+}
+
+/*
+ * The process has no SIGTRAP handler now, but had one: puts it back if our
+ * breakpoint (in t or in another thread) reset it. Returns 1 when it did.
+ */
+static int
+sigtrap_restore(struct jt_thread *t)
+{
+	struct jt_sigtrap *st = &t->proc->sigtrap;
+	struct inject_sigaction cur;
+
+	if (inject_sigaction(t, SIGTRAP, NULL, &cur) < 0)
+		return 0;
+	if (!sigtrap_was_reset(st, &cur)) {
+		/* The program changed it itself: nothing of ours to undo, now or later. */
+		st->kind = SIGTRAP_UNKNOWN;
+		return 0;
+	}
+	if (inject_sigaction(t, SIGTRAP, &st->act, NULL) < 0) {
+		error_msg("process %d: cannot put back the program's SIGTRAP handler", t->proc->pid);
+		return 0;
+	}
+	debug_msg("thread %d: SIGTRAP handler put back after our breakpoint reset it", t->tid);
+	return 1;
+}
+
+/* Reads the handler into the cache. */
+static void
+sigtrap_read(struct jt_thread *t)
+{
+	struct jt_sigtrap *st = &t->proc->sigtrap;
+	struct inject_sigaction old;
+
+	st->kind = SIGTRAP_UNKNOWN;
+	if (inject_sigaction(t, SIGTRAP, NULL, &old) < 0 || (old.flags & SA_RESETHAND))
+		return;	/* SA_RESETHAND: the kernel resets it by design; putting it back would be wrong */
+	st->kind = SIGTRAP_CAUGHT;
+	st->act = old;
+	debug_msg("process %d: SIGTRAP caught, handler %#lx flags %#lx", t->proc->pid,
+		  (unsigned long)old.handler, (unsigned long)old.flags);
+}
+
+void
+sigtrap_learn(struct jt_thread *t)
+{
+	struct jt_sigtrap *st = &t->proc->sigtrap;
+	int caught = sigtrap_caught(t->tid), have_si;
+	siginfo_t si;
+
+	if (caught < 0 || (caught == 0 && st->kind == SIGTRAP_UNKNOWN)) {
+		st->kind = SIGTRAP_UNKNOWN;
+		return;
+	}
+	/* The injected step replaces the siginfo of the stop; the program's SIGTRAP must keep its own. */
+	have_si = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0;
+	if (caught)
+		sigtrap_read(t);
+	else
+		sigtrap_restore(t);	/* another thread's hit reset it: this SIGTRAP must find the handler */
+	if (have_si)
+		ptrace(PTRACE_SETSIGINFO, t->tid, 0L, &si);
 }
 
 /* Blocks SIGTRAP in t again: a reset of a handler means the kernel unblocked it. */
@@ -91,24 +129,17 @@ sigtrap_reblock(struct jt_thread *t)
 void
 sigtrap_repair(struct jt_thread *t)
 {
-	struct jt_sigtrap *st = &t->proc->sigtrap;
-	struct inject_sigaction cur;
-
-	if (st->kind == SIGTRAP_UNKNOWN || sigtrap_caught(t->tid) != 0)
+	if (t->proc->sigtrap.kind == SIGTRAP_UNKNOWN || sigtrap_caught(t->tid) != 0 || !sigtrap_restore(t))
 		return;
-	if (inject_sigaction(t, SIGTRAP, NULL, &cur) < 0)
-		return;
-	if (!sigtrap_was_reset(st, &cur)) {
-		/* The program changed it itself: nothing of ours to undo, now or later. */
-		st->kind = SIGTRAP_UNKNOWN;
-		return;
-	}
-	if (inject_sigaction(t, SIGTRAP, &st->act, NULL) < 0) {
-		error_msg("process %d: cannot put back the program's SIGTRAP handler", t->proc->pid);
-		return;
-	}
-	debug_msg("thread %d: SIGTRAP handler put back after our breakpoint reset it", t->tid);
-	sigtrap_reblock(t);
+	/*
+	 * The kernel unblocked SIGTRAP in the thread whose hit reset the
+	 * handler. With one thread that is t. With more it may be another
+	 * thread, not stopped yet: blocking SIGTRAP in a thread that is not in
+	 * its handler would hold its next SIGTRAP for ever, so it stays
+	 * unblocked (a second SIGTRAP then nests in the handler).
+	 */
+	if (t->proc->nthreads == 1)
+		sigtrap_reblock(t);
 }
 
 void
