@@ -36,4 +36,16 @@ void sigtrap_repair(struct jt_thread *t);
  */
 void sigtrap_hit(struct jt_thread *t);
 
+/*
+ * t is stopped at the delivery of the program's own SIGTRAP, in a process
+ * with several threads and a handler we keep. Delivers it, and leaves
+ * SIGTRAP unblocked in t while the handler runs (its return restores the
+ * mask): blocked, our breakpoints hit in the handler would reset the
+ * handler for every thread, and a SIGTRAP reaching another thread before
+ * we put it back would kill the process. Returns 0 when delivered (t runs
+ * or is gone), 1 when t ended meanwhile (*end: its wait status, which
+ * nobody else will see), -1 when the caller delivers it the usual way.
+ */
+int sigtrap_deliver(struct jt_thread *t, int *end);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "inject.h"
@@ -156,4 +157,43 @@ sigtrap_hit(struct jt_thread *t)
 	debug_msg("thread %d: its own SIGTRAP (si_code %d) stood in for our int3's: sending it again", t->tid, si.si_code);
 	if (syscall(SYS_tgkill, t->proc->pid, t->tid, SIGTRAP) < 0)
 		perror_msg("thread %d: cannot send its SIGTRAP again", t->tid);
+}
+
+/* waitpid for one tracee, again after EINTR: our own signal handlers have no SA_RESTART. */
+static int
+sigtrap_wait(pid_t tid, int *status)
+{
+	while (waitpid(tid, status, __WALL) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+int
+sigtrap_deliver(struct jt_thread *t, int *end)
+{
+	const struct jt_sigtrap *st = &t->proc->sigtrap;
+	uint64_t mask;
+	int status;
+
+	if (st->kind != SIGTRAP_CAUGHT || t->proc->nthreads < 2 || (st->act.flags & SA_NODEFER))
+		return -1;
+	/*
+	 * Stepping into the handler stops t at its first instruction (a
+	 * ptrace notification, not a forced SIGTRAP: nothing is reset), with
+	 * the handler's mask in place.
+	 */
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, (long)SIGTRAP) < 0 || sigtrap_wait(t->tid, &status) < 0)
+		return 0;	/* gone: nothing more to do */
+	if (!WIFSTOPPED(status)) {
+		*end = status;
+		return 1;
+	}
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) == 0 && (mask & SIGTRAP_BIT)) {
+		mask &= ~SIGTRAP_BIT;
+		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask);
+	}
+	if (ptrace(PTRACE_CONT, t->tid, 0L, 0L) < 0 && errno != ESRCH)
+		perror_msg("ptrace(PTRACE_CONT, %d)", t->tid);
+	return 0;
 }

@@ -490,10 +490,12 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 	t->pending_sig = sig;
 }
 
+static void trace_exited(struct jt_tracer *tr, pid_t tid, int status);
+
 static void
 trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 {
-	int sig = WSTOPSIG(status);
+	int sig = WSTOPSIG(status), ret, end;
 	unsigned event = (unsigned)status >> 16;
 
 	if (t->want_stop) {
@@ -510,6 +512,11 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
 	if (t->ncalls > 0)
 		trace_note_handler(t, sig);
+	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {
+		if (ret)
+			trace_exited(tr, t->tid, end);
+		return;
+	}
 	/* A signal for the program: deliver it unchanged. */
 	trace_resume(t->tid, sig);
 }

@@ -43,6 +43,24 @@ for my $mode (@modes) {
 	};
 }
 
+# Four threads at once in their SIGTRAP handlers, which allocate: one thread's breakpoint hit
+# in its handler must not leave the others' SIGTRAPs to the default action.
+for my $mode (@modes) {
+	subtest "sigtrap-$mode threads" => sub {
+		my %s;
+		for my $n (10, 50) {
+			my $nat = run_native('sigtrap', $mode, ['threads', $n]);
+			is($nat->{stdout}, 'sigtrap: threads handler ' . (8 * $n) . "\n", "native $n: stdout");
+			my $r = run_jt('sigtrap', $mode, args => ['threads', $n]);
+			same_as_native($r, $nat, "threads $n");
+			$s{$n} = snapshot_of($r, "threads $n");
+		}
+		return unless both($s{10}, $s{50});
+		check_call_deltas($s{10}, $s{50}, 'threads 10 -> 50', is_static($mode),
+				  malloc => 8 * 40, free => 8 * 40);
+	};
+}
+
 # SIGTRAPs sent to a thread that allocates without end: many arrive while it is stopped at
 # our breakpoints, some just after we ran a one-byte instruction (push) for it, where its pc
 # is one past our trap byte. They are the program's, and every block it keeps is counted.

@@ -7,7 +7,7 @@
  * With "block" it blocks SIGTRAP before the gate, calls trap_alloc() once after it, writes
  * "sigtrap: blocked B\n" (B is 1 while SIGTRAP is still blocked) and unblocks it.
  * Writes "sigtrap: handler COUNT\n" to stdout and exits 0.
- * `sigtrap race S`: see race.c.
+ * `sigtrap race S`: see race.c. `sigtrap threads N`: see threads.c.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -17,10 +17,12 @@
 #include "../common/sink.h"
 
 int race_main(unsigned long s);
+int threads_main(unsigned long n);
+void trap_alloc(void);
 
 static volatile sig_atomic_t n_trap;
 
-__attribute__((noinline)) static void
+__attribute__((noinline)) void
 trap_alloc(void)
 {
 	void *p = malloc(opaque_size(24));	/* SITE:trap_alloc */
@@ -56,6 +58,8 @@ main(int argc, char **argv)
 
 	if (argc > 2 && strcmp(argv[1], "race") == 0)
 		return race_main(arg_num(argv[2], 0));
+	if (argc > 2 && strcmp(argv[1], "threads") == 0)
+		return threads_main(arg_num(argv[2], 0));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_trap;
 	sigemptyset(&sa.sa_mask);
