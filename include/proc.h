@@ -12,6 +12,7 @@
 #include "bp.h"
 #include "modules.h"
 #include "own.h"
+#include "sigtrap.h"
 #include "worker.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -40,6 +41,7 @@ struct jt_thread {
 	/* The last free-family entry, so that delete -> free counts once. */
 	uint64_t free_seq, free_sp, free_ptr;
 	int free_fn;
+	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
 	int step_pending;		/* its event is handled; it must still step over step_addr */
 	uint64_t step_addr;
 	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */
@@ -82,6 +84,7 @@ struct jt_proc {
 	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
+	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exited, exit_status, killed_by;
 };
 

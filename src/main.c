@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "proc.h"
 #include "report.h"
+#include "sigtrap.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "unwind.h"
@@ -248,12 +249,16 @@ static int
 run_attached(struct jt_tracer *tr, pid_t pid)
 {
 	struct jt_proc *p;
+	struct jt_thread *t;
 
 	if (attach_process(tr, pid, &p) < 0) {
 		close_outputs(tr);
 		return 1;
 	}
 	tr->main_pid = pid;
+	/* A thread may be in its SIGTRAP handler already: learn the handler to keep. */
+	if ((t = thread_find(tr, pid)) && !t->group_stop)
+		sigtrap_learn(t);
 	if (image_setup(p) < 0) {
 		trace_detach(tr, p);
 		close_outputs(tr);

@@ -47,6 +47,9 @@ proc_reset_image(struct jt_proc *p)
 	heap_clear_live(p->heap);
 	/* Every block of the new image is allocated in our sight. */
 	p->unseen_blocks = 0;
+	/* The new image has its own code, and execve set every caught signal back to SIG_DFL. */
+	p->park_pc = p->spin_pc = 0;
+	memset(&p->sigtrap, 0, sizeof(p->sigtrap));
 }
 
 void

@@ -19,6 +19,7 @@
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
+#include "sigtrap.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
@@ -76,6 +77,8 @@ trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 	struct jt_thread *t = thread_new(tr, p, pid);
 
 	p->unseen_blocks = 1;
+	/* fork copies the signal dispositions, handler addresses still valid in the copy. */
+	p->sigtrap = parent->sigtrap;
 	bp_restore_into(&parent->bps, pid);
 	if (image_setup(p) < 0) {
 		trace_detach_proc(tr, p);
@@ -128,6 +131,14 @@ trace_flush(struct jt_worker *w)
 	trace_resume(tid, 0);
 }
 
+/* Where t goes on after our breakpoint: see trace_trap_sent. */
+static void
+trace_note_resume(struct jt_thread *t, const arch_regs *regs)
+{
+	t->resume_pc = arch_pc(regs);
+	t->resume_sp = arch_sp(regs);
+}
+
 /*
  * Non-zero when the SIGTRAP stop tid sits in was sent by the kernel: during
  * our single-step that is the end of the step. The program's own raise()
@@ -158,6 +169,7 @@ trace_step_one(struct jt_thread *t, int *end)
 	struct jt_bp *bp = bp_find(&t->proc->vm_owner->bps, t->step_addr);
 	uint8_t trap = ARCH_TRAP_BYTE;
 	int status, ret = 0, extra[8], nextra = 0;
+	arch_regs regs;
 
 	t->step_pending = 0;
 	if (!bp || mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
@@ -182,10 +194,17 @@ trace_step_one(struct jt_thread *t, int *end)
 			extra[nextra++] = WSTOPSIG(status);
 	}
 	mem_write(t->tid, bp->addr, &trap, 1);
+	if (ret < 0)
+		return ret;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0)
+		trace_note_resume(t, &regs);
+	/* The step's trap resets the program's SIGTRAP handler as our int3 does. */
+	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_repair(t);
 	/* A second signal is queued again, to arrive once t runs (queued now, it would stop the step again). */
-	for (int i = 0; i < nextra && ret == 0; i++)
+	for (int i = 0; i < nextra; i++)
 		syscall(SYS_tgkill, t->proc->pid, t->tid, extra[i]);
-	return ret;
+	return 0;
 }
 
 static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
@@ -260,6 +279,27 @@ trace_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 /*
+ * Non-zero when a SIGTRAP stop one past breakpoint bp is a SIGTRAP sent to
+ * t (raise, kill), not our trap byte. Only possible where we restarted t
+ * at that very pc, past a one-byte instruction we ran for it, and the
+ * signal came before t ran anything: pc and stack pointer are still the
+ * ones we let it go with. (Back at the breakpoint through a return to the
+ * trampoline the pc is the same, but not the stack pointer: a one-byte
+ * entry instruction is a push.) Then an int3 gives si_code SI_KERNEL, a
+ * sent signal SI_USER or SI_TKILL. Asked only then, so the usual hit costs
+ * no system call.
+ */
+static int
+trace_trap_sent(const struct jt_thread *t, const struct jt_bp *bp, const arch_regs *regs)
+{
+	siginfo_t si;
+
+	if (bp->insn.len != ARCH_TRAP_PC_ADJUST || arch_pc(regs) != t->resume_pc || arch_sp(regs) != t->resume_sp)
+		return 0;
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
+}
+
+/*
  * A SIGTRAP stop. Returns 1 when it was ours (the thread is restarted unless
  * collecting, when it is left stopped with its registers ready), 0 when it
  * is a real SIGTRAP for the program.
@@ -279,8 +319,11 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	t->owner->regs_tid = 0;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
 	bp = bp_find(&p->vm_owner->bps, addr);
-	if (!bp || !bp->inserted)
+	if (!bp || !bp->inserted || trace_trap_sent(t, bp, &regs))
 		return 0;
+	/* Before the registers are held back for the restart: the repair runs code in t. */
+	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_hit(t);
 	tr->events++;
 	t->owner->events++;
 	if (!t->active) {
@@ -293,10 +336,12 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 		t->step_pending = 1;
 		t->step_addr = addr;
+		t->resume_pc = 0;	/* trace_step_one notes where the step ends */
 		if (!collecting)
 			trace_step_or_send(tr, t);
 		return 1;
 	}
+	trace_note_resume(t, &regs);
 	if (!collecting && t->owner->resume_tid == 0 && !trace_rebalance_due(tr, t)) {
 		/* The common case: set the registers and restart it once the lock is released. */
 		t->owner->resume_tid = t->tid;
@@ -549,10 +594,12 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 	t->pending_sig = sig;
 }
 
+static void trace_exited(struct jt_tracer *tr, pid_t tid, int status);
+
 static void
 trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 {
-	int sig = WSTOPSIG(status);
+	int sig = WSTOPSIG(status), ret, end;
 	unsigned event = (unsigned)status >> 16;
 
 	if (t->want_stop) {
@@ -565,8 +612,15 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 0))
 		return;
+	if (sig == SIGTRAP)
+		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
 	if (t->ncalls > 0)
 		trace_note_handler(t, sig);
+	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {
+		if (ret)
+			trace_exited(tr, t->tid, end);
+		return;
+	}
 	/* A signal for the program: deliver it unchanged. */
 	trace_resume(t->tid, sig);
 }

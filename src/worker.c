@@ -263,9 +263,15 @@ worker_park_pc(struct jt_thread *t, uint64_t *rax)
 		*rax = t->park_regs.rax;
 		return p->spin_pc;
 	}
+	*rax = SYS_pause;
+	return worker_syscall_pc(p);
+}
+
+uint64_t
+worker_syscall_pc(struct jt_proc *p)
+{
 	if (!p->park_pc)
 		p->park_pc = worker_find_code(p, 0x0f, 0x05);
-	*rax = SYS_pause;
 	return p->park_pc;
 }
 
