@@ -47,6 +47,7 @@ struct jt_thread {
 	int stopped;			/* it sits in a stop we have not restarted */
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
+	int vforking;			/* resumed from a vfork event: waits in the kernel for its child */
 	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
 	int in_transit;			/* parked, in owner's inbox, traced by nobody */
@@ -118,6 +119,7 @@ struct jt_tracer {
 	int image_seen;			/* the first program image was set up */
 	int fatal;			/* the program cannot be traced; stop */
 	int detached;			/* we let the attached process go */
+	int detaching;			/* letting every process go: hold every thread that stops */
 	int no_cpu_follow;		/* JMPTRACE_NO_CPU_FOLLOW: leave scheduling alone (for measurements) */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "detach.h"
 #include "image.h"
 #include "launch.h"
 #include "loop.h"
@@ -172,7 +173,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	}
 	tr->main_pid = pid;
 	if (image_setup(p) < 0) {
-		trace_detach(tr, p);
+		detach_all(tr);
 		close_outputs(tr);
 		return 1;
 	}
@@ -184,7 +185,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	if (tr->main_exited)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
-		trace_detach(tr, p);	/* an internal error: never leave trap bytes behind */
+		detach_all(tr);	/* an internal error: never leave trap bytes behind */
 	close_outputs(tr);
 	return 0;
 }
