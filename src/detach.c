@@ -28,6 +28,13 @@ detach_each_thread(struct jt_tracer *tr, void (*fn)(struct jt_tracer *, struct j
 	}
 }
 
+/* Non-zero once p exited: its threads left in our tables are on their way out. */
+static int
+detach_gone(const struct jt_tracer *tr, const struct jt_proc *p)
+{
+	return p->exited || (p->pid == tr->main_pid && tr->main_exited);
+}
+
 /*
  * Brings every thread of every process to tracer thread 0, stopped. While
  * one process is being stopped, another may gain a child (a fork event
@@ -42,7 +49,7 @@ detach_stop_all(struct jt_tracer *tr)
 		struct jt_proc *p;
 
 		for (p = tr->procs; p; p = p->next)
-			if (!p->exited && p->nthreads > 0 &&
+			if (!detach_gone(tr, p) && p->nthreads > 0 &&
 			    (!trace_all_stopped(tr, p) || trace_elsewhere(tr, p, self)))
 				break;
 		if (!p)
@@ -71,7 +78,7 @@ static void
 detach_remove_breakpoints(struct jt_tracer *tr)
 {
 	for (struct jt_proc *p = tr->procs; p; p = p->next)
-		if (p->vm_owner == p && bp_remove_all(&p->bps, p->pid) < 0 && p->nthreads > 0 && !p->exited)
+		if (p->vm_owner == p && bp_remove_all(&p->bps, p->pid) < 0 && p->nthreads > 0 && !detach_gone(tr, p))
 			perror_msg("process %d: cannot remove every breakpoint", p->pid);
 }
 
