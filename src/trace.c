@@ -490,11 +490,14 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 		 * where it must not be held: it could not be parked for a hand-over
 		 * (the call's return value overwrites the registers set for that)
 		 * and its registers are not the program's. This stop used up our
-		 * interrupt: let it go on, and interrupt it again.
+		 * interrupt: let it finish the call and interrupt it again, so that
+		 * it stops on its way back, before any instruction of its own.
 		 */
 		trace_take_child(tr, t, event);
-		t->stopped = t->want_stop = 0;
+		t->stopped = 0;
 		trace_resume(t->tid, 0);
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+			t->stopped = 1;	/* gone; its exit is reported later */
 		return;
 	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 1))
