@@ -456,6 +456,8 @@ trace_trap_queued(pid_t tid)
 	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
 }
 
+static void trace_interrupt(struct jt_tracer *tr, struct jt_thread *t);
+
 /* While stopping every thread, a stop is noted instead of restarted. */
 static void
 trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
@@ -479,9 +481,14 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 		return;
 	}
 	if (event == PTRACE_EVENT_EXEC) {
+		pid_t pid = t->proc->pid;
+
 		/* Our breakpoints went with the old image: nothing may be written by its table now. */
 		t->stopped = t->want_stop = 0;
 		trace_exec(tr, t);
+		/* It is resumed on the new image (as the leader); stop it again, as below. */
+		if ((t = thread_find(tr, pid)))
+			trace_interrupt(tr, t);
 		return;
 	}
 	if (event) {
@@ -494,10 +501,9 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 		 * it stops on its way back, before any instruction of its own.
 		 */
 		trace_take_child(tr, t, event);
-		t->stopped = 0;
+		t->stopped = t->want_stop = 0;
 		trace_resume(t->tid, 0);
-		if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
-			t->stopped = 1;	/* gone; its exit is reported later */
+		trace_interrupt(tr, t);
 		return;
 	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 1))
