@@ -17,8 +17,8 @@ my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
 
 # Starts a test program that writes a heartbeat file; undef unless it gets going.
 sub start_prog {
-	my ($prog, $mode, $dir) = @_;
-	my $p = JT::spawn(argv => [JT::prog_path($prog, $mode), "$dir/heartbeat"], dir => $dir, name => 'prog');
+	my ($prog, $mode, $dir, @args) = @_;
+	my $p = JT::spawn(argv => [JT::prog_path($prog, $mode), "$dir/heartbeat", @args], dir => $dir, name => 'prog');
 	return $p if JT::wait_until(sub { heartbeat("$dir/heartbeat") > 20 }, 30);
 	JT::reap($p, 1);
 	return undef;
@@ -44,7 +44,7 @@ sub attach_once {
 		: @traced ? "threads still traced: @traced"
 		: !alive($p->{pid}) ? 'the program is gone'
 		: !$json ? 'no report' : '';
-	return (!$why, $why ? "cycle $i: $why\n$err" : '', $json);
+	return (!$why, $why ? "cycle $i: $why\n$err" : '', $json, $err);
 }
 
 # After the cycles: the program runs on, saw nothing wrong, and ends on SIGTERM.
@@ -107,6 +107,34 @@ for my $mode (@modes) {
 		check_unharmed($p, $dir);
 	};
 }
+
+# The same with two threads starting helpers and two tracer threads: one of them is traced
+# by tracer thread 1, and so are its helpers, which the detach must bring back first.
+subtest '-f -p with 2 tracer threads, helpers started by two threads, spawner-pie' => sub {
+	my $dir = tempdir('jt-races-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $p = start_prog('spawner', 'pie', $dir, 'threads');
+	ok($p, 'the program runs') or return;
+	# Its threads (main and the two that start helpers), to tell them from helpers.
+	opendir(my $d, "/proc/$p->{pid}/task") or return fail('its threads are listed');
+	my %own = map { $_ => 1 } grep { /^\d+$/ } readdir $d;
+	my ($fails, $back, $cycles) = (0, 0, 20);
+	for my $i (1 .. $cycles) {
+		local $ENV{JMPTRACE_THREADS} = 2;
+		local $ENV{JMPTRACE_DEBUG} = 1;
+		my ($ok, $why, $json, $err) = attach_once($p, $dir, $i, '-f');
+		$fails++, diag($why) unless $ok;
+		my ($n, $bad) = $json ? check_helpers($json, $p->{pid}) : (0, undef);
+		$fails++, diag("cycle $i: $bad") if $bad;
+		# A helper (not a thread of the program) handed from tracer thread 1 to 0.
+		$back++ if grep { !$own{$_} } $err =~ /thread (\d+): handed from tracer thread 1 to 0/g;
+		last unless alive($p->{pid});
+	}
+	is($fails, 0, "$cycles -f attach/detach cycles: jmptrace exits 0, nothing left traced, each helper counted exactly");
+	ok($back > 0, "in $back cycles a helper traced by tracer thread 1 was brought back for the detach");
+	my @harmed = (JT::slurp($p->{out}) // '') =~ /^(HARMED .*)$/mg;
+	is(scalar(@harmed), 0, 'no helper died of a signal or exited otherwise') or diag(join("\n", @harmed));
+	check_unharmed($p, $dir);
+};
 
 # Attach to a process whose threads keep creating threads. A thread created by a thread
 # seized already is ours before /proc/PID/task lists it, and seizing it again says EPERM;

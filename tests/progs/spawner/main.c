@@ -6,8 +6,11 @@
  * "HARMED <kind> signal N" (or "status N") on stdout. A signal the parent should never get
  * (SIGTRAP, SIGSEGV...) prints "BROKEN" and exits 99. After each helper the number of
  * helpers so far is written to the file HEARTBEAT, so a test can see it keep going.
+ * `spawner HEARTBEAT threads`: the same loop runs in two threads at once (main waits), so
+ * that a tracer with several tracer threads may trace helpers' parents from any of them.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -82,33 +85,31 @@ report(int kind, int status)
 	say(1, "\n");
 }
 
-int
-main(int argc, char **argv)
-{
-	static const int bad[] = { SIGTRAP, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
-	char buf[32];
-	int fd;
+static char *self;
+static int heartbeat_fd;
 
-	if (argc > 2 && strcmp(argv[1], "-child") == 0) {
-		helper_work(20);
-		return (int)arg_num(argv[2], 0);
-	}
-	if (argc < 2 || (fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
-		return 2;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		signal(bad[i], broken);
-	for (unsigned long n = 1;; n++) {
+static unsigned long started;
+
+/* Starts one helper after the other and waits for each, forever. */
+static void *
+spawn_loop(void *arg)
+{
+	char buf[32];
+	int fd = heartbeat_fd;
+
+	for (;;) {
+		unsigned long n = __atomic_add_fetch(&started, 1, __ATOMIC_RELAXED);
 		int kind = (int)(n % 3), status;
 		pid_t pid;
 		size_t len = 0;
 
 		helper_work(10);
-		if ((pid = start_helper(kind, argv[0])) < 0 || waitpid(pid, &status, 0) != pid) {
+		if ((pid = start_helper(kind, self)) < 0 || waitpid(pid, &status, 0) != pid) {
 			say(1, "BROKEN cannot start or wait\n");
-			return 98;
+			_exit(98);
 		}
 		report(kind, status);
-		/* Digits only ever grow, so an overwrite at offset 0 leaves no stale tail. */
+		/* Digits only ever grow, so an overwrite at offset 0 leaves no stale digits. */
 		for (unsigned long v = n; v; v /= 10)
 			len++;
 		for (unsigned long v = n, i = len; i > 0; v /= 10)
@@ -116,4 +117,28 @@ main(int argc, char **argv)
 		buf[len] = '\n';
 		pwrite(fd, buf, len + 1, 0);
 	}
+	return arg;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const int bad[] = { SIGTRAP, SIGSEGV, SIGBUS, SIGILL, SIGFPE };
+	pthread_t t;
+
+	if (argc > 2 && strcmp(argv[1], "-child") == 0) {
+		helper_work(20);
+		return (int)arg_num(argv[2], 0);
+	}
+	if (argc < 2 || (heartbeat_fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+		return 2;
+	self = argv[0];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		signal(bad[i], broken);
+	if (argc < 3 || strcmp(argv[2], "threads") != 0)
+		return spawn_loop(NULL) != NULL;
+	if (pthread_create(&t, NULL, spawn_loop, NULL) != 0 || pthread_create(&t, NULL, spawn_loop, NULL) != 0)
+		return 1;
+	for (;;)
+		pause();
 }
