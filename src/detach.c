@@ -113,6 +113,7 @@ detach_vfork_parent(struct jt_tracer *tr, struct jt_thread *t, int last)
 
 		if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
 			perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
+		debug_msg("thread %d: let go once its vfork child was gone", t->tid);
 	} else if (r == 0) {
 		/* Nothing of ours is left in its memory; the kernel lets it go when we exit. */
 		debug_msg("thread %d: its vfork child runs on; left to be detached at our exit", t->tid);
