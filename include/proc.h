@@ -51,6 +51,7 @@ struct jt_thread {
 	int stopped;			/* it sits in a stop we have not restarted */
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
+	int vforking;			/* resumed from a vfork event: waits in the kernel for its child */
 	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
 	int in_transit;			/* parked, in owner's inbox, traced by nobody */
@@ -131,6 +132,7 @@ struct jt_tracer {
 	int image_seen;			/* the first program image was set up */
 	int fatal;			/* the program cannot be traced; stop */
 	int detached;			/* we let the attached process go */
+	int detaching;			/* letting every process go: hold every thread that stops */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
 	uint64_t start_ms, status_ms, status_events, tick_ms;

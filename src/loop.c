@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cpu.h"
+#include "detach.h"
 #include "heap.h"
 #include "loop.h"
 #include "proc.h"
@@ -101,7 +102,7 @@ loop_flags(struct jt_tracer *tr)
 		return;
 	got_stop = 0;
 	if (attached) {
-		trace_detach(tr, p);
+		detach_all(tr);
 		return;
 	}
 	/* In launch mode the program shares our terminal and gets its own SIGINT. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "detach.h"
 #include "image.h"
 #include "launch.h"
 #include "loop.h"
@@ -260,7 +261,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	if ((t = thread_find(tr, pid)) && !t->group_stop)
 		sigtrap_learn(t);
 	if (image_setup(p) < 0) {
-		trace_detach(tr, p);
+		detach_all(tr);
 		close_outputs(tr);
 		return 1;
 	}
@@ -276,7 +277,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	if (tr->main_exited)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
-		trace_detach(tr, p);	/* an internal error: never leave trap bytes behind */
+		detach_all(tr);	/* an internal error: never leave trap bytes behind */
 	close_outputs(tr);
 	return 0;
 }

@@ -478,6 +478,15 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 	proc_reset_image(p);
 	if (tr->image_seen || p->pid != tr->main_pid)
 		trace_name_proc(p);
+	if (tr->detaching) {
+		/*
+		 * About to be let go: give the new image none of our trap bytes. It
+		 * is not held here, inside execve (see trace_collect); it is stopped
+		 * again on its way out.
+		 */
+		trace_resume(t->tid, 0);
+		return;
+	}
 	if (trace_exec_foreign(p, what, sizeof(what))) {
 		trace_exec_untraceable(tr, p, what);
 		return;
@@ -496,6 +505,34 @@ trace_is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/*
+ * t stopped at a fork, vfork or clone event: the child exists, traced by
+ * us, and stops before its first instruction. Waits for that stop and
+ * handles it now, so that no child is ever traced without being in our
+ * tables: a detach that came before its first stop was reported would
+ * leave it with our trap bytes (a fork copies them), untraced.
+ */
+static void
+trace_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
+{
+	unsigned long child = 0;
+	int status;
+	pid_t r;
+
+	if (event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK && event != PTRACE_EVENT_CLONE)
+		return;
+	/* Once resumed, a vfork parent waits in the kernel until its child execs or exits. */
+	t->vforking = event == PTRACE_EVENT_VFORK;
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
+		return;
+	/* ECHILD: its first stop was seen already and it was let go (a fork without -f). */
+	do
+		r = waitpid((pid_t)child, &status, __WALL | __WNOTHREAD);
+	while (r < 0 && errno == EINTR);
+	if (r == (pid_t)child)
+		trace_dispatch(tr, r, status);
+}
+
 static void
 trace_event(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int sig)
 {
@@ -512,7 +549,8 @@ trace_event(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int sig)
 		}
 		trace_resume(t->tid, 0);
 		return;
-	default:	/* CLONE, FORK, VFORK, VFORK_DONE: the child shows up on its own */
+	default:	/* CLONE, FORK, VFORK, VFORK_DONE */
+		trace_take_child(tr, t, event);
 		trace_resume(t->tid, 0);
 		return;
 	}
@@ -565,6 +603,8 @@ trace_trap_queued(pid_t tid)
 	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
 }
 
+static void trace_interrupt(struct jt_tracer *tr, struct jt_thread *t);
+
 /* While stopping every thread, a stop is noted instead of restarted. */
 static void
 trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
@@ -587,8 +627,32 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 		}
 		return;
 	}
-	if (event)
+	if (event == PTRACE_EVENT_EXEC) {
+		pid_t pid = t->proc->pid;
+
+		/* Our breakpoints went with the old image: nothing may be written by its table now. */
+		t->stopped = t->want_stop = 0;
+		trace_exec(tr, t);
+		/* It is resumed on the new image (as the leader); stop it again, as below. */
+		if ((t = thread_find(tr, pid)))
+			trace_interrupt(tr, t);
 		return;
+	}
+	if (event) {
+		/*
+		 * A fork, vfork or clone event stops it inside the system call,
+		 * where it must not be held: it could not be parked for a hand-over
+		 * (the call's return value overwrites the registers set for that)
+		 * and its registers are not the program's. This stop used up our
+		 * interrupt: let it finish the call and interrupt it again, so that
+		 * it stops on its way back, before any instruction of its own.
+		 */
+		trace_take_child(tr, t, event);
+		t->stopped = t->want_stop = 0;
+		trace_resume(t->tid, 0);
+		trace_interrupt(tr, t);
+		return;
+	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 1))
 		return;
 	t->pending_sig = sig;
@@ -602,6 +666,7 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 	int sig = WSTOPSIG(status), ret, end;
 	unsigned event = (unsigned)status >> 16;
 
+	t->vforking = 0;
 	if (t->want_stop) {
 		trace_collect(tr, t, status);
 		return;
@@ -702,12 +767,12 @@ trace_interrupt(struct jt_tracer *tr, struct jt_thread *t)
 		t->stopped = 1;	/* gone; its exit is reported later */
 }
 
-static int
+int
 trace_all_stopped(struct jt_tracer *tr, struct jt_proc *p)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && !t->stopped)
+			if (t->proc == p && !t->stopped && !t->vforking)
 				return 0;
 	return 1;
 }
@@ -750,7 +815,7 @@ void
 trace_arrived(struct jt_tracer *tr, struct jt_thread *t)
 {
 	t->stopped = t->want_stop = 1;
-	if (tr->recall == t->proc)
+	if (tr->recall == t->proc || tr->detaching)
 		return;
 	if (!t->step_pending) {
 		trace_restart(tr, t);
@@ -873,8 +938,11 @@ trace_restart(struct jt_tracer *tr, struct jt_thread *t)
 {
 	int sig = t->pending_sig;
 
-	if (!t->stopped)
+	if (!t->stopped) {
+		/* A vfork parent counted as stopped: its stop, when it comes, is not one we wait for. */
+		t->want_stop = 0;
 		return;
+	}
 	t->stopped = t->want_stop = 0;
 	t->pending_sig = 0;
 	if (t->group_stop) {
@@ -916,35 +984,3 @@ trace_step_locked(struct jt_tracer *tr, struct jt_thread *t)
 		return;
 	trace_resume_all(tr, p);
 }
-
-static void
-trace_unhijack(struct jt_tracer *tr, struct jt_thread *t)
-{
-	arch_regs regs;
-
-	if (t->ncalls > 0 && ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0 && call_settle(t, &regs))
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
-	call_restore_all(t);
-	/* Once the trap bytes are out it simply runs the original instruction. */
-	t->step_pending = 0;
-}
-
-static void
-trace_let_go(struct jt_tracer *tr, struct jt_thread *t)
-{
-	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0 && errno != ESRCH)
-		perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
-	thread_free(tr, t);
-}
-
-void
-trace_detach(struct jt_tracer *tr, struct jt_proc *p)
-{
-	trace_wait_stopped(tr, p);
-	trace_each_thread(tr, p, trace_unhijack);
-	if (bp_remove_all(&p->bps, p->pid) < 0)
-		perror_msg("process %d: cannot remove every breakpoint", p->pid);
-	trace_each_thread(tr, p, trace_let_go);
-	tr->detached = 1;
-}
-

@@ -16,8 +16,6 @@ my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
 my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
 
-sub heartbeat { my $v = JT::slurp($_[0]) // ''; $v =~ /^(\d+)/ ? $1 : -1 }
-
 sub tracer_pid {
 	my $st = JT::slurp("/proc/$_[0]/status") // '';
 	return $st =~ /^TracerPid:\s*(\d+)/m ? $1 : -1;

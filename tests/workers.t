@@ -101,20 +101,6 @@ for my $mode (qw(pie static)) {
 	};
 }
 
-sub heartbeat { my $v = JT::slurp($_[0]) // ''; $v =~ /^(\d+)/ ? $1 : -1 }
-
-# TracerPid of every thread of $pid that is not 0, as "tid:tracer".
-sub traced_threads {
-	my ($pid) = @_;
-	my @t;
-	opendir(my $d, "/proc/$pid/task") or return ('no task dir');
-	for my $tid (grep { /^\d+$/ } readdir $d) {
-		my $st = JT::slurp("/proc/$pid/task/$tid/status") // '';
-		push @t, "$tid:$1" if $st =~ /^TracerPid:\s*(\d+)/m && $1 != 0;
-	}
-	return @t;
-}
-
 # Attach with 2 tracer threads to a program with 8 busy threads; detach; repeat.
 for my $mode (qw(pie static)) {
 	subtest "attach and detach with 2 tracer threads, heartbeat-$mode" => sub {
