@@ -293,8 +293,16 @@ worker_send(struct jt_thread *t, struct jt_worker *to)
 	park.orig_rax = (unsigned long)-1;
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &all) < 0)
 		return -1;
+	/*
+	 * A signal held for t goes with the detach. t sits in the
+	 * signal-delivery-stop it came in (nothing else holds one), and the
+	 * kernel queues a signal injected while blocked again: t gets it once
+	 * the new tracer thread gives it its own mask back. Held instead, it
+	 * would be lost: the new tracer thread restarts t from an interrupt
+	 * stop, where a restart's signal is ignored.
+	 */
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &park) < 0 ||
-	    ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
+	    ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &t->park_regs);
 		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask);
 		return -1;
@@ -309,6 +317,7 @@ worker_send(struct jt_thread *t, struct jt_worker *to)
 	t->owner = to;
 	t->in_transit = 1;
 	t->stopped = 0;
+	t->pending_sig = 0;
 	t->inext = to->inbox;
 	to->inbox = t;
 	worker_wake(to);
