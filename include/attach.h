@@ -7,6 +7,7 @@
 
 /* What every thread of an attached process is seized with. No EXITKILL: we leave it running. */
 #define ATTACH_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			       PTRACE_O_TRACEVFORKDONE | \
 			       PTRACE_O_TRACEEXEC)
 
 struct jt_tracer;

@@ -7,6 +7,7 @@
 
 /* What a launched program's threads are seized with: EXITKILL, it dies with us rather than run into int3s. */
 #define LAUNCH_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+			       PTRACE_O_TRACEVFORKDONE | \
 			       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
 
 /*

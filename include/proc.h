@@ -51,7 +51,7 @@ struct jt_thread {
 	int stopped;			/* it sits in a stop we have not restarted */
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
-	int vforking;			/* resumed from a vfork event: waits in the kernel for its child */
+	int vforking;			/* resumed from a vfork event: waits in the kernel for its child (until its vfork-done stop) */
 	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
 	int in_transit;			/* parked, in owner's inbox, traced by nobody */

@@ -795,13 +795,19 @@ trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	trace_stopped(tr, t, status);
 }
 
-/* Non-zero while some thread of p is traced by, or on its way to, a tracer thread other than self. */
+/*
+ * Non-zero while some thread of p is traced by, or on its way to, a tracer
+ * thread other than self. A vfork parent waiting in the kernel does not
+ * count: it cannot stop until its child execs or exits, and the child may be
+ * the very thread we hold stopped; it cannot run either, so it is as good as
+ * stopped (trace_all_stopped says so too). Waiting for it was a deadlock.
+ */
 int
 trace_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_worker *self)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && (t->owner != self || t->in_transit))
+			if (t->proc == p && (t->in_transit || (t->owner != self && !t->vforking)))
 				return 1;
 	return 0;
 }
