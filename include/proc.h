@@ -86,6 +86,7 @@ struct jt_proc {
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
+	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
 	int exited, exit_status, killed_by;
 };
 

@@ -484,6 +484,7 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 		 * is not held here, inside execve (see trace_collect); it is stopped
 		 * again on its way out.
 		 */
+		p->exec_unseen = 1;
 		trace_resume(t->tid, 0);
 		return;
 	}
@@ -730,7 +731,8 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 		tr->main_status = status;
 		return;
 	}
-	if (tr->opt->follow_forks && !p->vfork_child)
+	/* An image exec'd during the detach was never traced: a snapshot of it would read 0 calls. */
+	if (tr->opt->follow_forks && !p->vfork_child && !p->exec_unseen)
 		snapshot_write(tr, p, "exit");
 	trace_drop_threads(tr, p, NULL);
 	proc_free(tr, p);
