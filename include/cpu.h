@@ -3,16 +3,35 @@
 #define JT_CPU_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/* One stop in this many is sampled: where did the tracee stop, where do we run. */
+#define CPU_SAMPLE_EVERY 64
 
 /* One tracer thread's placement. Each tracer thread has its own; zero-initialise it. */
 struct jt_cpu {
 	cpu_set_t allowed;	/* the affinity it started with: the CPUs the user allows */
 	int saved;		/* allowed is filled in */
 	int bound;		/* CPU it is bound to now, or -1 (set by cpu_init) */
+	unsigned long stops;	/* stops seen by cpu_on_stop */
+	unsigned long samples;	/* of those, sampled: every CPU_SAMPLE_EVERY-th */
+	unsigned long cross;	/* sampled stops where the tracee stopped on another CPU than ours */
+	int recheck;		/* stops left to check at once after a cross-CPU sample */
+	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
+	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
 };
 
 void cpu_init(struct jt_cpu *c);
+
+/*
+ * Call at every stop of tid, with tid stopped, from the tracer thread that
+ * traces it. Samples every CPU_SAMPLE_EVERY-th stop (counts it in samples
+ * and cross), and when follow is set, moves us onto tid's CPU when the
+ * sample finds it elsewhere, checks the next few stops at once, and calls
+ * cpu_adapt a few times a second. A few microseconds per sample.
+ */
+void cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow);
 
 /* Returns the CPU tid last ran on (from /proc/TID/stat), or -1. */
 int cpu_of(pid_t tid);
@@ -30,7 +49,7 @@ int cpu_follow(struct jt_cpu *c, pid_t tid);
 /*
  * Puts the calling tracer thread in SCHED_IDLE while the machine has a CPU
  * to spare, and back in SCHED_OTHER when it is saturated. Call it a few times
- * a second. The scheduler then counts the tracer's CPU as idle when the
+ * a second, at a stop (the stopped tracee must not count as a busy CPU). The scheduler then counts the tracer's CPU as idle when the
  * tracer wakes a tracee, and places the tracee there, next to the tracer,
  * instead of on another idle CPU: every stop then costs a same-CPU switch
  * rather than a cross-CPU wakeup.

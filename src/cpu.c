@@ -2,6 +2,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu.h"
 
@@ -74,6 +75,15 @@ cpu_runnable(void)
 	return running;
 }
 
+/*
+ * Two samples in a row must find the machine saturated before we leave
+ * SCHED_IDLE. One sample sees one instant: a daemon or a kernel worker that
+ * happens to be runnable then would put us in SCHED_OTHER for a whole
+ * period, and in SCHED_OTHER the scheduler wakes the tracee on the other,
+ * idle, CPU at every stop (ten times the cost on a 2-CPU VM).
+ */
+#define CPU_SATURATED_SAMPLES 2
+
 int
 cpu_adapt(struct jt_cpu *c)
 {
@@ -85,18 +95,24 @@ cpu_adapt(struct jt_cpu *c)
 	/*
 	 * SCHED_IDLE only while there is a CPU to spare for the others; on a
 	 * saturated machine an idle-class tracer would starve, and the target
-	 * waiting on it with it.
+	 * waiting on it with it. Called at a stop, running counts us and the
+	 * others but not the stopped tracee: it and we take turns on one CPU,
+	 * and the others may have all the rest.
 	 */
-	want = running >= 0 && running <= CPU_COUNT(&c->allowed) ? SCHED_IDLE : SCHED_OTHER;
+	if (running >= 0 && running <= CPU_COUNT(&c->allowed))
+		c->saturated = 0;
+	else
+		c->saturated++;
+	want = c->saturated >= CPU_SATURATED_SAMPLES ? SCHED_OTHER : SCHED_IDLE;
 	if (want == sched_getscheduler(0))
 		return 0;
 	return sched_setscheduler(0, want, &sp);
 }
 
-int
-cpu_follow(struct jt_cpu *c, pid_t tid)
+/* Binds the calling thread to cpu, if it is one we may run on. Returns cpu, or -1. */
+static int
+cpu_bind(struct jt_cpu *c, int cpu)
 {
-	int cpu = cpu_of(tid);
 	cpu_set_t one;
 
 	if (cpu_save(c) < 0)
@@ -109,6 +125,57 @@ cpu_follow(struct jt_cpu *c, pid_t tid)
 		return -1;
 	c->bound = cpu;
 	return cpu;
+}
+
+int
+cpu_follow(struct jt_cpu *c, pid_t tid)
+{
+	return cpu_bind(c, cpu_of(tid));
+}
+
+static uint64_t
+cpu_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * After a cross-CPU sample we move and check this many stops at once: a
+ * tracee woken on another CPU stays there while that CPU is idle, so
+ * waiting for the next periodic sample would cost up to CPU_SAMPLE_EVERY
+ * cross-CPU stops each time.
+ */
+#define CPU_RECHECKS 4
+
+void
+cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
+{
+	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, cpu, here;
+	uint64_t now;
+
+	if (follow && (now = cpu_now_ms()) - c->adapt_ms >= 200) {
+		cpu_adapt(c);
+		c->adapt_ms = now;
+	}
+	if (!periodic && !c->recheck)
+		return;
+	if ((cpu = cpu_of(tid)) < 0)
+		return;
+	here = sched_getcpu();
+	if (periodic) {
+		c->samples++;
+		c->cross += cpu != here;
+	}
+	if (cpu == here && cpu == c->bound) {
+		c->recheck = 0;
+		return;
+	}
+	c->recheck = periodic ? CPU_RECHECKS : c->recheck - 1;
+	if (follow)
+		cpu_bind(c, cpu);
 }
 
 void

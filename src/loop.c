@@ -109,7 +109,10 @@ loop_flags(struct jt_tracer *tr)
 		kill(p->pid, stop);
 }
 
-/* Work done a few times a second: CPU placement, waking the workers, and the status line. */
+/*
+ * Work done a few times a second: waking the workers, and the status line.
+ * (CPU placement is done at stops, where the tracee is known to be stopped.)
+ */
 static void
 loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 {
@@ -119,8 +122,6 @@ loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 	if (now - w->tick_ms < 200)
 		return;
 	w->tick_ms = now;
-	if (!tr->no_cpu_follow)
-		cpu_adapt(&w->cpu);
 	if (w->index != 0)
 		return;
 	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
@@ -160,12 +161,28 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
 	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
 		w->regs_tid = tid;
+	/* Our own tracee, stopped: its placement needs no lock. */
+	if (tid > 0 && WIFSTOPPED(*status))
+		cpu_on_stop(&w->cpu, tid, !tr->no_cpu_follow);
 	pthread_mutex_lock(&tr->lock);
 	if (tid < 0 && errno == EINTR)
 		return 0;
-	if (tid > 0 && !tr->no_cpu_follow && (w->events & 63) == 0)
-		cpu_follow(&w->cpu, tid);
 	return tid;
+}
+
+/*
+ * Under --verbose: a tracer thread's hits and the share of its sampled stops
+ * where the tracee had stopped on another CPU than the tracer thread (each
+ * such stop costs a cross-CPU wakeup both ways). make bench reads this line.
+ */
+static void
+loop_report_cpu(const struct jt_worker *w)
+{
+	const struct jt_cpu *c = &w->cpu;
+
+	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%",
+		  w->index, (unsigned long)w->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
+		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0);
 }
 
 /* A tracer thread other than the main one: serves its own tracees until told to quit. */
@@ -196,7 +213,7 @@ loop_worker(void *arg)
 			trace_dispatch(tr, tid, status);
 	}
 	cpu_release(&w->cpu);
-	debug_msg("tracer thread %d: %lu breakpoint hits", w->index, (unsigned long)w->events);
+	loop_report_cpu(w);
 	pthread_mutex_unlock(&tr->lock);
 	return NULL;
 }
@@ -297,7 +314,7 @@ loop_run(struct jt_tracer *tr)
 		}
 		trace_dispatch(tr, tid, status);
 	}
-	debug_msg("tracer thread %d: %lu breakpoint hits", self->index, (unsigned long)self->events);
+	loop_report_cpu(self);
 	loop_stop_workers(tr);
 	pthread_mutex_unlock(&tr->lock);
 	cpu_release(&self->cpu);
