@@ -56,6 +56,21 @@ int cpu_follow(struct jt_cpu *c, pid_t tid);
  */
 int cpu_adapt(struct jt_cpu *c);
 
+/*
+ * --pin: binds the calling tracer thread to the n-th CPU it may run on
+ * (modulo their number), for good. Returns that CPU, or -1.
+ */
+int cpu_bind_nth(struct jt_cpu *c, int n);
+
+/*
+ * --pin: binds thread tid (of the program) to cpu. When saved is not NULL,
+ * stores the affinity it had there first. Returns 0 or -1.
+ */
+int cpu_pin(pid_t tid, int cpu, cpu_set_t *saved);
+
+/* Gives thread tid (of the program) back the affinity cpu_pin saved. Returns 0 or -1. */
+int cpu_unpin(pid_t tid, const cpu_set_t *saved);
+
 /* Gives the calling tracer thread back the affinity and policy it started with. */
 void cpu_release(struct jt_cpu *c);
 

@@ -53,6 +53,9 @@ struct jt_thread {
 	struct jt_thread *inext;	/* inbox or deferred list link */
 	arch_regs park_regs;		/* its real registers while parked */
 	uint64_t park_mask;		/* its real signal mask while parked */
+	int pin_cpu;			/* --pin: the CPU we pinned it to, or -1 */
+	int born_traced;		/* created while we traced its process (or its parent) */
+	cpu_set_t pin_saved;		/* --pin: its affinity before, given back at detach */
 };
 
 /* One traced process image. */
@@ -77,6 +80,13 @@ struct jt_proc {
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
 	int exited, exit_status, killed_by;
+	/*
+	 * --pin: the affinity of its first pinned thread. A thread created
+	 * later inherits its creator's pinned affinity; this is what it gets
+	 * back at detach.
+	 */
+	int pin_orig_set;
+	cpu_set_t pin_orig;
 };
 
 /* Options from the command line. */
@@ -89,6 +99,7 @@ struct jt_options {
 	int follow_forks;		/* -f */
 	double duration;		/* --duration */
 	int no_emulate;			/* JMPTRACE_NO_EMULATE: step over every displaced instruction */
+	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
 	char **argv;			/* program and arguments in launch mode */
 };
 

@@ -178,6 +178,38 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 		cpu_bind(c, cpu);
 }
 
+int
+cpu_bind_nth(struct jt_cpu *c, int n)
+{
+	int count;
+
+	if (cpu_save(c) < 0 || (count = CPU_COUNT(&c->allowed)) == 0)
+		return -1;
+	n %= count;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &c->allowed) && n-- == 0)
+			return cpu_bind(c, cpu);
+	return -1;
+}
+
+int
+cpu_pin(pid_t tid, int cpu, cpu_set_t *saved)
+{
+	cpu_set_t one;
+
+	if (saved && sched_getaffinity(tid, sizeof(*saved), saved) < 0)
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(tid, sizeof(one), &one);
+}
+
+int
+cpu_unpin(pid_t tid, const cpu_set_t *saved)
+{
+	return sched_setaffinity(tid, sizeof(*saved), saved);
+}
+
 void
 cpu_release(struct jt_cpu *c)
 {

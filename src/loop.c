@@ -110,6 +110,47 @@ loop_flags(struct jt_tracer *tr)
 }
 
 /*
+ * --pin: pins t to the CPU of w, the tracer thread that traces it, if it is
+ * not there yet (new, or handed over from another tracer thread).
+ */
+static void
+loop_pin(struct jt_worker *w, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	int cpu = w->cpu.bound, first = t->pin_cpu < 0;
+
+	if (cpu < 0 || t->pin_cpu == cpu || t->owner != w || t->in_transit)
+		return;
+	if (cpu_pin(t->tid, cpu, first ? &t->pin_saved : NULL) < 0) {
+		if (errno != ESRCH)
+			perror_msg("--pin: thread %d: cannot set its CPU affinity", t->tid);
+		return;
+	}
+	t->pin_cpu = cpu;
+	if (!first)
+		return;
+	/*
+	 * A thread created while traced inherited its creator's pinned CPU:
+	 * give it the process's own affinity (its main thread's) instead.
+	 */
+	if (t->born_traced && p->pin_orig_set && CPU_COUNT(&t->pin_saved) == 1)
+		t->pin_saved = p->pin_orig;
+	else if (!t->born_traced && (t->tid == p->pid || !p->pin_orig_set)) {
+		p->pin_orig = t->pin_saved;
+		p->pin_orig_set = 1;
+	}
+}
+
+/* --pin: every thread w traces, blocked ones too, which may never stop. */
+static void
+loop_pin_all(struct jt_tracer *tr, struct jt_worker *w)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			loop_pin(w, t);
+}
+
+/*
  * Work done a few times a second: waking the workers, and the status line.
  * (CPU placement is done at stops, where the tracee is known to be stopped.)
  */
@@ -122,6 +163,8 @@ loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 	if (now - w->tick_ms < 200)
 		return;
 	w->tick_ms = now;
+	if (tr->opt->pin)
+		loop_pin_all(tr, w);
 	if (w->index != 0)
 		return;
 	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
@@ -151,6 +194,7 @@ loop_run_deferred(struct jt_tracer *tr)
 static pid_t
 loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 {
+	struct jt_thread *t;
 	pid_t tid;
 
 	pthread_mutex_unlock(&tr->lock);
@@ -161,12 +205,14 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
 	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
 		w->regs_tid = tid;
-	/* Our own tracee, stopped: its placement needs no lock. */
+	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))
-		cpu_on_stop(&w->cpu, tid, !tr->no_cpu_follow);
+		cpu_on_stop(&w->cpu, tid, !tr->no_cpu_follow && !tr->opt->pin);
 	pthread_mutex_lock(&tr->lock);
 	if (tid < 0 && errno == EINTR)
 		return 0;
+	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid)))
+		loop_pin(w, t);
 	return tid;
 }
 
@@ -192,6 +238,9 @@ loop_worker(void *arg)
 	struct jt_worker *w = arg;
 	struct jt_tracer *tr = w->tr;
 
+	/* --pin: one tracer thread per CPU, each staying on its own. */
+	if (tr->opt->pin)
+		cpu_bind_nth(&w->cpu, w->index);
 	pthread_mutex_lock(&tr->lock);
 	while (!tr->quit) {
 		int status;
@@ -288,6 +337,9 @@ loop_run(struct jt_tracer *tr)
 
 	tr->start_ms = tr->status_ms = loop_now_ms();
 	worker_start(tr, loop_thread_count(), loop_worker);
+	/* Only now: the workers must not inherit a single CPU. */
+	if (tr->opt->pin)
+		cpu_bind_nth(&self->cpu, 0);
 	pthread_mutex_lock(&tr->lock);
 	while (!loop_done(tr)) {
 		int status;

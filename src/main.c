@@ -38,6 +38,12 @@ usage(FILE *f)
 		"  -p PID           attach to a running process and all its threads\n"
 		"      --duration S with -p: detach by itself after S seconds\n"
 		"  -f               follow forked children\n"
+		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
+		"                   thread that traces it (one tracer thread per CPU). Stops\n"
+		"                   then never cross CPUs, on any host, but this CHANGES THE\n"
+		"                   PROGRAM'S CPU AFFINITY while it is traced; with -p every\n"
+		"                   thread gets its own affinity back at detach. Without\n"
+		"                   --pin only jmptrace's threads are moved.\n"
 		"  -h, --help       show this help\n"
 		"  -V, --version    show the version\n"
 		"\n"
@@ -66,12 +72,13 @@ parse_uint(const char *s, unsigned max, unsigned *out)
 static int
 parse_args(int argc, char **argv, struct jt_options *o)
 {
-	enum { OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION };
+	enum { OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION, OPT_PIN };
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "pin", no_argument, NULL, OPT_PIN },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -106,6 +113,7 @@ parse_args(int argc, char **argv, struct jt_options *o)
 			o->attach_pid = (pid_t)pid;
 			break;
 		case 'f': o->follow_forks = 1; break;
+		case OPT_PIN: o->pin = 1; break;
 		case 'h': usage(stdout); return 1;
 		case 'V': printf("jmptrace %s\n", JT_VERSION); return 1;
 		default: usage(stderr); return -1;

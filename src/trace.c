@@ -63,6 +63,15 @@ trace_release_child(struct jt_proc *parent, pid_t pid)
 
 static void trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
 
+/* --pin: a thread we let go gets the affinity it had before we pinned it. */
+static void
+trace_unpin(struct jt_thread *t)
+{
+	if (t->pin_cpu >= 0 && cpu_unpin(t->tid, &t->pin_saved) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot give its CPU affinity back", t->tid);
+	t->pin_cpu = -1;
+}
+
 /*
  * -f: a forked child gets its own tables. Its memory is a copy of the
  * parent's, trap bytes included: clean it and set it up like a new image.
@@ -74,6 +83,9 @@ trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 	struct jt_proc *p = proc_new(tr, pid, parent->command);
 	struct jt_thread *t = thread_new(tr, p, pid);
 
+	/* --pin: it inherited its parent's pinned affinity; its own is the parent's from before. */
+	p->pin_orig_set = parent->pin_orig_set;
+	p->pin_orig = parent->pin_orig;
 	bp_restore_into(&parent->bps, pid);
 	if (image_setup(p) < 0) {
 		trace_detach_proc(tr, p);
@@ -103,6 +115,8 @@ trace_adopt(struct jt_tracer *tr, pid_t tid)
 		p = proc_new(tr, tid, parent->command);
 		p->vfork_child = 1;
 		p->vm_owner = parent;
+		p->pin_orig_set = parent->pin_orig_set;
+		p->pin_orig = parent->pin_orig;
 		return thread_new(tr, p, tid);
 	}
 	if (!tr->opt->follow_forks) {
@@ -289,6 +303,7 @@ trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
 			next = t->hnext;
 			if (t->proc != p)
 				continue;
+			trace_unpin(t);
 			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 			thread_free(tr, t);
 		}
@@ -551,8 +566,11 @@ trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t = thread_find(tr, tid);
-	if (!t && !(t = trace_adopt(tr, tid)))
-		return;
+	if (!t) {
+		if (!(t = trace_adopt(tr, tid)))
+			return;
+		t->born_traced = 1;
+	}
 	trace_stopped(tr, t, status);
 }
 
@@ -756,6 +774,7 @@ trace_unhijack(struct jt_tracer *tr, struct jt_thread *t)
 static void
 trace_let_go(struct jt_tracer *tr, struct jt_thread *t)
 {
+	trace_unpin(t);
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0 && errno != ESRCH)
 		perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
 	thread_free(tr, t);
