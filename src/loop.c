@@ -152,7 +152,10 @@ loop_pin_all(struct jt_tracer *tr, struct jt_worker *w)
 
 /*
  * Work done a few times a second: waking the workers, and the status line.
- * (CPU placement is done at stops, where the tracee is known to be stopped.)
+ * CPU placement is done at stops, where the tracee is known to be stopped;
+ * a tracer thread without tracees has no stops, but while it wakes up on a
+ * busy tracer thread's CPU in SCHED_OTHER, that CPU is not idle for the
+ * scheduler and the tracee there is woken on another: it adapts here.
  */
 static void
 loop_tick(struct jt_tracer *tr, struct jt_worker *w)
@@ -163,6 +166,8 @@ loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 	if (now - w->tick_ms < 200)
 		return;
 	w->tick_ms = now;
+	if (w->ntracees == 0 && !tr->no_cpu_follow && !tr->opt->pin)
+		cpu_adapt(&w->cpu);
 	if (tr->opt->pin)
 		loop_pin_all(tr, w);
 	if (w->index != 0)
