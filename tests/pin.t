@@ -53,6 +53,21 @@ sub wait_ready { my $f = $_[0]; JT::wait_until(sub { (JT::slurp($f) // '') =~ /r
 like(JT::run_cmd(argv => [$JT, '--help'])->{stdout}, qr/--pin.*CHANGES THE\s+PROGRAM'S CPU AFFINITY/s,
      '--help documents --pin as a change to the program');
 
+# Under JMPTRACE_DEBUG each tracer thread says how many of its stops it sampled (every
+# 64th) and how many of those crossed CPUs. The share depends on the host; the counts do not.
+subtest 'the share of cross-CPU stops is printed per tracer thread' => sub {
+	local $ENV{JMPTRACE_DEBUG} = 1;
+	local $ENV{JMPTRACE_THREADS} = 2;
+	my $r = run_jt('threads', 'pie', args => [1000, 5, 40]);
+	is($r->{exit}, 0, 'exit 0');
+	my @l = ($r->{stderr} // '') =~ /^jmptrace: tracer thread (\d+): \d+ breakpoint hits, (\d+) stops; cross-CPU stops: (\d+) of (\d+) sampled \(every 64th stop\), ([\d.]+)%$/mg;
+	is(scalar(@l) / 5, 2, 'a line for each of the 2 tracer threads') or diag($r->{stderr});
+	while (my ($idx, $stops, $cross, $sampled, $pct) = splice(@l, 0, 5)) {
+		is($sampled, int(($stops + 63) / 64), "tracer thread $idx: every 64th of its $stops stops sampled");
+		ok($cross <= $sampled, "tracer thread $idx: $cross cross-CPU of $sampled ($pct%)");
+	}
+};
+
 # Launch: counts exact with several tracer threads and threads handed between them.
 for my $mode (@modes) {
 	subtest "--pin, threads-$mode: exact counts" => sub {
