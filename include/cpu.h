@@ -18,6 +18,7 @@ struct jt_cpu {
 	unsigned long samples;	/* of those, sampled: every CPU_SAMPLE_EVERY-th */
 	unsigned long cross;	/* sampled stops where the tracee stopped on another CPU than ours */
 	int recheck;		/* stops left to check at once after a cross-CPU sample */
+	long nvcsw;		/* our voluntary context switches at the last probe */
 	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
 	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
 };

@@ -2,6 +2,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cpu.h"
@@ -150,16 +151,44 @@ cpu_now_ms(void)
  */
 #define CPU_RECHECKS 4
 
+/*
+ * Every CPU_PROBE_EVERY stops we look at how often we slept. A tracee
+ * resumed on our CPU preempts us (SCHED_IDLE) and stops again before we
+ * run: an involuntary switch, and wait4 finds its stop waiting. A tracee
+ * resumed on another CPU lets us run on into wait4 and sleep there: a
+ * voluntary one. When most of the last stops were voluntary, it has moved
+ * (or it sleeps in system calls): look where it is. One getrusage per
+ * CPU_PROBE_EVERY stops instead of a /proc read at each.
+ */
+#define CPU_PROBE_EVERY 8
+
+static int
+cpu_probe(struct jt_cpu *c)
+{
+	struct rusage ru;
+	long slept;
+
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	slept = ru.ru_nvcsw - c->nvcsw;
+	c->nvcsw = ru.ru_nvcsw;
+	return slept > CPU_PROBE_EVERY / 2;
+}
+
 void
 cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 {
-	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, cpu, here;
+	int periodic = c->stops % CPU_SAMPLE_EVERY == 0, probe = c->stops % CPU_PROBE_EVERY == 0;
+	int cpu, here;
 	uint64_t now;
 
+	c->stops++;
 	if (follow && (now = cpu_now_ms()) - c->adapt_ms >= 200) {
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}
+	if (follow && probe && cpu_probe(c) && !c->recheck)
+		c->recheck = 1;
 	if (!periodic && !c->recheck)
 		return;
 	if ((cpu = cpu_of(tid)) < 0)
