@@ -19,6 +19,8 @@ struct jt_cpu {
 	unsigned long cross;	/* sampled stops where the tracee stopped on another CPU than ours */
 	int recheck;		/* stops left to check at once after a cross-CPU sample */
 	long nvcsw;		/* our voluntary context switches at the last probe */
+	unsigned long checks;	/* stops checked besides the samples (probes, rechecks) */
+	unsigned long moves;	/* times we moved to the tracee's CPU */
 	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
 	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
 };

@@ -197,14 +197,16 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 	if (periodic) {
 		c->samples++;
 		c->cross += cpu != here;
+	} else {
+		c->checks++;
 	}
 	if (cpu == here && cpu == c->bound) {
 		c->recheck = 0;
 		return;
 	}
 	c->recheck = periodic ? CPU_RECHECKS : c->recheck - 1;
-	if (follow)
-		cpu_bind(c, cpu);
+	if (follow && cpu_bind(c, cpu) >= 0)
+		c->moves++;
 }
 
 int

@@ -231,9 +231,9 @@ loop_report_cpu(const struct jt_worker *w)
 {
 	const struct jt_cpu *c = &w->cpu;
 
-	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%",
+	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%; %lu other checks, %lu moves",
 		  w->index, (unsigned long)w->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
-		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0);
+		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0, c->checks, c->moves);
 }
 
 /* A tracer thread other than the main one: serves its own tracees until told to quit. */

@@ -60,7 +60,7 @@ subtest 'the share of cross-CPU stops is printed per tracer thread' => sub {
 	local $ENV{JMPTRACE_THREADS} = 2;
 	my $r = run_jt('threads', 'pie', args => [1000, 5, 40]);
 	is($r->{exit}, 0, 'exit 0');
-	my @l = ($r->{stderr} // '') =~ /^jmptrace: tracer thread (\d+): \d+ breakpoint hits, (\d+) stops; cross-CPU stops: (\d+) of (\d+) sampled \(every 64th stop\), ([\d.]+)%$/mg;
+	my @l = ($r->{stderr} // '') =~ /^jmptrace: tracer thread (\d+): \d+ breakpoint hits, (\d+) stops; cross-CPU stops: (\d+) of (\d+) sampled \(every 64th stop\), ([\d.]+)%;/mg;
 	is(scalar(@l) / 5, 2, 'a line for each of the 2 tracer threads') or diag($r->{stderr});
 	while (my ($idx, $stops, $cross, $sampled, $pct) = splice(@l, 0, 5)) {
 		is($sampled, int(($stops + 63) / 64), "tracer thread $idx: every 64th of its $stops stops sampled");
