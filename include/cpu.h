@@ -30,9 +30,11 @@ void cpu_init(struct jt_cpu *c);
 /*
  * Call at every stop of tid, with tid stopped, from the tracer thread that
  * traces it. Samples every CPU_SAMPLE_EVERY-th stop (counts it in samples
- * and cross), and when follow is set, moves us onto tid's CPU when the
- * sample finds it elsewhere, checks the next few stops at once, and calls
- * cpu_adapt a few times a second. A few microseconds per sample.
+ * and cross). When follow is set it also calls cpu_adapt a few times a
+ * second, moves us onto tid's CPU when a sample finds it elsewhere and then
+ * checks the next few stops at once, and every few stops looks whether we
+ * mostly slept waiting for our tracees (a sign that they run elsewhere) and
+ * checks then too. A few microseconds per check, a few checks per 64 stops.
  */
 void cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow);
 
@@ -51,11 +53,12 @@ int cpu_follow(struct jt_cpu *c, pid_t tid);
 
 /*
  * Puts the calling tracer thread in SCHED_IDLE while the machine has a CPU
- * to spare, and back in SCHED_OTHER when it is saturated. Call it a few times
- * a second, at a stop (the stopped tracee must not count as a busy CPU). The scheduler then counts the tracer's CPU as idle when the
- * tracer wakes a tracee, and places the tracee there, next to the tracer,
- * instead of on another idle CPU: every stop then costs a same-CPU switch
- * rather than a cross-CPU wakeup.
+ * to spare, and back in SCHED_OTHER when it has been saturated twice in a
+ * row. Call it a few times a second, at a stop: the stopped tracee must not
+ * count as a busy CPU. The scheduler then counts the tracer's CPU as idle
+ * when the tracer wakes a tracee, and places the tracee there, next to the
+ * tracer, instead of on another idle CPU: every stop then costs a same-CPU
+ * switch rather than a cross-CPU wakeup.
  */
 int cpu_adapt(struct jt_cpu *c);
 

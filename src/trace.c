@@ -340,6 +340,11 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 	/* A non-leader that execs takes over the leader's tid. */
 	if (t->tid != p->pid) {
 		struct jt_thread *nt = thread_new(tr, p, p->pid);
+
+		/* The same thread under a new tid: its affinity (--pin) is still the one we saved. */
+		nt->pin_cpu = t->pin_cpu;
+		nt->pin_saved = t->pin_saved;
+		nt->born_traced = t->born_traced;
 		thread_free(tr, t);
 		t = nt;
 	}
