@@ -71,7 +71,8 @@ print_machine() {
 	echo "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "cpus:     $(nproc)"
 	echo "cpu:      $(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo)"
-	echo "kernel:   $(uname -sr)"
+	echo "kernel:   $(uname -sr), cpuidle $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo '?')"
+	echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the start"
 	echo "glibc:    $(ldd --version | head -1 | awk '{print $NF}')"
 	echo "peers:    $(heaptrack --version 2>&1 | head -1), $(valgrind --version 2>&1)," \
 		"$(ltrace -V 2>&1 | head -1)"
@@ -439,3 +440,4 @@ echo
 awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) -v w=$(($(date +%s) - start)) 'BEGIN {
 	printf "benchmark time %ds; CPU time stolen by the hypervisor meanwhile: %.1f%%\n",
 		w, t ? 100 * s / t : 0 }'
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
