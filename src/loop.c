@@ -141,6 +141,15 @@ loop_pin(struct jt_worker *w, struct jt_thread *t)
 	}
 }
 
+/* A thread handed to us arrived: with --pin it moves to our CPU before it runs on. */
+static void
+loop_arrived(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (tr->opt->pin)
+		loop_pin(t->owner, t);
+	trace_arrived(tr, t);
+}
+
 /* --pin: every thread w traces, blocked ones too, which may never stop. */
 static void
 loop_pin_all(struct jt_tracer *tr, struct jt_worker *w)
@@ -251,7 +260,7 @@ loop_worker(void *arg)
 		int status;
 		pid_t tid;
 
-		worker_receive(w, trace_arrived);
+		worker_receive(w, loop_arrived);
 		trace_serve_recall(tr, w);
 		loop_tick(tr, w);
 		if (w->ntracees == 0) {
@@ -311,7 +320,7 @@ loop_stop_workers(struct jt_tracer *tr)
 	tr->quit = 1;
 	worker_join_all(tr);
 	/* What came back stopped runs on under worker 0, which is the only tracer thread now. */
-	worker_receive(self, trace_arrived);
+	worker_receive(self, loop_arrived);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
@@ -354,7 +363,7 @@ loop_run(struct jt_tracer *tr)
 		if (tr->detached)
 			break;
 		loop_tick(tr, self);
-		worker_receive(self, trace_arrived);
+		worker_receive(self, loop_arrived);
 		loop_run_deferred(tr);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
