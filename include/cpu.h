@@ -63,6 +63,12 @@ int cpu_follow(struct jt_cpu *c, pid_t tid);
 int cpu_adapt(struct jt_cpu *c);
 
 /*
+ * The policy cpu_adapt chooses when a sample finds `running` tasks runnable
+ * (-1: unknown), given c's earlier samples, which it updates.
+ */
+int cpu_policy_for(struct jt_cpu *c, int running);
+
+/*
  * --pin: binds the calling tracer thread to the n-th CPU it may run on
  * (modulo their number), for good. Returns that CPU, or -1.
  */

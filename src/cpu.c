@@ -86,13 +86,8 @@ cpu_runnable(void)
 #define CPU_SATURATED_SAMPLES 2
 
 int
-cpu_adapt(struct jt_cpu *c)
+cpu_policy_for(struct jt_cpu *c, int running)
 {
-	struct sched_param sp = { 0 };
-	int running = cpu_runnable(), want;
-
-	if (cpu_save(c) < 0)
-		return -1;
 	/*
 	 * SCHED_IDLE only while there is a CPU to spare for the others; on a
 	 * saturated machine an idle-class tracer would starve, and the target
@@ -104,7 +99,18 @@ cpu_adapt(struct jt_cpu *c)
 		c->saturated = 0;
 	else
 		c->saturated++;
-	want = c->saturated >= CPU_SATURATED_SAMPLES ? SCHED_OTHER : SCHED_IDLE;
+	return c->saturated >= CPU_SATURATED_SAMPLES ? SCHED_OTHER : SCHED_IDLE;
+}
+
+int
+cpu_adapt(struct jt_cpu *c)
+{
+	struct sched_param sp = { 0 };
+	int want;
+
+	if (cpu_save(c) < 0)
+		return -1;
+	want = cpu_policy_for(c, cpu_runnable());
 	if (want == sched_getscheduler(0))
 		return 0;
 	return sched_setscheduler(0, want, &sp);
