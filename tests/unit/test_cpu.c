@@ -30,7 +30,7 @@ test_policy(void)
 	ok(cpu_policy_for(&c, -1) == SCHED_IDLE, "unknown once: SCHED_IDLE");
 }
 
-/* A child stopped on CPU `cpu`. Returns its pid, or -1. */
+/* A child stopped on CPU `cpu`, that stops again each time it is continued. Returns its pid, or -1. */
 static pid_t
 stopped_child_on(int cpu)
 {
@@ -46,8 +46,8 @@ stopped_child_on(int cpu)
 		/* Make sure it has run on that CPU before it stops. */
 		while (sched_getcpu() != cpu)
 			sched_yield();
-		raise(SIGSTOP);
-		_exit(0);
+		for (;;)
+			raise(SIGSTOP);
 	}
 	if (pid < 0 || waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status))
 		return -1;
@@ -58,8 +58,8 @@ static void
 test_sample_and_follow(void)
 {
 	struct jt_cpu c;
-	cpu_set_t got;
-	int here, there;
+	cpu_set_t got, saved;
+	int here, there, status;
 	pid_t child;
 
 	cpu_init(&c);
@@ -97,15 +97,39 @@ test_sample_and_follow(void)
 	is_u64(c.moves, 1, "moved once");
 	ok(sched_getcpu() == there && c.bound == there, "we run on the child's CPU %d", there);
 
-	/* --pin: the child on our CPU, then its own affinity back. */
-	ok(cpu_pin(child, here, &got) == 0, "cpu_pin");
-	ok(CPU_COUNT(&got) == 1 && CPU_ISSET(there, &got), "saved the child's affinity (CPU %d)", there);
-	ok(sched_getaffinity(child, sizeof(got), &got) == 0 && CPU_COUNT(&got) == 1 && CPU_ISSET(here, &got),
-	   "the child may run on CPU %d only", here);
-	CPU_ZERO(&got);
-	CPU_SET(there, &got);
-	ok(cpu_unpin(child, &got) == 0 && sched_getaffinity(child, sizeof(got), &got) == 0 &&
-	   CPU_COUNT(&got) == 1 && CPU_ISSET(there, &got), "cpu_unpin gives it back");
+	/*
+	 * The child moves back to our first CPU between two samples. We sleep
+	 * before each of the next stops, as a tracer whose tracee runs on
+	 * another CPU sleeps in wait4: the probe at the 8th sees it and we
+	 * follow at once, without waiting for the next 64th stop.
+	 */
+	cpu_on_stop(&c, child, 1);
+	if (cpu_pin(child, here, NULL) < 0 || kill(child, SIGCONT) < 0 ||
+	    waitpid(child, &status, WUNTRACED) != child || !WIFSTOPPED(status) || cpu_of(child) != here) {
+		ok(0, "the child stopped again on CPU %d", here);
+	} else {
+		unsigned long checks = c.checks;
+
+		for (int i = 1; i < 8; i++) {
+			usleep(1000);
+			cpu_on_stop(&c, child, 1);
+		}
+		ok(sched_getcpu() == there && c.checks == checks, "7 stops: no sample, no probe yet");
+		usleep(1000);
+		cpu_on_stop(&c, child, 1);
+		ok(c.checks == checks + 1 && c.moves == 2 && sched_getcpu() == here,
+		   "the 8th: the probe found it elsewhere and we followed it to CPU %d (checks %lu, moves %lu)",
+		   here, c.checks - checks, c.moves);
+		is_u64(c.samples, 5, "still 5 samples");
+	}
+
+	/* --pin: the child (on CPU `here` only, now) pinned to the other CPU, then its affinity back. */
+	ok(cpu_pin(child, there, &saved) == 0, "cpu_pin");
+	ok(CPU_COUNT(&saved) == 1 && CPU_ISSET(here, &saved), "saved the child's affinity (CPU %d)", here);
+	ok(sched_getaffinity(child, sizeof(got), &got) == 0 && CPU_COUNT(&got) == 1 && CPU_ISSET(there, &got),
+	   "the child may run on CPU %d only", there);
+	ok(cpu_unpin(child, &saved) == 0 && sched_getaffinity(child, sizeof(got), &got) == 0 &&
+	   CPU_EQUAL(&got, &saved), "cpu_unpin gives it back");
 
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
