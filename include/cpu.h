@@ -8,6 +8,8 @@
 
 /* One stop in this many is sampled: where did the tracee stop, where do we run. */
 #define CPU_SAMPLE_EVERY 64
+/* Stops between two looks at how often we slept waiting for the tracee (cpu.c). */
+#define CPU_PROBE_EVERY 8
 
 /* One tracer thread's placement. Each tracer thread has its own; zero-initialise it. */
 struct jt_cpu {
@@ -19,6 +21,8 @@ struct jt_cpu {
 	unsigned long cross;	/* sampled stops where the tracee stopped on another CPU than ours */
 	int recheck;		/* stops left to check at once after a cross-CPU sample */
 	long nvcsw;		/* our voluntary context switches at the last probe */
+	int probe_every;	/* stops between two probes of them (set by cpu_init) */
+	int probe_in;		/* stops left to the next probe */
 	unsigned long checks;	/* stops checked besides the samples (probes, rechecks) */
 	unsigned long moves;	/* times we moved to the tracee's CPU */
 	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */

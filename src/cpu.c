@@ -12,6 +12,7 @@ cpu_init(struct jt_cpu *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->bound = -1;
+	c->probe_every = CPU_PROBE_EVERY;
 }
 
 /*
@@ -158,42 +159,48 @@ cpu_now_ms(void)
 #define CPU_RECHECKS 4
 
 /*
- * Every CPU_PROBE_EVERY stops we look at how often we slept. A tracee
- * resumed on our CPU preempts us (SCHED_IDLE) and stops again before we
- * run: an involuntary switch, and wait4 finds its stop waiting. A tracee
- * resumed on another CPU lets us run on into wait4 and sleep there: a
- * voluntary one. When most of the last stops were voluntary, it has moved
- * (or it sleeps in system calls): look where it is. One getrusage per
- * CPU_PROBE_EVERY stops instead of a /proc read at each.
+ * Every few stops we look at how often we slept. A tracee resumed on our
+ * CPU preempts us (SCHED_IDLE) and stops again before we run: an
+ * involuntary switch, and wait4 finds its stop waiting. A tracee resumed on
+ * another CPU lets us run on into wait4 and sleep there: a voluntary one.
+ * When most of the last stops were voluntary, it has moved (or it sleeps in
+ * system calls): look where it is. One getrusage per probe instead of a
+ * /proc read at each stop. When the tracee is found elsewhere again and
+ * again, following does not keep it (the scheduler wakes it on the other
+ * CPU each time): cpu_on_stop then probes half as often, down to once per
+ * sample, and back to every CPU_PROBE_EVERY stops once we stop sleeping.
  */
-#define CPU_PROBE_EVERY 8
-
+/* Non-zero when a probe is due and says: look where the tracee is. */
 static int
 cpu_probe(struct jt_cpu *c)
 {
 	struct rusage ru;
 	long slept;
 
+	if (--c->probe_in > 0)
+		return 0;
+	c->probe_in = c->probe_every;
 	if (getrusage(RUSAGE_THREAD, &ru) < 0)
 		return 0;
 	slept = ru.ru_nvcsw - c->nvcsw;
 	c->nvcsw = ru.ru_nvcsw;
-	return slept > CPU_PROBE_EVERY / 2;
+	if (slept > c->probe_every / 2)
+		return 1;
+	c->probe_every = CPU_PROBE_EVERY;
+	return 0;
 }
 
 void
 cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 {
-	int periodic = c->stops % CPU_SAMPLE_EVERY == 0, probe = c->stops % CPU_PROBE_EVERY == 0;
-	int cpu, here;
+	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, probed, cpu, here;
 	uint64_t now;
 
-	c->stops++;
 	if (follow && (now = cpu_now_ms()) - c->adapt_ms >= 200) {
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}
-	if (follow && probe && cpu_probe(c) && !c->recheck)
+	if ((probed = follow && cpu_probe(c)) && !c->recheck)
 		c->recheck = 1;
 	if (!periodic && !c->recheck)
 		return;
@@ -211,6 +218,8 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 		return;
 	}
 	c->recheck = periodic ? CPU_RECHECKS : c->recheck - 1;
+	if (probed && c->probe_every < CPU_SAMPLE_EVERY)
+		c->probe_every *= 2;
 	if (follow && cpu_bind(c, cpu) >= 0)
 		c->moves++;
 }

@@ -121,6 +121,12 @@ test_sample_and_follow(void)
 		   "the 8th: the probe found it elsewhere and we followed it to CPU %d (checks %lu, moves %lu)",
 		   here, c.checks - checks, c.moves);
 		is_u64(c.samples, 5, "still 5 samples");
+		/* Had it gone again at once, following would not help: probe less often, until we stop sleeping. */
+		is_u64(c.probe_every, 2 * CPU_PROBE_EVERY, "next probe in twice as many stops");
+		for (int i = 0; i < 2 * CPU_PROBE_EVERY; i++)
+			cpu_on_stop(&c, child, 1);
+		is_u64(c.probe_every, CPU_PROBE_EVERY, "back to every 8 stops once we did not sleep");
+		is_u64(c.moves, 2, "no move meanwhile");
 	}
 
 	/* --pin: the child (on CPU `here` only, now) pinned to the other CPU, then its affinity back. */
