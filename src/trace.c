@@ -55,6 +55,9 @@ trace_read_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 static void
 trace_release_child(struct jt_proc *parent, pid_t pid)
 {
+	/* --pin: it inherited the pinned affinity of the thread that forked; not ours to keep. */
+	if (parent->pin_orig_set && cpu_unpin(pid, &parent->pin_orig) < 0 && errno != ESRCH)
+		perror_msg("child %d: cannot give its CPU affinity back", pid);
 	if (bp_restore_into(&parent->bps, pid) < 0)
 		debug_msg("could not clean breakpoints out of child %d", pid);
 	if (ptrace(PTRACE_DETACH, pid, 0L, 0L) < 0 && errno != ESRCH)

@@ -83,6 +83,19 @@ for my $mode (@modes) {
 	};
 }
 
+# A child that is not followed (no -f) leaves with the affinity it would have had untraced,
+# not the pinned one it inherited: a subshell (fork) and a command (vfork, in dash).
+subtest '--pin: a child not followed gets its own affinity' => sub {
+	# The shell is pinned within 0.2 s (the tick); it forks after that.
+	my @cmd = ('/bin/sh', '-c', 'sleep 0.5; (grep Cpus_allowed_list /proc/self/status; true); ' .
+		   'grep Cpus_allowed_list /proc/self/status; true');
+	my $native = JT::run_cmd(argv => \@cmd);
+	my $r = JT::run_cmd(argv => [$JT, '--pin', '-o', '/dev/null', '--', @cmd]);
+	is($r->{exit}, 0, 'exit 0');
+	like($native->{stdout}, qr/^Cpus_allowed_list:/, 'the child says its affinity');
+	is($r->{stdout}, $native->{stdout}, 'the same as untraced');
+};
+
 # Launch: the waiting threads (which never stop) are pinned too.
 for my $mode (qw(pie static)) {
 	subtest "--pin, attach-$mode launched: every thread on one CPU" => sub {
