@@ -19,11 +19,10 @@ struct jt_cpu {
 	unsigned long stops;	/* stops seen by cpu_on_stop */
 	unsigned long samples;	/* of those, sampled: every CPU_SAMPLE_EVERY-th */
 	unsigned long cross;	/* sampled stops where the tracee stopped on another CPU than ours */
-	int recheck;		/* stops left to check at once after a cross-CPU sample */
 	long nvcsw;		/* our voluntary context switches at the last probe */
 	int probe_every;	/* stops between two probes of them (set by cpu_init) */
 	int probe_in;		/* stops left to the next probe */
-	unsigned long checks;	/* stops checked besides the samples (probes, rechecks) */
+	unsigned long checks;	/* stops checked besides the samples (on a probe's word) */
 	unsigned long moves;	/* times we moved to the tracee's CPU */
 	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
 	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
@@ -35,10 +34,10 @@ void cpu_init(struct jt_cpu *c);
  * Call at every stop of tid, with tid stopped, from the tracer thread that
  * traces it. Samples every CPU_SAMPLE_EVERY-th stop (counts it in samples
  * and cross). When follow is set it also calls cpu_adapt a few times a
- * second, moves us onto tid's CPU when a sample finds it elsewhere and then
- * checks the next few stops at once, and every few stops looks whether we
- * mostly slept waiting for our tracees (a sign that they run elsewhere) and
- * checks then too. A few microseconds per check, a few checks per 64 stops.
+ * second, moves us onto tid's CPU when a sample finds it elsewhere, and
+ * every few stops looks whether we mostly slept waiting for our tracees (a
+ * sign that they run elsewhere) and checks then too. A few microseconds per
+ * check, about one check per 64 stops while they stay with us.
  */
 void cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow);
 

@@ -151,14 +151,6 @@ cpu_now_ms(void)
 }
 
 /*
- * After a cross-CPU sample we move and check this many stops at once: a
- * tracee woken on another CPU stays there while that CPU is idle, so
- * waiting for the next periodic sample would cost up to CPU_SAMPLE_EVERY
- * cross-CPU stops each time.
- */
-#define CPU_RECHECKS 4
-
-/*
  * Every few stops we look at how often we slept. A tracee resumed on our
  * CPU preempts us (SCHED_IDLE) and stops again before we run: an
  * involuntary switch, and wait4 finds its stop waiting. A tracee resumed on
@@ -200,9 +192,8 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}
-	if ((probed = follow && cpu_probe(c)) && !c->recheck)
-		c->recheck = 1;
-	if (!periodic && !c->recheck)
+	probed = follow && cpu_probe(c);
+	if (!periodic && !probed)
 		return;
 	if ((cpu = cpu_of(tid)) < 0)
 		return;
@@ -213,11 +204,8 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 	} else {
 		c->checks++;
 	}
-	if (cpu == here && cpu == c->bound) {
-		c->recheck = 0;
+	if (cpu == here && cpu == c->bound)
 		return;
-	}
-	c->recheck = periodic ? CPU_RECHECKS : c->recheck - 1;
 	if (probed && c->probe_every < CPU_SAMPLE_EVERY)
 		c->probe_every *= 2;
 	if (follow && cpu_bind(c, cpu) >= 0)
