@@ -64,6 +64,7 @@ bench: all
 
 install: all
 	install -D -m 755 jmptrace $(DESTDIR)$(PREFIX)/bin/jmptrace
+	install -D -m 644 doc/jmptrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/jmptrace.1
 
 clean:
 	rm -rf build build-asan jmptrace

@@ -14,7 +14,7 @@
  * src/cpu.c (follow the tracee's CPU every 64 stops, SCHED_IDLE while a CPU
  * is spare): without that a floor measures cross-CPU wake-ups, which cost
  * several times a same-CPU stop, rather than the ptrace round trip itself.
- * Like jmptrace with JMPTRACE_THREADS=1 it is one tracer thread.
+ * Like jmptrace with --tracer-threads 1 it is one tracer thread.
  *
  * Only a dynamically linked program with glibc 2.36's malloc and free is
  * supported: the displaced instructions emulated here are the two exact

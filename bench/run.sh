@@ -83,16 +83,16 @@ print_machine() {
 # ---------------------------------------------------------------- running one job
 
 # Fills CMD with the tracer's command line for a tool name (the workload's args follow it).
-# jmptrace runs verbose (JMPTRACE_DEBUG) and the floor with -v: both then print, at the
+# jmptrace runs verbose (--verbose) and the floor with -v: both then print, at the
 # end, the share of their sampled stops where tracer and target were on different CPUs.
 tool_cmd() {
 	case $1 in
 	untraced)	CMD=() ;;
 	floor)		CMD=("$FLOOR" -v --) ;;
-	jmptrace)	CMD=(env JMPTRACE_DEBUG=1 "$JT" -o /dev/null --) ;;
-	jmptrace-pin)	CMD=(env JMPTRACE_DEBUG=1 "$JT" --pin -o /dev/null --) ;;
-	jmptrace2)	CMD=(env JMPTRACE_DEBUG=1 "$JT2" -o /dev/null --) ;;
-	jmptrace-1tt)	CMD=(env JMPTRACE_DEBUG=1 JMPTRACE_THREADS=1 "$JT" -o /dev/null --) ;;
+	jmptrace)	CMD=("$JT" --verbose -o /dev/null --) ;;
+	jmptrace-pin)	CMD=("$JT" --verbose --pin -o /dev/null --) ;;
+	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
+	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;

@@ -2,8 +2,16 @@
 #ifndef JT_ARCH_H
 #define JT_ARCH_H
 
+#include <elf.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/user.h>
+
+/* The programs jmptrace traces: their ELF class, byte order and e_machine, and a name. */
+#define ARCH_ELF_CLASS ELFCLASS64
+#define ARCH_ELF_DATA ELFDATA2LSB
+#define ARCH_ELF_MACHINE EM_X86_64
+#define ARCH_NAME "x86-64"
 
 #define ARCH_TRAP_BYTE 0xCC
 /* After an int3 the pc points one past the trap byte. */
@@ -37,6 +45,28 @@ arch_arg(const arch_regs *r, unsigned n)
 	case 4: return r->r8;
 	default: return r->r9;
 	}
+}
+
+/*
+ * User-space code lies in the lower canonical half, so bit 63 of a captured
+ * pc is always clear and may carry a mark (unwind.h's UNWIND_PC_SIGNAL).
+ */
+#define ARCH_PC_MARK (1ull << 63)
+
+/* Bytes arch_is_sigreturn looks at. */
+#define ARCH_SIGRETURN_LEN 9
+
+/*
+ * Whether code is "mov $15,%rax; syscall" (rt_sigreturn): glibc's and
+ * musl's __restore_rt, where a signal handler returns to the kernel's
+ * signal frame.
+ */
+static inline int
+arch_is_sigreturn(const uint8_t *code)
+{
+	static const uint8_t want[ARCH_SIGRETURN_LEN] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+	return memcmp(code, want, sizeof(want)) == 0;
 }
 
 /* At a function's first instruction the return address is the word at the stack pointer. */

@@ -27,16 +27,18 @@ enum call_action call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *
 /*
  * A signal with a handler is being delivered to t at stack pointer sp. If a
  * call is in flight, allocations the handler makes are its own calls, not
- * nested ones: remember where the handler began.
+ * nested ones: remember where the handler began (one mark for handlers
+ * delivered one after another, or one inside another, with no call between).
  */
 void call_signal_delivered(struct jt_thread *t, uint64_t sp);
 
 /*
- * Before a detach: a thread stopped exactly on a trampoline with its stack
- * pointer just above a call's slot has executed that call's ret but not yet
- * our trap. Without the trap byte it would run the allocator again from its
- * entry, so finish the return here: regs then hold the real return address.
- * Returns 1 when regs changed.
+ * Before a detach or a signal's delivery: a thread stopped exactly on a
+ * trampoline with its stack pointer just above a call's slot has executed
+ * that call's ret but not yet our trap. Without the trap byte it would run
+ * the allocator again from its entry, and a handler's stack would be
+ * unwound from that entry; so finish the return here: regs then hold the
+ * real return address. Returns 1 when regs changed.
  */
 int call_settle(struct jt_thread *t, arch_regs *regs);
 

@@ -6,16 +6,19 @@
 
 /*
  * One unique call stack. pcs[] holds raw return addresses, innermost first,
- * exactly as captured at the event; nothing here is symbolized.
+ * exactly as captured at the event, with the unwinder's marks (a signal
+ * frame: unwind.h's UNWIND_PC_SIGNAL); nothing here is symbolized.
  */
 struct jt_stack {
 	uint32_t id;		/* index in the stack table, stable for the heap's life */
 	uint32_t depth;		/* number of entries in pcs */
+	int truncated;		/* the stack went deeper: pcs holds its innermost depth frames (--depth) */
 	uint64_t *pcs;		/* owned by the heap */
 	uint64_t live_bytes;	/* bytes of this stack's blocks that are still allocated */
 	uint64_t live_blocks;	/* number of those blocks */
 	uint64_t alloc_calls;	/* successful allocations made from this stack */
 	uint64_t alloc_bytes;	/* bytes those allocations asked for */
+	uint64_t invalid_frees;	/* frees made from this stack of addresses that were no live block */
 };
 
 /* Process-wide totals kept by the heap. */
@@ -26,7 +29,8 @@ struct jt_heap_totals {
 	uint64_t peak_live_bytes;	/* maximum live_bytes ever reached */
 	uint64_t allocs;		/* successful allocations recorded */
 	uint64_t frees;			/* frees of known blocks */
-	uint64_t unknown_frees;		/* frees of addresses never seen allocated */
+	uint64_t unknown_frees;		/* frees of addresses that were no live block (invalid ones included) */
+	uint64_t invalid_frees;		/* of those, the ones known to be the program's errors */
 };
 
 struct jt_heap;
@@ -40,6 +44,9 @@ void heap_destroy(struct jt_heap *h);
  * depth may be 0. The pcs are copied.
  */
 uint32_t heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth);
+/* heap_stack_intern for a stack cut at depth frames when truncated is non-zero; a cut
+ * stack and a whole one with the same pcs are different stacks. */
+uint32_t heap_stack_intern_cut(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated);
 /* Returns the stack with that id, or NULL when out of range. */
 const struct jt_stack *heap_stack_get(const struct jt_heap *h, uint32_t id);
 uint32_t heap_stack_count(const struct jt_heap *h);
@@ -52,10 +59,21 @@ int heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_i
 
 /*
  * Records a free. Returns 0 and sets *size (if non-NULL) when addr was live;
- * returns -1 and counts an unknown free when it was not. addr 0 is ignored
- * (returns -1 without counting).
+ * returns -1 and counts nothing when it was not (or addr is 0): the caller
+ * knows what such a free is, and records it with heap_unknown_free or
+ * heap_invalid_free, or not at all.
  */
 int heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size);
+
+/* Counts a free of an address that was no live block and may have been one allocated unseen (before an attach). */
+void heap_unknown_free(struct jt_heap *h);
+
+/*
+ * Counts an invalid free (a double free, a free of an address that was
+ * never a block) made from stack stack_id, which must exist. It is an
+ * unknown free too. Returns 0, or -1 for an unknown stack_id (nothing counted).
+ */
+int heap_invalid_free(struct jt_heap *h, uint32_t stack_id);
 
 /* Looks a live block up without changing anything: 0 when found, -1 otherwise. */
 int heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *stack_id);
@@ -63,8 +81,9 @@ int heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t
 void heap_totals(const struct jt_heap *h, struct jt_heap_totals *out);
 
 /*
- * Forgets every live block (the image was replaced by execve); stacks,
- * per-stack alloc counters and totals other than live figures are kept.
+ * Forgets every live block and invalid free (the image was replaced by
+ * execve); stacks, per-stack alloc counters and totals other than the live
+ * and invalid-free figures are kept.
  */
 void heap_clear_live(struct jt_heap *h);
 
@@ -74,5 +93,11 @@ void heap_clear_live(struct jt_heap *h);
  * how many were written, at most max.
  */
 uint32_t heap_top_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max);
+
+/*
+ * Fills ids[] with the ids of stacks that made invalid frees, most first
+ * (ties: lower id first). Returns how many were written, at most max.
+ */
+uint32_t heap_invalid_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max);
 
 #endif

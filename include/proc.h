@@ -11,6 +11,8 @@
 #include "alloc.h"
 #include "bp.h"
 #include "modules.h"
+#include "own.h"
+#include "sigtrap.h"
 #include "worker.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -38,6 +40,8 @@ struct jt_thread {
 	uint64_t seq;			/* events seen on this thread */
 	/* The last free-family entry, so that delete -> free counts once. */
 	uint64_t free_seq, free_sp, free_ptr;
+	int free_fn;
+	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
 	int step_pending;		/* its event is handled; it must still step over step_addr */
 	uint64_t step_addr;
 	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */
@@ -47,6 +51,7 @@ struct jt_thread {
 	int stopped;			/* it sits in a stop we have not restarted */
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
+	int vforking;			/* resumed from a vfork event: waits in the kernel for its child */
 	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
 	int in_transit;			/* parked, in owner's inbox, traced by nobody */
@@ -64,6 +69,8 @@ struct jt_proc {
 	struct jt_proc *next;
 	int nthreads;
 	int attached;			/* we attached to it: older blocks are unknown */
+	int unseen_blocks;		/* it may free blocks we never saw allocated (attached, or
+					   inherited at fork): such a free is unknown, not invalid */
 	int vfork_child;		/* shares its parent's memory: emulate only, record nothing */
 	struct jt_proc *vm_owner;	/* whose breakpoints are in this memory (itself, or the vfork parent) */
 	char *command;
@@ -71,14 +78,17 @@ struct jt_proc {
 	struct jt_bps bps;
 	struct jt_sym *sym;
 	struct jt_unwind *uw;
+	const char *unwinder;		/* its backend (--unwinder), for the unwinder of a new image */
 	struct jt_heap *heap;
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
+	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
 	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
 	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
+	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exited, exit_status, killed_by;
 	/*
 	 * --pin: the affinity of its first pinned thread. A thread created
@@ -98,7 +108,11 @@ struct jt_options {
 	pid_t attach_pid;		/* -p */
 	int follow_forks;		/* -f */
 	double duration;		/* --duration */
-	int no_emulate;			/* JMPTRACE_NO_EMULATE: step over every displaced instruction */
+	unsigned tracer_threads;	/* --tracer-threads: 1..JT_MAX_WORKERS, 0 for one per CPU */
+	const char *unwinder;		/* --unwinder: a backend name unwind_backend_known accepts */
+	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
+	int no_emulate;			/* --no-emulate: step over every displaced instruction */
+	int verbose;			/* -v: a debug line per decision on stderr */
 	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
 	char **argv;			/* program and arguments in launch mode */
 };
@@ -129,7 +143,7 @@ struct jt_tracer {
 	int image_seen;			/* the first program image was set up */
 	int fatal;			/* the program cannot be traced; stop */
 	int detached;			/* we let the attached process go */
-	int no_cpu_follow;		/* JMPTRACE_NO_CPU_FOLLOW: leave scheduling alone (for measurements) */
+	int detaching;			/* letting every process go: hold every thread that stops */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
 	uint64_t start_ms, status_ms, status_events, tick_ms;

@@ -12,4 +12,11 @@
  */
 int procfs_status_field(pid_t pid, const char *key, char *buf, size_t size);
 
+/*
+ * Sets *val to numeric field `field` (numbered from 1 as in proc(5), 3 or
+ * more) of /proc/PID/stat. Cheaper than the status file: one open, read and
+ * close, and less for the kernel to format. Returns 0, or -1.
+ */
+int procfs_stat_field(pid_t pid, int field, unsigned long long *val);
+
 #endif

@@ -15,6 +15,7 @@ struct jt_frame {
 	const char *file;	/* source file, or NULL */
 	int line;		/* source line, or 0 */
 	int inlined;		/* 1 for a frame that was inlined into the next one */
+	int signal_frame;	/* 1 for the kernel's signal frame (function names it as gdb does) */
 };
 
 /* Returns a new, empty symbolizer; never NULL. */
@@ -41,6 +42,13 @@ int sym_lookup(struct jt_sym *s, const char *path, const char *name, uint64_t *a
  * can define it, so the local definition is the one every call reaches.
  */
 int sym_lookup_static(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);
+
+/*
+ * Finds the code range [*lo, *hi) of the function called name in the module
+ * reported from path: a GLOBAL or WEAK definition, else a LOCAL one. Returns
+ * 0, or -1 when it is not there or its symbol gives no size.
+ */
+int sym_lookup_range(struct jt_sym *s, const char *path, const char *name, uint64_t *lo, uint64_t *hi);
 
 /* Like sym_lookup for data objects too (e.g. _r_debug). */
 int sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_t *addr);

@@ -47,10 +47,10 @@ int trace_wait_stopped(struct jt_tracer *tr, struct jt_proc *p);
 /* Restarts every stopped thread of p, delivering any signal held for it. */
 void trace_resume_all(struct jt_tracer *tr, struct jt_proc *p);
 
-/*
- * Leaves p exactly as it was: stops all threads, puts hijacked return
- * addresses and breakpoint bytes back, and detaches every thread.
- */
-void trace_detach(struct jt_tracer *tr, struct jt_proc *p);
+/* Non-zero when no thread of p can run: each sits in a stop, or waits for its vfork child. */
+int trace_all_stopped(struct jt_tracer *tr, struct jt_proc *p);
+
+/* --pin: a thread we let go gets the affinity it had before we pinned it. */
+void trace_unpin(struct jt_thread *t);
 
 #endif

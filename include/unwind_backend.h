@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "unwind.h"
+
 struct jt_module;
 struct jt_modules;
 
@@ -16,7 +18,7 @@ struct jt_modules;
  * in unwind.h; state is whatever new returned.
  */
 struct uw_backend {
-	const char *name;	/* what JMPTRACE_UNWIND selects it by */
+	const char *name;	/* what --unwinder selects it by */
 	void *(*new)(struct jt_modules *mods);	/* NULL on failure */
 	void (*destroy)(void *state);
 	int (*stack)(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max);
@@ -24,7 +26,7 @@ struct uw_backend {
 	void (*flush)(void *state);
 };
 
-#define UW_MAX_OVERRIDES 8
+#define UW_MAX_OVERRIDES UNWIND_MAX_OVERRIDES
 
 /* The return address slots unwind_override replaced, for one unwind_stack. */
 struct uw_overrides {

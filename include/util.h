@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Allocators: on exhaustion they print one line and abort(), so callers never check. */
 void *xmalloc(size_t n);
@@ -16,8 +17,16 @@ void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void perror_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Non-zero when JMPTRACE_DEBUG is set in jmptrace's own environment. */
+/* Non-zero with -v/--verbose (set once by main.c): debug_msg prints. */
 extern int jt_debug;
+
+/*
+ * waitpid(tid, status, __WALL) for one tracee, retried on EINTR: our tick
+ * and SIGINT handlers are installed without SA_RESTART, so that the main
+ * wait4 sees them, and an interrupted wait here is not an answer. Returns
+ * tid, or -1 with errno set (ECHILD: not our tracee).
+ */
+int util_wait_tid(pid_t tid, int *status);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -68,6 +68,9 @@ void worker_wake_all(struct jt_tracer *tr);
 /* The tracer thread with the fewest active tracees. */
 struct jt_worker *worker_least_loaded(struct jt_tracer *tr);
 
+/* The address of a `syscall` instruction in p's memory (found once, then cached), or 0. */
+uint64_t worker_syscall_pc(struct jt_proc *p);
+
 /*
  * Hands t, stopped and traced by the calling thread, to worker `to`. t is
  * parked first, so it cannot run into a breakpoint while nobody traces it:

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "detach.h"
+#include "elfhdr.h"
 #include "proc.h"
 #include "procfs.h"
 #include "trace.h"
@@ -41,7 +43,7 @@ attach_is_kernel_thread(pid_t pid)
 static int
 attach_precheck(pid_t pid)
 {
-	char buf[256], comm[64] = "?";
+	char buf[256], comm[64] = "?", path[64], what[64];
 
 	if (pid == getpid()) {
 		error_msg("cannot attach to process %d: that is jmptrace itself", pid);
@@ -59,6 +61,13 @@ attach_precheck(pid_t pid)
 		error_msg("cannot attach to process %d: it is a kernel thread, with no user-space heap", pid);
 		return -1;
 	}
+	/* Unreadable (another user's process): PTRACE_SEIZE explains it then. */
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (elfhdr_classify_file(path, what, sizeof(what)) == ELFHDR_OTHER_ARCH) {
+		error_msg("cannot attach to process %d: it is %s; jmptrace traces %s programs only",
+			  pid, what, elfhdr_our_arch);
+		return -1;
+	}
 	if (procfs_status_field(pid, "TracerPid", buf, sizeof(buf)) == 0 && atoi(buf) != 0) {
 		pid_t tracer = atoi(buf);
 		procfs_status_field(tracer, "Name", comm, sizeof(comm));
@@ -68,14 +77,27 @@ attach_precheck(pid_t pid)
 	return 0;
 }
 
-/* Explains EPERM from PTRACE_SEIZE: another user, or the Yama ptrace_scope policy. */
+/*
+ * Explains EPERM from PTRACE_SEIZE of thread tid of pid, once we know it is
+ * not ours: another tracer got it first, another user, or the Yama
+ * ptrace_scope policy.
+ */
 static void
-attach_explain_eperm(pid_t pid)
+attach_explain_eperm(pid_t pid, pid_t tid)
 {
+	char path[64], buf[32], comm[64] = "?";
 	struct stat st;
-	char path[64];
 	FILE *f;
 	int scope = -1;
+
+	if (procfs_status_field(tid, "TracerPid", buf, sizeof(buf)) == 0 && atoi(buf) != 0) {
+		pid_t tracer = atoi(buf);
+
+		procfs_status_field(tracer, "Name", comm, sizeof(comm));
+		error_msg("cannot attach to process %d: its thread %d is already traced by process %d (%s)",
+			  pid, tid, tracer, comm);
+		return;
+	}
 
 	snprintf(path, sizeof(path), "/proc/%d", pid);
 	if (stat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0) {
@@ -96,9 +118,33 @@ attach_explain_eperm(pid_t pid)
 			  "(a security module or the process's dumpable flag forbids tracing it)", pid);
 }
 
-/* Seizes every thread listed in /proc/PID/task that is not ours yet. Returns how many were new, or -1. */
+/*
+ * PTRACE_SEIZE of tid failed with EPERM. Returns 1 when tid is ours already
+ * (created by a thread we seized: PTRACE_O_TRACECLONE attached it), 0 when
+ * it is exiting or gone (the kernel refuses those too), -1 when it is
+ * really refused, with errno EPERM.
+ */
 static int
-attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p)
+attach_refused(pid_t tid)
+{
+	char buf[32];
+
+	if (procfs_status_field(tid, "TracerPid", buf, sizeof(buf)) < 0)
+		return 0;
+	if (atoi(buf) == getpid())
+		return 1;
+	if (procfs_status_field(tid, "State", buf, sizeof(buf)) == 0 && (buf[0] == 'Z' || buf[0] == 'X'))
+		return 0;
+	errno = EPERM;
+	return -1;
+}
+
+/*
+ * Seizes every thread listed in /proc/PID/task that is not ours yet. Returns
+ * how many were new, or -1 with errno set and the thread that failed in *failed.
+ */
+static int
+attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p, pid_t *failed)
 {
 	char path[64];
 	struct dirent *d;
@@ -115,10 +161,18 @@ attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p)
 		if (tid <= 0 || thread_find(tr, tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, tid, 0L, (long)ATTACH_PTRACE_OPTIONS) < 0) {
-			if (errno == ESRCH)
+			int err = errno;
+			int why = err == EPERM ? attach_refused(tid) : err == ESRCH ? 0 : -1;
+
+			if (why == 0)
 				continue;	/* it exited meanwhile */
-			closedir(dir);
-			return -1;
+			if (why < 0) {
+				errno = err;
+				*failed = tid;
+				closedir(dir);
+				return -1;
+			}
+			/* Ours already: its first stop is on its way to us. */
 		}
 		t = thread_new(tr, p, tid);
 		t->want_stop = 1;
@@ -135,6 +189,7 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 	struct jt_proc *p;
 	char link[64], exe[4096];
 	ssize_t n;
+	pid_t failed = pid;
 	int added, i;
 
 	if (attach_precheck(pid) < 0)
@@ -144,19 +199,20 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 	exe[n > 0 ? n : 0] = 0;
 	p = proc_new(tr, pid, n > 0 ? exe : "?");
 	p->attached = 1;
+	p->unseen_blocks = 1;
 	tr->ptrace_options = ATTACH_PTRACE_OPTIONS;
 	/* Threads may be created while we attach: repeat until a pass finds none. */
 	for (i = 0; i < ATTACH_ROUNDS; i++) {
-		added = attach_seize_tasks(tr, p);
+		added = attach_seize_tasks(tr, p, &failed);
 		if (added < 0) {
 			int err = errno;
 			if (err == EPERM)
-				attach_explain_eperm(pid);
+				attach_explain_eperm(pid, failed);
 			else {
 				errno = err;
 				perror_msg("cannot attach to process %d", pid);
 			}
-			trace_detach(tr, p);
+			detach_all(tr);
 			return -1;
 		}
 		if (added == 0)

@@ -8,6 +8,7 @@
 #include "heap.h"
 #include "image.h"
 #include "mem.h"
+#include "own.h"
 #include "proc.h"
 #include "unwind.h"
 #include "util.h"
@@ -143,6 +144,28 @@ call_size(int fn, const arch_regs *regs)
 	return size;
 }
 
+/*
+ * The program released an address that was no live block. While every block
+ * is allocated in our sight it is an invalid free, made from stack_id;
+ * otherwise it may be a block allocated unseen: an unknown free.
+ */
+static void
+call_count_unmatched(struct jt_proc *p, uint32_t stack_id)
+{
+	if (p->unseen_blocks)
+		heap_unknown_free(p->heap);
+	else
+		heap_invalid_free(p->heap, stack_id);
+}
+
+/* realloc released ptr: a free, or an unmatched one made from the realloc's stack. */
+static void
+call_realloc_free(struct jt_proc *p, const struct jt_call *c)
+{
+	if (heap_free(p->heap, c->ptr_arg, NULL) < 0)
+		call_count_unmatched(p, c->stack_id);
+}
+
 static void
 call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 {
@@ -158,11 +181,11 @@ call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 	case FK_REALLOC:
 		if (ret) {
 			if (c->ptr_arg)
-				heap_free(h, c->ptr_arg, NULL);
+				call_realloc_free(p, c);
 			heap_alloc(h, ret, c->size, c->stack_id);
 		} else if (c->size == 0 && c->ptr_arg) {
 			/* glibc's realloc(p, 0) frees p and returns NULL. */
-			heap_free(h, c->ptr_arg, NULL);
+			call_realloc_free(p, c);
 		}
 		break;
 	case FK_MEMALIGN_PTR:
@@ -223,20 +246,56 @@ call_is_nested(struct jt_thread *t, uint64_t sp)
 	return t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp > sp;
 }
 
+_Static_assert(JT_MAX_CALLS <= UNWIND_MAX_OVERRIDES, "every call in flight can be overridden");
+
+/* The function's own frame, --depth frames, and one more to tell a cut stack. */
+#define CALL_MAX_PCS (JT_MAX_DEPTH + 2)
+
+static int
+call_max_pcs(const struct jt_options *opt)
+{
+	return opt->depth + 2 < CALL_MAX_PCS ? (int)opt->depth + 2 : CALL_MAX_PCS;
+}
+
+/* Interns the stack unwound into pcs[0..n), less frame 0 (the allocator or free itself), cut at --depth. */
+static uint32_t
+call_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt)
+{
+	int cut = n > (int)opt->depth + 1;
+
+	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
+}
+
+/*
+ * Unwinds t as the program sees its stack: each return address that a call
+ * in flight replaced with our trampoline reads as the real one. An entry
+ * finds calls in flight only in a signal handler that interrupted them, at
+ * any depth of nesting; without the overrides the handler's stack would
+ * pass the signal frame and the interrupted allocator, then stop at the
+ * allocator's own entry address or go on into garbage.
+ */
+static int
+call_unwind(struct jt_thread *t, const arch_regs *regs, uint64_t *pcs, int max)
+{
+	for (int i = 0; i < t->ncalls; i++)
+		if (call_slot_live(t, &t->calls[i]))
+			unwind_override(t->proc->uw, t->calls[i].entry_sp, t->calls[i].ret_addr);
+	return unwind_stack(t->proc->uw, t->tid, regs, pcs, max);
+}
+
 static void
 call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
-	uint64_t pcs[JT_MAX_DEPTH + 1];
+	uint64_t pcs[CALL_MAX_PCS];
 	uint64_t sp = arch_sp(regs), ret;
-	unsigned max = opt->depth + 1 < ARRAY_SIZE(pcs) ? opt->depth + 1 : ARRAY_SIZE(pcs);
 	struct jt_call *c;
 	int fn = bp->fn, n;
 
-	n = unwind_stack(p->uw, t->tid, regs, pcs, max);
+	n = call_unwind(t, regs, pcs, call_max_pcs(opt));
 	/* At the first instruction the caller's frame starts at the word at sp. */
 	if (n >= 2)
-		ret = pcs[1];
+		ret = unwind_pc_addr(pcs[1]);
 	else if (mem_read(t->tid, sp, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
@@ -253,8 +312,7 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	c->size = call_size(fn, regs);
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
-	/* Frame 0 is the allocator itself; the stack starts at its caller. */
-	c->stack_id = heap_stack_intern(p->heap, pcs + 1, n > 1 ? n - 1 : 0);
+	c->stack_id = call_intern(p, pcs, n, opt);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write(t, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -262,22 +320,54 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	t->ncalls++;
 }
 
+/*
+ * A free of NULL or of an address that is no live block. glibc's thread and
+ * process teardown frees chunks the program freed before (its tcache) and
+ * blocks it made without malloc: those are its own business, neither calls
+ * of the program nor unknown frees. Anything else is the program's: free(NULL)
+ * is only a call; a free of an address it may have allocated unseen (before
+ * an attach, or in its parent) is an unknown free; otherwise it is an invalid
+ * free, recorded with the stack it was made from. Only this rare path unwinds.
+ */
 static void
-call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs)
+call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *regs,
+		    const struct jt_options *opt)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t pcs[CALL_MAX_PCS];
+	int max = call_max_pcs(opt);
+	int n = call_unwind(t, regs, pcs, max);
+
+	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
+		return;
+	p->calls[fn]++;
+	if (ptr)
+		call_count_unmatched(p, call_intern(p, pcs, n, opt));
+}
+
+static void
+call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(regs);
 	uint64_t ptr = arch_arg(regs, 0);
-	/* delete[] -> delete -> free reach us back to back with the same pointer: count the outer one. */
-	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr;
+	/*
+	 * delete[] -> delete -> free reach us back to back with the same pointer:
+	 * count the outer one. Each link is another function; the same function
+	 * twice is the program freeing the pointer twice.
+	 */
+	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr &&
+		      bp->fn != t->free_fn;
 
 	t->free_seq = t->seq;
 	t->free_sp = sp;
 	t->free_ptr = ptr;
+	t->free_fn = bp->fn;
 	if (chained || call_is_nested(t, sp))
 		return;
-	t->proc->calls[bp->fn]++;
-	if (ptr)
-		heap_free(t->proc->heap, ptr, NULL);
+	if (ptr && heap_free(t->proc->heap, ptr, NULL) == 0)
+		t->proc->calls[bp->fn]++;
+	else
+		call_unmatched_free(t, bp->fn, ptr, regs, opt);
 }
 
 void
@@ -285,7 +375,22 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 {
 	struct jt_call *c;
 
-	if (t->ncalls == 0 || t->ncalls == JT_MAX_CALLS)
+	if (t->ncalls == 0)
+		return;
+	/*
+	 * A mark on top already says that what comes is a handler's. Nothing
+	 * tells us when a handler returns, so a second mark would pile up on
+	 * it: a 1 kHz timer interrupts one long call again and again, and
+	 * full calls[] would make the handlers' own calls go unrecorded. The
+	 * outermost stack pointer keeps the mark while either handler runs.
+	 */
+	c = &t->calls[t->ncalls - 1];
+	if (c->fn == CALL_SIGNAL) {
+		if (sp > c->entry_sp)
+			c->entry_sp = sp;
+		return;
+	}
+	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls++];
 	memset(c, 0, sizeof(*c));
@@ -321,7 +426,7 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 		call_restore_all(t);
 		break;
 	case FK_FREE:
-		call_enter_free(t, bp, regs);
+		call_enter_free(t, bp, regs, opt);
 		break;
 	default:
 		if ((i = call_find_return(t, bp->addr, sp)) >= 0) {

@@ -230,13 +230,14 @@ stack_index_grow(struct jt_heap *h)
 }
 
 static int
-stack_equal(const struct jt_stack *s, const uint64_t *pcs, uint32_t depth)
+stack_equal(const struct jt_stack *s, const uint64_t *pcs, uint32_t depth, int truncated)
 {
-	return s->depth == depth && (!depth || !memcmp(s->pcs, pcs, depth * sizeof(*pcs)));
+	return s->depth == depth && s->truncated == truncated &&
+	       (!depth || !memcmp(s->pcs, pcs, depth * sizeof(*pcs)));
 }
 
 static uint32_t
-stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
+stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated)
 {
 	uint32_t id = h->nstacks;
 	struct jt_stack *s;
@@ -248,6 +249,7 @@ stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 	s = stack_at(h, id);
 	s->id = id;
 	s->depth = depth;
+	s->truncated = truncated;
 	if (depth) {
 		s->pcs = xmalloc(depth * sizeof(uint64_t));
 		memcpy(s->pcs, pcs, depth * sizeof(uint64_t));
@@ -259,7 +261,13 @@ stack_add(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 uint32_t
 heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 {
-	uint32_t hash = (uint32_t)stack_hash(pcs, depth);
+	return heap_stack_intern_cut(h, pcs, depth, 0);
+}
+
+uint32_t
+heap_stack_intern_cut(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated)
+{
+	uint32_t hash = (uint32_t)stack_hash(pcs, depth) ^ (truncated ? 0x9e3779b9u : 0);
 	size_t mask, i;
 
 	if (4 * ((size_t)h->nstacks + 1) > 3 * h->sidx_cap)
@@ -267,11 +275,11 @@ heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 	mask = h->sidx_cap - 1;
 	for (i = hash & mask; h->sidx[i].id1; i = (i + 1) & mask) {
 		if (h->sidx[i].hash == hash &&
-		    stack_equal(stack_at(h, h->sidx[i].id1 - 1), pcs, depth))
+		    stack_equal(stack_at(h, h->sidx[i].id1 - 1), pcs, depth, truncated))
 			return h->sidx[i].id1 - 1;
 	}
 	h->sidx[i].hash = hash;
-	h->sidx[i].id1 = stack_add(h, pcs, depth) + 1;
+	h->sidx[i].id1 = stack_add(h, pcs, depth, truncated) + 1;
 	return h->sidx[i].id1 - 1;
 }
 
@@ -373,16 +381,31 @@ heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size)
 	uint32_t stack_id;
 	long i = live_find(h, addr, &bsize, &stack_id);
 
-	if (i < 0) {
-		h->tot.unknown_frees += addr != 0;
+	if (i < 0)
 		return -1;
-	}
 	val_release(h, addr, h->live.slots[i].val);
 	table_remove_at(&h->live, (size_t)i);
 	live_account(h, stack_id, bsize, 0);
 	h->tot.frees++;
 	if (size)
 		*size = bsize;
+	return 0;
+}
+
+void
+heap_unknown_free(struct jt_heap *h)
+{
+	h->tot.unknown_frees++;
+}
+
+int
+heap_invalid_free(struct jt_heap *h, uint32_t stack_id)
+{
+	if (stack_id >= h->nstacks)
+		return -1;
+	stack_at(h, stack_id)->invalid_frees++;
+	h->tot.invalid_frees++;
+	h->tot.unknown_frees++;
 	return 0;
 }
 
@@ -407,7 +430,11 @@ heap_totals(const struct jt_heap *h, struct jt_heap_totals *out)
 	*out = h->tot;
 }
 
-/* The new image starts small, so the table shrinks back to its first size. */
+/*
+ * The new image starts small, so the table shrinks back to its first size.
+ * The old image's invalid frees go too: their stacks cannot be symbolized
+ * against the new one (the exec snapshot listed them).
+ */
 void
 heap_clear_live(struct jt_heap *h)
 {
@@ -420,9 +447,11 @@ heap_clear_live(struct jt_heap *h)
 	for (id = 0; id < h->nstacks; id++) {
 		stack_at(h, id)->live_bytes = 0;
 		stack_at(h, id)->live_blocks = 0;
+		stack_at(h, id)->invalid_frees = 0;
 	}
 	h->tot.live_bytes = 0;
 	h->tot.live_blocks = 0;
+	h->tot.invalid_frees = 0;
 }
 
 /* qsort_r comparator: live bytes, then live blocks, descending; then id. */
@@ -451,6 +480,38 @@ heap_top_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max)
 		if (stack_at(h, id)->live_blocks)
 			all[n++] = id;
 	qsort_r(all, n, sizeof(*all), rank_cmp, (void *)h);
+	if (n > max)
+		n = max;
+	memcpy(ids, all, n * sizeof(*ids));
+	free(all);
+	return n;
+}
+
+/* qsort_r comparator: invalid frees descending, then id. */
+static int
+invalid_cmp(const void *a, const void *b, void *arg)
+{
+	const struct jt_stack *x = stack_at(arg, *(const uint32_t *)a);
+	const struct jt_stack *y = stack_at(arg, *(const uint32_t *)b);
+
+	if (x->invalid_frees != y->invalid_frees)
+		return x->invalid_frees > y->invalid_frees ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Invalid frees are rare: a scan of the stack table when a report is written is enough. */
+uint32_t
+heap_invalid_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max)
+{
+	uint32_t *all, id, n = 0;
+
+	if (!max || !h->tot.invalid_frees)
+		return 0;
+	all = xmalloc(h->nstacks * sizeof(*all));
+	for (id = 0; id < h->nstacks; id++)
+		if (stack_at(h, id)->invalid_frees)
+			all[n++] = id;
+	qsort_r(all, n, sizeof(*all), invalid_cmp, (void *)h);
 	if (n > max)
 		n = max;
 	memcpy(ids, all, n * sizeof(*ids));

@@ -38,6 +38,7 @@ image_report_modules(struct jt_proc *p)
 		if (sym_add_module(p->sym, m->path, m->bias, &err) < 0)
 			debug_msg("cannot report %s: %s", m->path, err ? err : "?");
 		alias_scan_module(&p->aliases, m->path, m->bias);
+		own_scan_module(&p->own, p->sym, m);
 	}
 }
 

@@ -12,11 +12,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elfhdr.h"
 #include "launch.h"
 #include "util.h"
 
 
-/* Finds name the way execvp would. Returns 0 and fills path, or -1 with errno. */
+/* Non-zero when path names an executable regular file; errno says why not otherwise. */
+static int
+launch_is_program(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+		return 0;
+	}
+	return access(path, X_OK) == 0;
+}
+
+/*
+ * Finds name the way execvp would: a name with a slash as it is, any other
+ * in $PATH, where a directory or a file we may not execute is passed over
+ * (/usr/bin/X11 is a directory). Returns 0 and fills path, or -1 with errno.
+ */
 static int
 launch_find(const char *name, char *path, size_t size)
 {
@@ -34,7 +54,7 @@ launch_find(const char *name, char *path, size_t size)
 		int len = (int)(end - dirs);
 
 		snprintf(path, size, "%.*s/%s", len ? len : 1, len ? dirs : ".", name);
-		if (access(path, X_OK) == 0)
+		if (launch_is_program(path))
 			return 0;
 		if (errno == EACCES)
 			err = EACCES;
@@ -44,33 +64,21 @@ launch_find(const char *name, char *path, size_t size)
 	return -1;
 }
 
-static const char *
-launch_machine_name(unsigned m)
-{
-	switch (m) {
-	case EM_386: return "i386";
-	case EM_ARM: return "ARM";
-	case EM_AARCH64: return "AArch64";
-	case EM_RISCV: return "RISC-V";
-	case EM_PPC64: return "PowerPC64";
-	case EM_S390: return "s390";
-	default: return "another architecture";
-	}
-}
-
 /* Returns 0 when path is something we can trace, or -1 after saying why. */
 static int
 launch_check(const char *name, const char *path)
 {
 	unsigned char h[EI_NIDENT + 16];
+	char what[64];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
-		if (!errno || S_ISDIR(st.st_mode))
-			errno = EACCES;
-		perror_msg("cannot run '%s'", name);
+	if (!launch_is_program(path)) {
+		if (errno == EACCES && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			error_msg("cannot run '%s': not a regular file", name);
+		else
+			perror_msg("cannot run '%s'", name);
 		return -1;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -81,17 +89,17 @@ launch_check(const char *name, const char *path)
 	close(fd);
 	if (n >= 2 && h[0] == '#' && h[1] == '!')
 		return 0;	/* the kernel runs its interpreter, which we then trace */
-	if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG)) {
+	switch (elfhdr_classify(h, n > 0 ? (size_t)n : 0, what, sizeof(what))) {
+	case ELFHDR_OURS:
+		return 0;
+	case ELFHDR_NOT_ELF:
 		error_msg("cannot trace '%s': not an ELF executable", name);
 		return -1;
-	}
-	if (h[EI_CLASS] != ELFCLASS64 || (h[18] | h[19] << 8) != EM_X86_64) {
-		error_msg("cannot trace '%s': it is an ELF for %s; jmptrace traces x86-64 programs only", name,
-			  h[EI_CLASS] != ELFCLASS64 && (h[18] | h[19] << 8) == EM_386 ? "i386"
-			  : launch_machine_name(h[18] | h[19] << 8));
+	default:
+		error_msg("cannot trace '%s': it is %s; jmptrace traces %s programs only", name, what,
+			  elfhdr_our_arch);
 		return -1;
 	}
-	return 0;
 }
 
 pid_t
@@ -101,8 +109,16 @@ launch_program(char *const argv[])
 	int status;
 	pid_t pid;
 
+	if (!*argv[0]) {
+		/* $PATH would turn it into a directory, "/usr/bin/". */
+		error_msg("cannot run '': empty program name");
+		return -1;
+	}
 	if (launch_find(argv[0], path, sizeof(path)) < 0) {
-		perror_msg("cannot run '%s'", argv[0]);
+		if (errno == ENOENT && !strchr(argv[0], '/'))
+			error_msg("cannot run '%s': no such program in $PATH", argv[0]);
+		else
+			perror_msg("cannot run '%s'", argv[0]);
 		return -1;
 	}
 	if (launch_check(argv[0], path) < 0)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cpu.h"
+#include "detach.h"
 #include "heap.h"
 #include "loop.h"
 #include "proc.h"
@@ -101,7 +102,7 @@ loop_flags(struct jt_tracer *tr)
 		return;
 	got_stop = 0;
 	if (attached) {
-		trace_detach(tr, p);
+		detach_all(tr);
 		return;
 	}
 	/* In launch mode the program shares our terminal and gets its own SIGINT. */
@@ -175,7 +176,7 @@ loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 	if (now - w->tick_ms < 200)
 		return;
 	w->tick_ms = now;
-	if (w->ntracees == 0 && !tr->no_cpu_follow && !tr->opt->pin)
+	if (w->ntracees == 0 && !tr->opt->no_cpu_follow && !tr->opt->pin)
 		cpu_adapt(&w->cpu);
 	if (tr->opt->pin)
 		loop_pin_all(tr, w);
@@ -221,7 +222,7 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 		w->regs_tid = tid;
 	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))
-		cpu_on_stop(&w->cpu, tid, !tr->no_cpu_follow && !tr->opt->pin);
+		cpu_on_stop(&w->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
 	pthread_mutex_lock(&tr->lock);
 	if (tid < 0 && errno == EINTR)
 		return 0;
@@ -282,18 +283,16 @@ loop_worker(void *arg)
 }
 
 /*
- * How many tracer threads to run: one per CPU we may use (JMPTRACE_THREADS
- * overrides). One thread per CPU lets each stop be a same-CPU switch between
- * a tracee and its own tracer thread while the other CPUs do the same.
+ * How many tracer threads to run: one per CPU we may use, unless
+ * --tracer-threads chose (main.c keeps that within 1..JT_MAX_WORKERS). One
+ * thread per CPU lets each stop be a same-CPU switch between a tracee and its
+ * own tracer thread while the other CPUs do the same.
  */
 static int
-loop_thread_count(void)
+loop_thread_count(const struct jt_tracer *tr)
 {
-	const char *env = getenv("JMPTRACE_THREADS");
-	int n = env ? atoi(env) : cpu_count_allowed();
+	int n = tr->opt->tracer_threads ? (int)tr->opt->tracer_threads : cpu_count_allowed();
 
-	if (n < 1)
-		n = 1;
 	return n > JT_MAX_WORKERS ? JT_MAX_WORKERS : n;
 }
 
@@ -350,10 +349,13 @@ loop_run(struct jt_tracer *tr)
 	struct jt_worker *self = worker_self();
 
 	tr->start_ms = tr->status_ms = loop_now_ms();
-	worker_start(tr, loop_thread_count(), loop_worker);
+	worker_start(tr, loop_thread_count(tr), loop_worker);
 	/* Only now: the workers must not inherit a single CPU. */
 	if (tr->opt->pin)
 		cpu_bind_nth(&self->cpu, 0);
+	debug_msg("%d tracer thread%s, CPU placement %s, breakpoints %s", tr->nworkers,
+		  tr->nworkers == 1 ? "" : "s", tr->opt->pin ? "pinned" : tr->opt->no_cpu_follow ? "off" : "on",
+		  tr->opt->no_emulate ? "stepped over" : "emulated");
 	pthread_mutex_lock(&tr->lock);
 	while (!loop_done(tr)) {
 		int status;

@@ -1,7 +1,9 @@
 /* main.c - command line, setup and exit status of jmptrace; the only place that exits. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +12,23 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "detach.h"
 #include "image.h"
 #include "launch.h"
 #include "loop.h"
 #include "proc.h"
 #include "report.h"
+#include "sigtrap.h"
 #include "snapshot.h"
 #include "trace.h"
+#include "unwind.h"
 #include "util.h"
 #include "worker.h"
 
 #define JT_VERSION "0.1"
+/* A macro's value as a string literal, for messages. */
+#define JT_STR(x) JT_STR_(x)
+#define JT_STR_(x) #x
 
 static void
 usage(FILE *f)
@@ -36,7 +44,7 @@ usage(FILE *f)
 		"      --top N      stacks listed in the text report (default 10)\n"
 		"      --depth N    frames recorded per stack (default 64, at most %d)\n"
 		"  -p PID           attach to a running process and all its threads\n"
-		"      --duration S with -p: detach by itself after S seconds\n"
+		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
 		"  -f               follow forked children\n"
 		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
 		"                   thread that traces it (one tracer thread per CPU). Stops\n"
@@ -47,11 +55,21 @@ usage(FILE *f)
 		"  -h, --help       show this help\n"
 		"  -V, --version    show the version\n"
 		"\n"
+		"For measurements and debugging:\n"
+		"      --tracer-threads N  tracer threads, 1 to %d (default: one per CPU)\n"
+		"      --unwinder NAME     dw (the default) or libunwind\n"
+		"      --no-cpu-follow     do not move tracer threads to their tracees' CPUs\n"
+		"      --no-emulate        single-step over every breakpoint instead of emulating\n"
+		"  -v, --verbose           a line per decision on stderr\n"
+		"\n"
 		"Signals to jmptrace: SIGUSR1 writes a snapshot and goes on. SIGINT (Ctrl-C)\n"
 		"writes a snapshot; a launched program gets its own SIGINT from the terminal,\n"
 		"and an attached one (-p) is detached and left running as it was. SIGTERM and\n"
-		"SIGHUP detach with -p, and are passed on to a launched program.\n",
-		JT_MAX_DEPTH);
+		"SIGHUP detach with -p, and are passed on to a launched program.\n"
+		"Never stop jmptrace with SIGKILL (kill -9): a launched program dies with it,\n"
+		"and an attached process is left with breakpoints in its code and is killed\n"
+		"by SIGTRAP at the next one.\n",
+		JT_MAX_DEPTH, JT_MAX_WORKERS);
 }
 
 static int
@@ -60,6 +78,8 @@ parse_uint(const char *s, unsigned max, unsigned *out)
 	char *end;
 	unsigned long v;
 
+	if (!isdigit((unsigned char)*s))
+		return -1;	/* strtoul would take a sign or leading blanks */
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || !*s || *end || v > max)
@@ -68,58 +88,129 @@ parse_uint(const char *s, unsigned max, unsigned *out)
 	return 0;
 }
 
+/*
+ * --duration's bounds. loop.c counts it in whole milliseconds in a uint64_t:
+ * below a millisecond it would be 0 and detach at once, and inf, nan or 1e18
+ * seconds do not fit (the conversion is undefined; it came out as 0). A year
+ * is far longer than anyone traces a process and far inside what fits; to
+ * trace without a limit, leave --duration out.
+ */
+#define JT_MIN_DURATION 0.001
+#define JT_MAX_DURATION 31536000	/* 365 days, in seconds */
+
+/* Parses seconds for --duration: a finite decimal number within the bounds above. */
+static int
+parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	/* A decimal number only: strtod also takes "inf", "nan", hex and leading blanks. */
+	if ((!isdigit((unsigned char)*s) && *s != '.') || s[strspn(s, "0123456789.eE+-")])
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < JT_MIN_DURATION || v > JT_MAX_DURATION)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION,
+	OPT_TRACER_THREADS, OPT_UNWINDER, OPT_NO_CPU_FOLLOW, OPT_NO_EMULATE, OPT_PIN,
+};
+
+static const struct option longopts[] = {
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "tracer-threads", required_argument, NULL, OPT_TRACER_THREADS },
+	{ "unwinder", required_argument, NULL, OPT_UNWINDER },
+	{ "no-cpu-follow", no_argument, NULL, OPT_NO_CPU_FOLLOW },
+	{ "no-emulate", no_argument, NULL, OPT_NO_EMULATE },
+	{ "pin", no_argument, NULL, OPT_PIN },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Says in one line that arg is not a valid value for option c, and what is. */
+static int
+bad_value(int c, const char *arg, const char *want)
+{
+	if (c < 256) {
+		error_msg("invalid value '%s' for option -%c: %s", arg, c, want);
+		return -1;
+	}
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == c)
+			error_msg("invalid value '%s' for option --%s: %s", arg, lo->name, want);
+	return -1;
+}
+
+/* Stores one option's value in o. Returns 0, 1 for --help/--version, or -1 after saying why. */
+static int
+parse_one(int c, const char *arg, struct jt_options *o)
+{
+	unsigned pid;
+
+	switch (c) {
+	case 'o': o->out_path = arg; return 0;
+	case OPT_JSON: o->json_path = arg; return 0;
+	case OPT_TOP:
+		return parse_uint(arg, UINT_MAX, &o->top) < 0 ? bad_value(c, arg, "give a number") : 0;
+	case OPT_DEPTH:
+		if (parse_uint(arg, JT_MAX_DEPTH, &o->depth) < 0 || o->depth == 0)
+			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_DEPTH));
+		return 0;
+	case OPT_DURATION:
+		return parse_duration(arg, &o->duration) < 0
+			? bad_value(c, arg, "give seconds, from 0.001 to " JT_STR(JT_MAX_DURATION)) : 0;
+	case OPT_TRACER_THREADS:
+		if (parse_uint(arg, JT_MAX_WORKERS, &o->tracer_threads) < 0 || o->tracer_threads == 0)
+			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_WORKERS));
+		return 0;
+	case OPT_UNWINDER:
+		if (!*arg || !unwind_backend_known(arg))
+			return bad_value(c, arg, "give dw or libunwind");
+		o->unwinder = arg;
+		return 0;
+	case OPT_NO_CPU_FOLLOW: o->no_cpu_follow = 1; return 0;
+	case OPT_NO_EMULATE: o->no_emulate = 1; return 0;
+	case OPT_PIN: o->pin = 1; return 0;
+	case 'v': o->verbose = 1; return 0;
+	case 'p':
+		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)
+			return bad_value(c, arg, "give a process id");
+		o->attach_pid = (pid_t)pid;
+		return 0;
+	case 'f': o->follow_forks = 1; return 0;
+	case 'h': usage(stdout); return 1;
+	case 'V': printf("jmptrace %s\n", JT_VERSION); return 1;
+	default: usage(stderr); return -1;
+	}
+}
+
 /* Returns 0, 1 for --help/--version (exit 0), or -1 for bad usage. */
 static int
 parse_args(int argc, char **argv, struct jt_options *o)
 {
-	enum { OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION, OPT_PIN };
-	static const struct option longopts[] = {
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "depth", required_argument, NULL, OPT_DEPTH },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "pin", no_argument, NULL, OPT_PIN },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	unsigned pid;
-	int c;
+	int c, r;
 
 	o->top = 10;
 	o->depth = 64;
-	while ((c = getopt_long(argc, argv, "+o:p:fhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o->out_path = optarg; break;
-		case OPT_JSON: o->json_path = optarg; break;
-		case OPT_TOP:
-			if (parse_uint(optarg, UINT_MAX, &o->top) < 0)
-				goto bad_number;
-			break;
-		case OPT_DEPTH:
-			if (parse_uint(optarg, JT_MAX_DEPTH, &o->depth) < 0 || o->depth == 0)
-				goto bad_number;
-			break;
-		case OPT_DURATION: {
-			char *end;
-			o->duration = strtod(optarg, &end);
-			if (*end || !(o->duration > 0))
-				goto bad_number;
-			break;
-		}
-		case 'p':
-			if (parse_uint(optarg, INT_MAX, &pid) < 0 || pid == 0)
-				goto bad_number;
-			o->attach_pid = (pid_t)pid;
-			break;
-		case 'f': o->follow_forks = 1; break;
-		case OPT_PIN: o->pin = 1; break;
-		case 'h': usage(stdout); return 1;
-		case 'V': printf("jmptrace %s\n", JT_VERSION); return 1;
-		default: usage(stderr); return -1;
-		}
-	}
+	while ((c = getopt_long(argc, argv, "+o:p:fhvV", longopts, NULL)) != -1)
+		if ((r = parse_one(c, optarg, o)) != 0)
+			return r;
 	o->argv = argv + optind;
+	if (o->duration > 0 && !o->attach_pid) {
+		/* A launched program is traced to its end: that is when its report is written. */
+		error_msg("--duration needs -p PID: a launched program is traced until it exits");
+		return -1;
+	}
 	if (!o->attach_pid == !o->argv[0]) {
 		error_msg(o->attach_pid ? "give either -p PID or a program, not both"
 					: "no program to run and no -p PID given");
@@ -127,12 +218,6 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		return -1;
 	}
 	return 0;
-bad_number:
-	if (c < 256)
-		error_msg("invalid number '%s' for option -%c", optarg, c);
-	else
-		error_msg("invalid number '%s' for option --%s", optarg, longopts[c - OPT_JSON].name);
-	return -1;
 }
 
 static int
@@ -173,18 +258,26 @@ static int
 run_attached(struct jt_tracer *tr, pid_t pid)
 {
 	struct jt_proc *p;
+	struct jt_thread *t;
 
 	if (attach_process(tr, pid, &p) < 0) {
 		close_outputs(tr);
 		return 1;
 	}
 	tr->main_pid = pid;
+	/* A thread may be in its SIGTRAP handler already: learn the handler to keep. */
+	if ((t = thread_find(tr, pid)) && !t->group_stop)
+		sigtrap_learn(t);
 	if (image_setup(p) < 0) {
-		trace_detach(tr, p);
+		detach_all(tr);
 		close_outputs(tr);
 		return 1;
 	}
 	trace_resume_all(tr, p);
+	/* Whoever stops us must know that kill -9 is the one way to harm the process. */
+	error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches; "
+		  "never SIGKILL jmptrace (pid %d): that would kill process %d",
+		  pid, p->command, p->nthreads, p->nthreads == 1 ? "" : "s", (int)getpid(), pid);
 	tr->image_seen = 1;
 	tr->show_status = isatty(STDERR_FILENO);
 	loop_install_signals();
@@ -192,7 +285,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	if (tr->main_exited)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
-		trace_detach(tr, p);	/* an internal error: never leave trap bytes behind */
+		detach_all(tr);	/* an internal error: never leave trap bytes behind */
 	close_outputs(tr);
 	return 0;
 }
@@ -217,15 +310,12 @@ main(int argc, char **argv)
 	pid_t pid;
 	int r;
 
-	jt_debug = getenv("JMPTRACE_DEBUG") != NULL;
 	if ((r = parse_args(argc, argv, &opt)) != 0)
 		return r > 0 ? 0 : 2;
-	/* For tests and measurements: the slow path that emulation normally avoids. */
-	opt.no_emulate = getenv("JMPTRACE_NO_EMULATE") != NULL;
+	jt_debug = opt.verbose;
 	tr.opt = &opt;
 	worker_init(&tr);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
-	tr.no_cpu_follow = getenv("JMPTRACE_NO_CPU_FOLLOW") != NULL;
 	if (open_outputs(&tr, &opt) < 0) {
 		close_outputs(&tr);
 		return 1;

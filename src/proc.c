@@ -21,7 +21,8 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 	modules_init(&p->mods);
 	bp_table_init(&p->bps);
 	p->sym = sym_new();
-	p->uw = unwind_new(&p->mods);
+	p->unwinder = tr->opt->unwinder;
+	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	p->heap = heap_new();
 	p->next = tr->procs;
 	tr->procs = p;
@@ -36,13 +37,19 @@ proc_reset_image(struct jt_proc *p)
 	unwind_destroy(p->uw);
 	modules_clear(&p->mods);
 	modules_init(&p->mods);
-	p->uw = unwind_new(&p->mods);
+	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	sym_destroy(p->sym);
 	p->sym = sym_new();
 	p->r_debug = 0;
 	p->mods_gen = 0;
 	alias_clear(&p->aliases);
+	memset(&p->own, 0, sizeof(p->own));
 	heap_clear_live(p->heap);
+	/* Every block of the new image is allocated in our sight. */
+	p->unseen_blocks = 0;
+	/* The new image has its own code, and execve set every caught signal back to SIG_DFL. */
+	p->park_pc = p->spin_pc = 0;
+	memset(&p->sigtrap, 0, sizeof(p->sigtrap));
 }
 
 void

@@ -1,6 +1,9 @@
 /* procfs.c - reads single facts about a process or thread from /proc. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "procfs.h"
 
@@ -25,4 +28,38 @@ procfs_status_field(pid_t pid, const char *key, char *buf, size_t size)
 	}
 	fclose(f);
 	return ret;
+}
+
+int
+procfs_stat_field(pid_t pid, int field, unsigned long long *val)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* Field 2, the command, is in parentheses and may hold blanks and ')': count from the last ')'. */
+	if (field < 3 || !(p = strrchr(buf, ')')))
+		return -1;
+	p++;
+	for (int f = 3; f <= field; f++) {
+		char *end;
+
+		p += strspn(p, " ");
+		if (f == field) {
+			*val = strtoull(p, &end, 10);
+			return end == p ? -1 : 0;
+		}
+		p += strcspn(p, " ");
+		if (!*p)
+			return -1;
+	}
+	return -1;
 }

@@ -7,10 +7,14 @@
 #include "heap.h"
 #include "report.h"
 #include "sym.h"
+#include "unwind.h"
 #include "util.h"
 
 /* Source-level frames kept for one pc: the function and what was inlined into it. */
 #define REPORT_MAX_FRAMES 32
+
+/* What a signal frame is called, in gdb's words. */
+#define REPORT_SIGNAL_FRAME "<signal handler called>"
 
 /* The closing text of a JSON report; report_json_add writes over it. */
 #define JSON_TAIL "\n]}\n"
@@ -172,45 +176,113 @@ text_frame(FILE *f, const struct jt_frame *fr, int first)
 		fputs("???", f);
 	if (fr->file)
 		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
-	else if (fr->function && fr->module)
+	else if (fr->function && fr->module && !fr->signal_frame)
 		fprintf(f, " (in %s)", fr->module);
 	if (fr->inlined)
 		fputs(" (inlined)", f);
 	fputc('\n', f);
 }
 
-/* Symbolizes pc (a return address) into fr[]; a bare frame when there is no symbolizer. */
+/*
+ * Symbolizes frame i of st into fr[]; a bare frame when there is no
+ * symbolizer. A return address is looked up in its call, but the pc above a
+ * signal frame is where the signal interrupted, so it is looked up as it is.
+ * The signal frame itself is one frame, named as gdb names it, in the
+ * module of the trampoline.
+ */
 static int
-report_resolve(struct jt_sym *sym, uint64_t pc, struct jt_frame *fr)
+report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr)
 {
-	if (sym)
-		return sym_resolve(sym, pc, 1, fr, REPORT_MAX_FRAMES);
-	memset(fr, 0, sizeof(*fr));
-	fr->address = pc;
-	fr->offset = pc;
-	return 1;
+	uint64_t pc = unwind_pc_addr(st->pcs[i]);
+	int sig = (st->pcs[i] & UNWIND_PC_SIGNAL) != 0, n = 1;
+	int is_ret = !sig && (i == 0 || !(st->pcs[i - 1] & UNWIND_PC_SIGNAL));
+
+	if (sym) {
+		n = sym_resolve(sym, pc, is_ret, fr, REPORT_MAX_FRAMES);
+	} else {
+		memset(fr, 0, sizeof(*fr));
+		fr->address = pc;
+		fr->offset = pc;
+	}
+	if (sig) {
+		fr[0] = fr[n - 1];
+		fr[0].function = REPORT_SIGNAL_FRAME;
+		fr[0].file = NULL;
+		fr[0].line = 0;
+		fr[0].inlined = 0;
+		fr[0].signal_frame = 1;
+		n = 1;
+	}
+	return n;
+}
+
+/* The frames of st, valgrind style (see text_frame), then a blank line. */
+static void
+text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
+{
+	struct jt_frame fr[REPORT_MAX_FRAMES];
+	uint32_t i;
+	int n, k, first = 1;
+
+	if (st->depth == 0)
+		fprintf(f, "    (no call stack was captured)\n");
+	for (i = 0; i < st->depth; i++) {
+		n = report_resolve(sym, st, i, fr);
+		for (k = 0; k < n; k++, first = 0)
+			text_frame(f, &fr[k], first);
+	}
+	if (st->truncated)
+		fprintf(f, "    ... (stack cut at --depth %u)\n", st->depth);
+	fputc('\n', f);
 }
 
 static void
 text_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, unsigned rank)
 {
-	struct jt_frame fr[REPORT_MAX_FRAMES];
 	char a[32], b[32], c[32], d[32];
-	uint32_t i;
-	int n, k, first = 1;
 
 	fprintf(f, "#%u: %s bytes in %s %s live; %s allocation %s of %s bytes in all from this stack\n",
 		rank, report_num(a, st->live_bytes), report_num(b, st->live_blocks),
 		report_plural(st->live_blocks, "block", "blocks"), report_num(c, st->alloc_calls),
 		report_plural(st->alloc_calls, "call", "calls"), report_num(d, st->alloc_bytes));
-	if (st->depth == 0)
-		fprintf(f, "    (no call stack was captured)\n");
-	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(sym, st->pcs[i], fr);
-		for (k = 0; k < n; k++, first = 0)
-			text_frame(f, &fr[k], first);
+	text_frames(f, sym, st);
+}
+
+/* Returns the ids of the stacks that made invalid frees, most first; *n gets the count. */
+static uint32_t *
+report_invalid_stacks(const struct jt_heap *h, uint32_t *n)
+{
+	uint32_t count = heap_stack_count(h);
+	uint32_t *ids = xmalloc((count ? count : 1) * sizeof(*ids));
+
+	*n = heap_invalid_stacks(h, ids, count);
+	return ids;
+}
+
+/*
+ * Every invalid free, grouped by the stack that made it, as memcheck lists
+ * "Invalid free()": the free's caller first. Nothing when there is none.
+ */
+static void
+text_invalid_frees(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t)
+{
+	uint32_t *ids, n, i;
+	char a[32], b[32];
+
+	ids = report_invalid_stacks(s->heap, &n);
+	if (n)
+		fprintf(f, "%s invalid %s (of addresses that were no live block: double frees, "
+			"frees of non-heap pointers) from %s %s:\n\n",
+			report_num(a, t->invalid_frees), report_plural(t->invalid_frees, "free", "frees"),
+			report_num(b, n), report_plural(n, "stack", "stacks"));
+	for (i = 0; i < n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
+
+		fprintf(f, "Invalid free #%u: %s %s from this stack\n", i + 1,
+			report_num(a, st->invalid_frees), report_plural(st->invalid_frees, "call", "calls"));
+		text_frames(f, s->sym, st);
 	}
-	fputc('\n', f);
+	free(ids);
 }
 
 /* Returns the ids of every stack holding live blocks, biggest first; *n gets the count. */
@@ -228,10 +300,12 @@ report_live_stacks(const struct jt_heap *h, uint32_t *n)
  * The text report, in this order:
  *   a header (command, pid, snapshot reason, how the process stands, and a
  *   note when we attached), the calls per allocator function (non-zero ones,
- *   in the caller's order), the totals, then the top s->top stacks by live
+ *   in the caller's order), the totals, the invalid frees by stack (when
+ *   there are any, see text_invalid_frees), then the top s->top stacks by live
  *   bytes, each as "#rank: live bytes, live blocks, allocation calls and
- *   bytes from the stack" followed by its frames (see text_frame), and a
- *   closing "SUMMARY: N bytes in M blocks still live from K stacks" line.
+ *   bytes from the stack" followed by its frames (see text_frame) and, for a
+ *   stack cut at --depth, "... (stack cut at --depth N)", and a closing
+ *   "SUMMARY: N bytes in M blocks still live from K stacks" line.
  * Figures use thousands separators throughout (see report_num).
  */
 int
@@ -246,6 +320,7 @@ report_text(FILE *f, const struct jt_snapshot *s)
 	shown = n < s->top ? n : s->top;
 	text_header(f, s);
 	text_totals(f, s, &t);
+	text_invalid_frees(f, s, &t);
 	if (n == 0)
 		fprintf(f, "no stack holds live blocks\n\n");
 	else
@@ -336,25 +411,54 @@ json_frame(FILE *f, const struct jt_frame *fr)
 		fr->inlined ? "true" : "false");
 }
 
+/* Writes "frames": [...] for st: every source-level frame of every pc. */
 static void
-json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
+json_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 {
 	struct jt_frame fr[REPORT_MAX_FRAMES];
 	const char *sep = "\n    ";
 	uint32_t i;
 	int n, k;
 
-	fprintf(f, "  {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frames\": [",
-		st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes);
+	fputs("\"frames\": [", f);
 	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(sym, st->pcs[i], fr);
+		n = report_resolve(sym, st, i, fr);
 		for (k = 0; k < n; k++, sep = ",\n    ") {
 			fputs(sep, f);
 			json_frame(f, &fr[k]);
 		}
 	}
-	fputs("]}", f);
+	/* Only on a cut stack, so that every other stack reads as before. */
+	fputs(st->truncated ? "], \"truncated\": true" : "]", f);
+}
+
+static void
+json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
+{
+	fprintf(f, "  {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   ",
+		st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes);
+	json_frames(f, sym, st);
+	fputc('}', f);
+}
+
+/* "invalid_frees": [{"count": N, "frames": [...]}, ...], most first. */
+static void
+json_invalid_frees(FILE *f, const struct jt_snapshot *s)
+{
+	uint32_t *ids, n, i;
+
+	ids = report_invalid_stacks(s->heap, &n);
+	fputs(",\n \"invalid_frees\": [", f);
+	for (i = 0; i < n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
+
+		fprintf(f, "%s  {\"count\": %" PRIu64 ",\n   ", i ? ",\n" : "\n", st->invalid_frees);
+		json_frames(f, s->sym, st);
+		fputc('}', f);
+	}
+	free(ids);
+	fputs(n ? "\n ]" : "]", f);
 }
 
 static void
@@ -411,7 +515,9 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 		json_stack(f, s->sym, heap_stack_get(s->heap, ids[i]));
 	}
 	free(ids);
-	fputs(n ? "\n ]}" : "]}", f);
+	fputs(n ? "\n ]" : "]", f);
+	json_invalid_frees(f, s);
+	fputc('}', f);
 }
 
 struct jt_json_out *

@@ -22,10 +22,12 @@ struct sym_name {
 	const char *name;	/* points into the module's ELF string table; NULL = empty slot */
 	size_t len;		/* length without any "@VERSION" suffix */
 	uint64_t func_addr;	/* best FUNC/IFUNC definition, valid when func_rank */
+	uint64_t func_size;	/* its st_size (0 when the symbol has none) */
 	uint64_t any_addr;	/* best definition of any type, valid when any_rank */
 	int func_rank, any_rank;	/* 0 = none; higher is preferred, see sym_rank */
 	int has_local;		/* a LOCAL function of that name exists, at local_addr */
 	uint64_t local_addr;
+	uint64_t local_size;
 };
 
 /* The code range of one CU, for modules without .debug_aranges. */
@@ -367,6 +369,7 @@ sym_names_add(struct sym_module *m, const char *name, const GElf_Sym *sym, uint6
 	if ((type == STT_FUNC || type == STT_GNU_IFUNC) && rank > e->func_rank) {
 		e->func_rank = rank;
 		e->func_addr = addr;
+		e->func_size = sym->st_size;
 	}
 }
 
@@ -382,7 +385,7 @@ sym_is_local_func(const GElf_Sym *sym, GElf_Word shndx)
  * local definition of each name for sym_lookup_static.
  */
 static void
-sym_names_add_local(struct sym_module *m, const char *name, uint64_t addr)
+sym_names_add_local(struct sym_module *m, const char *name, uint64_t addr, uint64_t size)
 {
 	size_t len = strcspn(name, "@");
 	struct sym_name *e = sym_names_slot(m, name, len);
@@ -392,6 +395,7 @@ sym_names_add_local(struct sym_module *m, const char *name, uint64_t addr)
 	if (!e->has_local) {
 		e->has_local = 1;
 		e->local_addr = addr;
+		e->local_size = size;
 	}
 }
 
@@ -427,7 +431,7 @@ sym_names_build(struct sym_module *m)
 		if (rank)
 			sym_names_add(m, name, &sym, addr, rank);
 		else if (sym_is_local_func(&sym, shndx))
-			sym_names_add_local(m, name, addr);
+			sym_names_add_local(m, name, addr, sym.st_size);
 	}
 }
 
@@ -475,6 +479,33 @@ sym_lookup_static(struct jt_sym *s, const char *path, const char *name, uint64_t
 		return -1;
 	*addr = e->local_addr;
 	return 0;
+}
+
+int
+sym_lookup_range(struct jt_sym *s, const char *path, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	struct sym_module *m = sym_module_by_path(s, path);
+	struct sym_name *e;
+	uint64_t size;
+
+	if (!m)
+		return -1;
+	if (!m->names)
+		sym_names_build(m);
+	e = sym_names_slot(m, name, strcspn(name, "@"));
+	if (!e->name)
+		return -1;
+	if (e->func_rank) {
+		*lo = e->func_addr;
+		size = e->func_size;
+	} else if (e->has_local) {
+		*lo = e->local_addr;
+		size = e->local_size;
+	} else {
+		return -1;
+	}
+	*hi = *lo + size;
+	return size ? 0 : -1;
 }
 
 int

@@ -14,10 +14,12 @@
 
 #include "arch.h"
 #include "call.h"
+#include "elfhdr.h"
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
+#include "sigtrap.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
@@ -66,8 +68,7 @@ trace_release_child(struct jt_proc *parent, pid_t pid)
 
 static void trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
 
-/* --pin: a thread we let go gets the affinity it had before we pinned it. */
-static void
+void
 trace_unpin(struct jt_thread *t)
 {
 	if (t->pin_cpu >= 0 && cpu_unpin(t->tid, &t->pin_saved) < 0 && errno != ESRCH)
@@ -86,6 +87,9 @@ trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 	struct jt_proc *p = proc_new(tr, pid, parent->command);
 	struct jt_thread *t = thread_new(tr, p, pid);
 
+	p->unseen_blocks = 1;
+	/* fork copies the signal dispositions, handler addresses still valid in the copy. */
+	p->sigtrap = parent->sigtrap;
 	/* --pin: it inherited its parent's pinned affinity; its own is the parent's from before. */
 	p->pin_orig_set = parent->pin_orig_set;
 	p->pin_orig = parent->pin_orig;
@@ -143,33 +147,80 @@ trace_flush(struct jt_worker *w)
 	trace_resume(tid, 0);
 }
 
+/* Where t goes on after our breakpoint: see trace_trap_sent. */
+static void
+trace_note_resume(struct jt_thread *t, const arch_regs *regs)
+{
+	t->resume_pc = arch_pc(regs);
+	t->resume_sp = arch_sp(regs);
+}
+
+/*
+ * Non-zero when the SIGTRAP stop tid sits in was sent by the kernel: during
+ * our single-step that is the end of the step. The program's own raise()
+ * or tgkill() has si_code <= 0. Not TRAP_TRACE alone: on some hosts (seen
+ * on a KVM guest, once in some 100,000 steps) a finished step reports
+ * TRAP_BRKPT, the debug status register's single-step bit not set.
+ */
+static int
+trace_is_kernel_trap(pid_t tid)
+{
+	siginfo_t si;
+
+	return ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) == 0 && si.si_code > 0;
+}
+
 /*
  * Steps t over the original instruction at its breakpoint while every other
  * thread of the process is stopped, so none can run through the spot while
  * the trap byte is out. Signals that arrive meanwhile are held for later.
+ * The trap byte goes back only once the step is over: put back while the
+ * step is still under way, it is what t runs, and t enters the function a
+ * second time, hijacking its own trampoline. Returns 0, or -1 when t ended
+ * meanwhile (*end then holds the wait status nobody else will see).
  */
-static void
-trace_step_one(struct jt_thread *t)
+static int
+trace_step_one(struct jt_thread *t, int *end)
 {
 	struct jt_bp *bp = bp_find(&t->proc->vm_owner->bps, t->step_addr);
 	uint8_t trap = ARCH_TRAP_BYTE;
+	int status, ret = 0, extra[8], nextra = 0;
+	arch_regs regs;
 
 	t->step_pending = 0;
 	if (!bp || mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
-		return;
+		return 0;
 	debug_msg("stepping thread %d over %#lx", t->tid, (unsigned long)bp->addr);
-	for (int tries = 0; tries < 16; tries++) {
-		int status;
-
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 ||
-		    waitpid(t->tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
-			break;	/* gone: its exit is seen by the main loop's wait */
-		if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0)
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 || util_wait_tid(t->tid, &status) < 0)
+			break;	/* not stopped any more: gone */
+		if (!WIFSTOPPED(status)) {
+			*end = status;
+			ret = -1;
 			break;
-		if (!(status >> 16))
+		}
+		if (status >> 16)
+			continue;	/* an interrupt or group-stop came first: step again */
+		if (WSTOPSIG(status) == SIGTRAP && trace_is_kernel_trap(t->tid))
+			break;
+		/* A signal for the program: held, delivered when t is restarted. */
+		if (!t->pending_sig)
 			t->pending_sig = WSTOPSIG(status);
+		else if (t->pending_sig != WSTOPSIG(status) && nextra < (int)ARRAY_SIZE(extra))
+			extra[nextra++] = WSTOPSIG(status);
 	}
 	mem_write(t->tid, bp->addr, &trap, 1);
+	if (ret < 0)
+		return ret;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0)
+		trace_note_resume(t, &regs);
+	/* The step's trap resets the program's SIGTRAP handler as our int3 does. */
+	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_repair(t);
+	/* A second signal is queued again, to arrive once t runs (queued now, it would stop the step again). */
+	for (int i = 0; i < nextra; i++)
+		syscall(SYS_tgkill, t->proc->pid, t->tid, extra[i]);
+	return 0;
 }
 
 static void trace_step_locked(struct jt_tracer *tr, struct jt_thread *t);
@@ -209,6 +260,20 @@ trace_rebalance(struct jt_tracer *tr, struct jt_thread *t)
 	return 0;
 }
 
+static void trace_exited(struct jt_tracer *tr, pid_t tid, int status);
+
+/* Steps t over its breakpoint with the others running (the fallback), then restarts it. */
+static void
+trace_step_over(struct jt_tracer *tr, struct jt_thread *t)
+{
+	int end;
+
+	if (trace_step_one(t, &end) < 0)
+		trace_exited(tr, t->tid, end);
+	else
+		trace_restart(tr, t);
+}
+
 /*
  * t must step over a breakpoint with every other thread of its process
  * stopped. Only worker 0 stops a whole process, so another tracer thread
@@ -226,8 +291,28 @@ trace_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 		return;
 	/* Cannot hand it over: step it with the others running, the old way, rather than stall it. */
 	error_msg("thread %d: stepping over a breakpoint without stopping the other threads", t->tid);
-	trace_step_one(t);
-	trace_restart(tr, t);
+	trace_step_over(tr, t);
+}
+
+/*
+ * Non-zero when a SIGTRAP stop one past breakpoint bp is a SIGTRAP sent to
+ * t (raise, kill), not our trap byte. Only possible where we restarted t
+ * at that very pc, past a one-byte instruction we ran for it, and the
+ * signal came before t ran anything: pc and stack pointer are still the
+ * ones we let it go with. (Back at the breakpoint through a return to the
+ * trampoline the pc is the same, but not the stack pointer: a one-byte
+ * entry instruction is a push.) Then an int3 gives si_code SI_KERNEL, a
+ * sent signal SI_USER or SI_TKILL. Asked only then, so the usual hit costs
+ * no system call.
+ */
+static int
+trace_trap_sent(const struct jt_thread *t, const struct jt_bp *bp, const arch_regs *regs)
+{
+	siginfo_t si;
+
+	if (bp->insn.len != ARCH_TRAP_PC_ADJUST || arch_pc(regs) != t->resume_pc || arch_sp(regs) != t->resume_sp)
+		return 0;
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
 }
 
 /*
@@ -250,8 +335,11 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	t->owner->regs_tid = 0;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
 	bp = bp_find(&p->vm_owner->bps, addr);
-	if (!bp || !bp->inserted)
+	if (!bp || !bp->inserted || trace_trap_sent(t, bp, &regs))
 		return 0;
+	/* Before the registers are held back for the restart: the repair runs code in t. */
+	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_hit(t);
 	tr->events++;
 	t->owner->events++;
 	if (!t->active) {
@@ -264,10 +352,12 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
 		t->step_pending = 1;
 		t->step_addr = addr;
+		t->resume_pc = 0;	/* trace_step_one notes where the step ends */
 		if (!collecting)
 			trace_step_or_send(tr, t);
 		return 1;
 	}
+	trace_note_resume(t, &regs);
 	if (!collecting && t->owner->resume_tid == 0 && !trace_rebalance_due(tr, t)) {
 		/* The common case: set the registers and restart it once the lock is released. */
 		t->owner->resume_tid = t->tid;
@@ -330,12 +420,58 @@ trace_name_proc(struct jt_proc *p)
 	p->command = xstrdup(exe);
 }
 
+/*
+ * Non-zero when p exec'd a program of another architecture (a 32-bit one:
+ * only x86-64 programs have the symbols and registers we expect); what says
+ * what it is.
+ */
+static int
+trace_exec_foreign(const struct jt_proc *p, char *what, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
+	return elfhdr_classify_file(path, what, size) == ELFHDR_OTHER_ARCH;
+}
+
+/* An image we cannot trace: let the program run on untraced, or end the run if it is the first. */
+static void
+trace_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *foreign)
+{
+	int attached_main = p->pid == tr->main_pid && p->attached;
+
+	if (!tr->image_seen) {
+		/* A #! script whose interpreter launch_check could not look at. */
+		if (foreign)
+			error_msg("cannot trace '%s': it is %s; jmptrace traces %s programs only",
+				  p->command, foreign, elfhdr_our_arch);
+		kill(p->pid, SIGKILL);
+		tr->fatal = 1;
+		return;
+	}
+	if (foreign)
+		error_msg("process %d: %s is %s; jmptrace traces %s programs only: it runs on untraced",
+			  p->pid, p->command, foreign, elfhdr_our_arch);
+	else
+		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
+	trace_detach_proc(tr, p);	/* frees p unless it is the main process */
+	if (attached_main) {
+		/*
+		 * Not our child: its end will never be reported to us. Its report
+		 * is written now, and the run ends as a detach does.
+		 */
+		snapshot_write(tr, p, "exec");
+		tr->detached = 1;
+	}
+}
+
 /* execve replaced the image of t's process: start over on the new one. */
 static void
 trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
 	unsigned long old_tid = 0;
+	char what[64];
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &old_tid);
 	mem_forget(p->pid);
@@ -364,14 +500,21 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 	proc_reset_image(p);
 	if (tr->image_seen || p->pid != tr->main_pid)
 		trace_name_proc(p);
+	if (tr->detaching) {
+		/*
+		 * About to be let go: give the new image none of our trap bytes. It
+		 * is not held here, inside execve (see trace_collect); it is stopped
+		 * again on its way out.
+		 */
+		trace_resume(t->tid, 0);
+		return;
+	}
+	if (trace_exec_foreign(p, what, sizeof(what))) {
+		trace_exec_untraceable(tr, p, what);
+		return;
+	}
 	if (image_setup(p) < 0) {
-		if (!tr->image_seen) {
-			kill(p->pid, SIGKILL);
-			tr->fatal = 1;
-			return;
-		}
-		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
-		trace_detach_proc(tr, p);
+		trace_exec_untraceable(tr, p, NULL);
 		return;
 	}
 	tr->image_seen = 1;
@@ -382,6 +525,34 @@ static int
 trace_is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/*
+ * t stopped at a fork, vfork or clone event: the child exists, traced by
+ * us, and stops before its first instruction. Waits for that stop and
+ * handles it now, so that no child is ever traced without being in our
+ * tables: a detach that came before its first stop was reported would
+ * leave it with our trap bytes (a fork copies them), untraced.
+ */
+static void
+trace_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
+{
+	unsigned long child = 0;
+	int status;
+	pid_t r;
+
+	if (event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK && event != PTRACE_EVENT_CLONE)
+		return;
+	/* Once resumed, a vfork parent waits in the kernel until its child execs or exits. */
+	t->vforking = event == PTRACE_EVENT_VFORK;
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
+		return;
+	/* ECHILD: its first stop was seen already and it was let go (a fork without -f). */
+	do
+		r = waitpid((pid_t)child, &status, __WALL | __WNOTHREAD);
+	while (r < 0 && errno == EINTR);
+	if (r == (pid_t)child)
+		trace_dispatch(tr, r, status);
 }
 
 static void
@@ -400,7 +571,8 @@ trace_event(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int sig)
 		}
 		trace_resume(t->tid, 0);
 		return;
-	default:	/* CLONE, FORK, VFORK, VFORK_DONE: the child shows up on its own */
+	default:	/* CLONE, FORK, VFORK, VFORK_DONE */
+		trace_take_child(tr, t, event);
 		trace_resume(t->tid, 0);
 		return;
 	}
@@ -419,7 +591,14 @@ trace_sig_caught(pid_t tid, int sig)
 	return sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
 }
 
-/* A signal arrives while an allocator call is in flight: its handler's calls are not nested. */
+/*
+ * A signal arrives while an allocator call is in flight: its handler's calls
+ * are not nested. A thread interrupted between a call's ret and our trap on
+ * the trampoline has returned: finish that return first, so that the signal
+ * frame records the real return address as the interrupted pc, as it would
+ * untraced, and not the allocator's entry, from which the handler's stack
+ * cannot be unwound (the slot above is the caller's, not a return address).
+ */
 static void
 trace_note_handler(struct jt_thread *t, int sig)
 {
@@ -427,6 +606,11 @@ trace_note_handler(struct jt_thread *t, int sig)
 
 	if (!trace_sig_caught(t->tid, sig) || ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
 		return;
+	if (call_settle(t, &regs)) {
+		debug_msg("signal %d: thread %d had returned to a trampoline; return finished first", sig, t->tid);
+		if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0)
+			return;
+	}
 	call_signal_delivered(t, arch_sp(&regs));
 }
 
@@ -440,6 +624,8 @@ trace_trap_queued(pid_t tid)
 		return 0;
 	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
 }
+
+static void trace_interrupt(struct jt_tracer *tr, struct jt_thread *t);
 
 /* While stopping every thread, a stop is noted instead of restarted. */
 static void
@@ -463,19 +649,46 @@ trace_collect(struct jt_tracer *tr, struct jt_thread *t, int status)
 		}
 		return;
 	}
-	if (event)
+	if (event == PTRACE_EVENT_EXEC) {
+		pid_t pid = t->proc->pid;
+
+		/* Our breakpoints went with the old image: nothing may be written by its table now. */
+		t->stopped = t->want_stop = 0;
+		trace_exec(tr, t);
+		/* It is resumed on the new image (as the leader); stop it again, as below. */
+		if ((t = thread_find(tr, pid)))
+			trace_interrupt(tr, t);
 		return;
+	}
+	if (event) {
+		/*
+		 * A fork, vfork or clone event stops it inside the system call,
+		 * where it must not be held: it could not be parked for a hand-over
+		 * (the call's return value overwrites the registers set for that)
+		 * and its registers are not the program's. This stop used up our
+		 * interrupt: let it finish the call and interrupt it again, so that
+		 * it stops on its way back, before any instruction of its own.
+		 */
+		trace_take_child(tr, t, event);
+		t->stopped = t->want_stop = 0;
+		trace_resume(t->tid, 0);
+		trace_interrupt(tr, t);
+		return;
+	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 1))
 		return;
 	t->pending_sig = sig;
 }
 
+static void trace_exited(struct jt_tracer *tr, pid_t tid, int status);
+
 static void
 trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 {
-	int sig = WSTOPSIG(status);
+	int sig = WSTOPSIG(status), ret, end;
 	unsigned event = (unsigned)status >> 16;
 
+	t->vforking = 0;
 	if (t->want_stop) {
 		trace_collect(tr, t, status);
 		return;
@@ -486,10 +699,28 @@ trace_stopped(struct jt_tracer *tr, struct jt_thread *t, int status)
 	}
 	if (sig == SIGTRAP && trace_trap(tr, t, 0))
 		return;
+	if (sig == SIGTRAP)
+		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
 	if (t->ncalls > 0)
 		trace_note_handler(t, sig);
+	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {
+		if (ret)
+			trace_exited(tr, t->tid, end);
+		return;
+	}
 	/* A signal for the program: deliver it unchanged. */
 	trace_resume(t->tid, sig);
+}
+
+/* Records how process p ended, from its wait status. */
+static void
+trace_set_exit(struct jt_proc *p, int status)
+{
+	p->exited = 1;
+	if (WIFEXITED(status))
+		p->exit_status = WEXITSTATUS(status);
+	else
+		p->killed_by = WTERMSIG(status);
 }
 
 static void
@@ -499,8 +730,13 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 	struct jt_proc *p;
 
 	if (!t) {
-		/* The main process may have been let go (an untraceable exec); it is still our child. */
+		/*
+		 * The main process may have been let go (an untraceable exec); it
+		 * is still our child, and its report must say how it ended.
+		 */
 		if (tid == tr->main_pid) {
+			if ((p = proc_find(tr, tid)))
+				trace_set_exit(p, status);
 			tr->main_exited = 1;
 			tr->main_status = status;
 		}
@@ -510,11 +746,7 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 	thread_free(tr, t);
 	if (tid != p->pid)
 		return;
-	p->exited = 1;
-	if (WIFEXITED(status))
-		p->exit_status = WEXITSTATUS(status);
-	else
-		p->killed_by = WTERMSIG(status);
+	trace_set_exit(p, status);
 	if (p->pid == tr->main_pid) {
 		tr->main_exited = 1;
 		tr->main_status = status;
@@ -530,13 +762,19 @@ trace_exited(struct jt_tracer *tr, pid_t tid, int status)
 static void
 trace_each_thread(struct jt_tracer *tr, struct jt_proc *p, void (*fn)(struct jt_tracer *, struct jt_thread *))
 {
+	pid_t pid = p->pid;
+
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
 		struct jt_thread *t = tr->threads[i], *next;
 
 		for (; t; t = next) {
 			next = t->hnext;
-			if (t->proc == p)
-				fn(tr, t);
+			if (t->proc != p)
+				continue;
+			fn(tr, t);
+			/* A followed process whose leader ended is freed with all its threads: next too. */
+			if (proc_find(tr, pid) != p)
+				return;
 		}
 	}
 }
@@ -551,12 +789,12 @@ trace_interrupt(struct jt_tracer *tr, struct jt_thread *t)
 		t->stopped = 1;	/* gone; its exit is reported later */
 }
 
-static int
+int
 trace_all_stopped(struct jt_tracer *tr, struct jt_proc *p)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && !t->stopped)
+			if (t->proc == p && !t->stopped && !t->vforking)
 				return 0;
 	return 1;
 }
@@ -602,7 +840,7 @@ void
 trace_arrived(struct jt_tracer *tr, struct jt_thread *t)
 {
 	t->stopped = t->want_stop = 1;
-	if (tr->recall == t->proc)
+	if (tr->recall == t->proc || tr->detaching)
 		return;
 	if (!t->step_pending) {
 		trace_restart(tr, t);
@@ -725,8 +963,11 @@ trace_restart(struct jt_tracer *tr, struct jt_thread *t)
 {
 	int sig = t->pending_sig;
 
-	if (!t->stopped)
+	if (!t->stopped) {
+		/* A vfork parent counted as stopped: its stop, when it comes, is not one we wait for. */
+		t->want_stop = 0;
 		return;
+	}
 	t->stopped = t->want_stop = 0;
 	t->pending_sig = 0;
 	if (t->group_stop) {
@@ -741,8 +982,10 @@ trace_restart(struct jt_tracer *tr, struct jt_thread *t)
 static void
 trace_step_if_pending(struct jt_tracer *tr, struct jt_thread *t)
 {
-	if (t->step_pending && t->stopped)
-		trace_step_one(t);
+	int end;
+
+	if (t->step_pending && t->stopped && trace_step_one(t, &end) < 0)
+		trace_exited(tr, t->tid, end);
 }
 
 void
@@ -766,36 +1009,3 @@ trace_step_locked(struct jt_tracer *tr, struct jt_thread *t)
 		return;
 	trace_resume_all(tr, p);
 }
-
-static void
-trace_unhijack(struct jt_tracer *tr, struct jt_thread *t)
-{
-	arch_regs regs;
-
-	if (t->ncalls > 0 && ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0 && call_settle(t, &regs))
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
-	call_restore_all(t);
-	/* Once the trap bytes are out it simply runs the original instruction. */
-	t->step_pending = 0;
-}
-
-static void
-trace_let_go(struct jt_tracer *tr, struct jt_thread *t)
-{
-	trace_unpin(t);
-	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0 && errno != ESRCH)
-		perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
-	thread_free(tr, t);
-}
-
-void
-trace_detach(struct jt_tracer *tr, struct jt_proc *p)
-{
-	trace_wait_stopped(tr, p);
-	trace_each_thread(tr, p, trace_unhijack);
-	if (bp_remove_all(&p->bps, p->pid) < 0)
-		perror_msg("process %d: cannot remove every breakpoint", p->pid);
-	trace_each_thread(tr, p, trace_let_go);
-	tr->detached = 1;
-}
-

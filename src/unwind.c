@@ -638,6 +638,21 @@ uwl_override(void *state, uint64_t addr, uint64_t value)
 	uw_overrides_add(&((struct uw_libunwind *) state)->ov, addr, value);
 }
 
+/*
+ * Whether the frame at ip is the sigreturn trampoline, known by its code as
+ * unwind_dw.c knows it: unw_is_signal_frame describes the frame libunwind
+ * stepped from, which is one frame too late here. The trampoline is module
+ * code (a JIT's pc is not worth a read), and libunwind has usually read
+ * the page of ip already.
+ */
+static int
+uwl_is_sigreturn(struct uw_libunwind *u, uint64_t ip)
+{
+	uint8_t b[ARCH_SIGRETURN_LEN];
+
+	return modules_find(u->mods, ip) && uw_copy(u, ip, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
+}
+
 static int
 uwl_stack(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max)
 {
@@ -662,7 +677,7 @@ uwl_stack(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t 
 		while (n < max && unw_step(&c) > 0) {
 			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 				break;
-			pcs[n++] = ip;
+			pcs[n++] = ip | (uwl_is_sigreturn(u, ip) ? UNWIND_PC_SIGNAL : 0);
 		}
 	}
 	u->ov.n = 0;
@@ -689,26 +704,34 @@ struct jt_unwind {
 /* The first is the default: 2-3 us per unwind against 9-13 for libunwind (test_unwind). */
 static const struct uw_backend *const uw_backends[] = { &uw_backend_dw, &uw_backend_libunwind };
 
+/* The backend called name (NULL or "" for the default), or NULL. */
+static const struct uw_backend *
+unwind_backend_find(const char *name)
+{
+	if (!name || !*name)
+		return uw_backends[0];
+	for (size_t i = 0; i < ARRAY_SIZE(uw_backends); i++)
+		if (strcmp(name, uw_backends[i]->name) == 0)
+			return uw_backends[i];
+	return NULL;
+}
+
+int
+unwind_backend_known(const char *name)
+{
+	return unwind_backend_find(name) != NULL;
+}
+
 struct jt_unwind *
 unwind_new_backend(struct jt_modules *mods, const char *name)
 {
-	const char *want = name ? name : getenv("JMPTRACE_UNWIND");
-	static int warned;	/* each process image gets an unwinder */
+	const struct uw_backend *be = unwind_backend_find(name);
 	struct jt_unwind *u;
-	size_t i = 0;
 
-	while (want && *want && i < ARRAY_SIZE(uw_backends) && strcmp(want, uw_backends[i]->name) != 0)
-		i++;
-	if (i == ARRAY_SIZE(uw_backends)) {
-		if (name)
-			return NULL;
-		/* A typo in the environment should not cost the whole run. */
-		if (!warned++)
-			error_msg("JMPTRACE_UNWIND=%s: not libunwind or dw; using %s", want, uw_backends[0]->name);
-		i = 0;
-	}
+	if (!be)
+		return NULL;
 	u = xmalloc(sizeof(*u));
-	u->be = uw_backends[i];
+	u->be = be;
 	u->state = u->be->new(mods);
 	if (!u->state) {
 		free(u);

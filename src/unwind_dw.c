@@ -424,14 +424,13 @@ ud_compile(Dwarf_Frame *f, struct ud_rule *r)
 	return UD_CFI;
 }
 
-/* Whether the code at addr is "mov $15,%rax; syscall", glibc's and musl's __restore_rt. */
+/* Whether the code at addr is the sigreturn trampoline (arch_is_sigreturn). */
 static int
 ud_is_sigreturn(struct uw_dw *u, uint64_t addr)
 {
-	static const uint8_t want[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
-	uint8_t b[sizeof(want)];
+	uint8_t b[ARCH_SIGRETURN_LEN];
 
-	return mem_read(u->tid, addr, b, sizeof(b)) == 0 && memcmp(b, want, sizeof(b)) == 0;
+	return mem_read(u->tid, addr, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
 }
 
 /*
@@ -629,6 +628,8 @@ ud_walk(struct uw_dw *u, struct ud_regs *rs, uint64_t *pcs, int max)
 		if (r->kind == UD_SLOW)
 			return -1;
 		exact = r->kind == UD_SIGNAL;
+		if (exact)	/* this frame is the trampoline; the next is the interrupted pc */
+			pcs[n - 1] |= UNWIND_PC_SIGNAL;
 		if (r->kind == UD_CFI)
 			rc = ud_step_cfi(u, r, rs);
 		else

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "util.h"
 
@@ -85,4 +86,14 @@ debug_msg(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, 0);
 	va_end(ap);
+}
+
+int
+util_wait_tid(pid_t tid, int *status)
+{
+	pid_t r;
+
+	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
+		;
+	return r;
 }

@@ -263,9 +263,15 @@ worker_park_pc(struct jt_thread *t, uint64_t *rax)
 		*rax = t->park_regs.rax;
 		return p->spin_pc;
 	}
+	*rax = SYS_pause;
+	return worker_syscall_pc(p);
+}
+
+uint64_t
+worker_syscall_pc(struct jt_proc *p)
+{
 	if (!p->park_pc)
 		p->park_pc = worker_find_code(p, 0x0f, 0x05);
-	*rax = SYS_pause;
 	return p->park_pc;
 }
 
@@ -287,8 +293,16 @@ worker_send(struct jt_thread *t, struct jt_worker *to)
 	park.orig_rax = (unsigned long)-1;
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &all) < 0)
 		return -1;
+	/*
+	 * A signal held for t goes with the detach. t sits in the
+	 * signal-delivery-stop it came in (nothing else holds one), and the
+	 * kernel queues a signal injected while blocked again: t gets it once
+	 * the new tracer thread gives it its own mask back. Held instead, it
+	 * would be lost: the new tracer thread restarts t from an interrupt
+	 * stop, where a restart's signal is ignored.
+	 */
 	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &park) < 0 ||
-	    ptrace(PTRACE_DETACH, t->tid, 0L, 0L) < 0) {
+	    ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
 		ptrace(PTRACE_SETREGS, t->tid, 0L, &t->park_regs);
 		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask);
 		return -1;
@@ -303,6 +317,7 @@ worker_send(struct jt_thread *t, struct jt_worker *to)
 	t->owner = to;
 	t->in_transit = 1;
 	t->stopped = 0;
+	t->pending_sig = 0;
 	t->inext = to->inbox;
 	to->inbox = t;
 	worker_wake(to);
@@ -328,16 +343,8 @@ worker_seize(struct jt_tracer *tr, struct jt_thread *t)
 		return -1;
 	}
 	ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L);
-	for (;;) {
-		if (waitpid(t->tid, &status, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (!WIFSTOPPED(status))
-			return -1;	/* killed while parked; nobody else will report it */
-		break;
-	}
+	if (util_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
+		return -1;	/* killed while parked; nobody else will report it */
 	if ((unsigned)status >> 16 == PTRACE_EVENT_STOP) {
 		t->group_stop = worker_is_stop_signal(WSTOPSIG(status));
 	} else if (((unsigned)status >> 16) == 0 && !t->pending_sig) {

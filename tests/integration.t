@@ -314,8 +314,9 @@ for my $mode (@modes) {
 			   marker => 'SITE:th_leak', live_bytes => 5 * 8 * 3 * 24, live_blocks => 5 * 8 * 3,
 			   alloc_calls => 5 * 8 * 3);
 		check_gone($w, 'threads, 5 waves', 'th_churn');
-		# (No check of unknown_frees here: at thread exit glibc frees its tcache, which it
-		# allocated with the internal _int_malloc, and the blocks cached in it.)
+		# At thread exit glibc frees its tcache and the blocks cached in it: its own business.
+		is($w->{totals}{unknown_frees}, 0, 'threads, 5 waves: no unknown frees');
+		is_deeply($w->{invalid_frees}, [], 'threads, 5 waves: no invalid frees');
 	};
 }
 

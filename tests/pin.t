@@ -53,12 +53,10 @@ sub wait_ready { my $f = $_[0]; JT::wait_until(sub { (JT::slurp($f) // '') =~ /r
 like(JT::run_cmd(argv => [$JT, '--help'])->{stdout}, qr/--pin.*CHANGES THE\s+PROGRAM'S CPU AFFINITY/s,
      '--help documents --pin as a change to the program');
 
-# Under JMPTRACE_DEBUG each tracer thread says how many of its stops it sampled (every
+# Under --verbose each tracer thread says how many of its stops it sampled (every
 # 64th) and how many of those crossed CPUs. The share depends on the host; the counts do not.
 subtest 'the share of cross-CPU stops is printed per tracer thread' => sub {
-	local $ENV{JMPTRACE_DEBUG} = 1;
-	local $ENV{JMPTRACE_THREADS} = 2;
-	my $r = run_jt('threads', 'pie', args => [1000, 5, 40]);
+	my $r = run_jt('threads', 'pie', args => [1000, 5, 40], jt_args => ['--verbose', '--tracer-threads', 2]);
 	is($r->{exit}, 0, 'exit 0');
 	my @l = ($r->{stderr} // '') =~ /^jmptrace: tracer thread (\d+): \d+ breakpoint hits, (\d+) stops; cross-CPU stops: (\d+) of (\d+) sampled \(every 64th stop\), ([\d.]+)%;/mg;
 	is(scalar(@l) / 5, 2, 'a line for each of the 2 tracer threads') or diag($r->{stderr});
@@ -71,8 +69,7 @@ subtest 'the share of cross-CPU stops is printed per tracer thread' => sub {
 # Launch: counts exact with several tracer threads and threads handed between them.
 for my $mode (@modes) {
 	subtest "--pin, threads-$mode: exact counts" => sub {
-		local $ENV{JMPTRACE_THREADS} = 2;
-		my $r = run_jt('threads', $mode, jt_args => ['--pin'], args => [1000, 5, 40]);
+		my $r = run_jt('threads', $mode, jt_args => ['--pin', '--tracer-threads', 2], args => [1000, 5, 40]);
 		is($r->{exit}, 0, 'exit 0');
 		is($r->{stdout}, "threads: done\n", 'stdout');
 		my $s = snapshot_of($r, '--pin') or return;
@@ -140,8 +137,7 @@ SKIP: {
 			my @tids = sort { $a <=> $b } keys %{ affinities($p->{pid}) };
 			system('taskset', '-pc', $cpus[-1], $tids[-1]) == 0 or diag('taskset failed');
 			my $before = affinities($p->{pid});
-			local $ENV{JMPTRACE_THREADS} = $ntt;
-			my $j = JT::spawn(argv => [$JT, '--pin', '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
+			my $j = JT::spawn(argv => [$JT, '--pin', '--tracer-threads', $ntt, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
 					  dir => $dir, name => 'jt');
 			JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30);
 			ok(JT::wait_until(sub { all_pinned($p->{pid}, scalar @tids) }, 10),

@@ -16,7 +16,7 @@ my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
 my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : @JT::MODES;
 
-# JMPTRACE_DEBUG prints one line per hand-over; count them by destination.
+# --verbose prints one line per hand-over; count them by destination.
 sub handovers {
 	my ($stderr) = @_;
 	my %to;
@@ -24,25 +24,23 @@ sub handovers {
 	return \%to;
 }
 
-# The threads test program under jmptrace with the given environment; checks every
+# The threads test program under jmptrace with the given options (and --verbose); checks every
 # figure that does not depend on timing. Returns the run; {snap} is its last snapshot.
-# Thread exit frees glibc's tcache at a moment that depends on scheduling, so frees may
-# differ by a few; every other total must be equal.
 sub same_totals {
 	my ($got, $want, $name) = @_;
 	for my $f (qw(alloc_calls bytes_allocated live_bytes live_blocks)) {
 		is($got->{$f}, $want->{$f}, "$name: $f ($want->{$f}) as with one tracer thread");
 	}
 	is($got->{calls}{malloc}, $want->{calls}{malloc}, "$name: malloc calls ($want->{calls}{malloc}) as with one");
-	ok(abs($got->{frees} - $want->{frees}) <= 16, "$name: frees $got->{frees} within 16 of $want->{frees}");
+	is($got->{frees}, $want->{frees}, "$name: frees ($want->{frees}) as with one");
+	is($got->{unknown_frees}, 0, "$name: no unknown frees");
+	is($got->{calls}{free}, $want->{calls}{free}, "$name: free calls ($want->{calls}{free}) as with one");
 }
 
 sub threads_run {
-	my ($mode, $name, $k, %env) = @_;
-	my $extra = delete $env{args} // [];
-	local @ENV{ keys %env } = values %env;
-	local $ENV{JMPTRACE_DEBUG} = 1;
-	my $r = run_jt('threads', $mode, args => [$k, 5, 40, @$extra]);
+	my ($mode, $name, $k, %o) = @_;
+	my $r = run_jt('threads', $mode, jt_args => ['--verbose', @{ $o{opts} // [] }],
+		       args => [$k, 5, 40, @{ $o{args} // [] }]);
 	is($r->{exit}, 0, "$name: exit 0");
 	is($r->{stdout}, "threads: done\n", "$name: stdout");
 	my $s = snapshot_of($r, $name) or return $r;
@@ -58,7 +56,7 @@ for my $mode (@modes) {
 	subtest "threads-$mode, 1, 2 and 3 tracer threads" => sub {
 		my %calls;
 		for my $n (1, 2, 3) {
-			my $r = threads_run($mode, "$n tracer threads", 2000, JMPTRACE_THREADS => $n);
+			my $r = threads_run($mode, "$n tracer threads", 2000, opts => ['--tracer-threads', $n]);
 			my $to = handovers($r->{stderr});
 			if ($n == 1) {
 				is(scalar(keys %$to), 0, '1 tracer thread: no hand-over');
@@ -80,8 +78,8 @@ for my $mode (@modes) {
 # tracer thread 0 does; threads on other tracer threads are sent to it and recalled.
 for my $mode (qw(pie static)) {
 	subtest "threads-$mode, stepping over every breakpoint with 2 tracer threads" => sub {
-		my $one = threads_run($mode, 'emulation, 1 tracer thread', 300, JMPTRACE_THREADS => 1);
-		my $r = threads_run($mode, 'no emulation', 300, JMPTRACE_THREADS => 2, JMPTRACE_NO_EMULATE => 1);
+		my $one = threads_run($mode, 'emulation, 1 tracer thread', 300, opts => ['--tracer-threads', 1]);
+		my $r = threads_run($mode, 'no emulation', 300, opts => ['--tracer-threads', 2, '--no-emulate']);
 		same_totals($r->{snap}{totals}, $one->{snap}{totals}, 'no emulation') if $r->{snap} && $one->{snap};
 		my $to = handovers($r->{stderr});
 		ok(($to->{0} // 0) > 0, 'threads were handed back to tracer thread 0 (' . ($to->{0} // 0) . ')');
@@ -96,25 +94,11 @@ for my $mode (qw(pie static)) {
 # bytes after the syscall instruction (it did: SIGSEGV) had jmptrace parked it there.
 for my $mode (qw(pie static)) {
 	subtest "threads-$mode under a seccomp filter that denies pause(), 2 tracer threads" => sub {
-		my $one = threads_run($mode, 'seccomp, 1 tracer thread', 1000, JMPTRACE_THREADS => 1, args => [1, 1]);
-		my $r = threads_run($mode, 'seccomp, 2 tracer threads', 1000, JMPTRACE_THREADS => 2, args => [1, 1]);
+		my $one = threads_run($mode, 'seccomp, 1 tracer thread', 1000, opts => ['--tracer-threads', 1], args => [1, 1]);
+		my $r = threads_run($mode, 'seccomp, 2 tracer threads', 1000, opts => ['--tracer-threads', 2], args => [1, 1]);
 		same_totals($r->{snap}{totals}, $one->{snap}{totals}, 'seccomp') if $r->{snap} && $one->{snap};
 		ok((handovers($r->{stderr})->{1} // 0) > 0, 'threads were handed to tracer thread 1');
 	};
-}
-
-sub heartbeat { my $v = JT::slurp($_[0]) // ''; $v =~ /^(\d+)/ ? $1 : -1 }
-
-# TracerPid of every thread of $pid that is not 0, as "tid:tracer".
-sub traced_threads {
-	my ($pid) = @_;
-	my @t;
-	opendir(my $d, "/proc/$pid/task") or return ('no task dir');
-	for my $tid (grep { /^\d+$/ } readdir $d) {
-		my $st = JT::slurp("/proc/$pid/task/$tid/status") // '';
-		push @t, "$tid:$1" if $st =~ /^TracerPid:\s*(\d+)/m && $1 != 0;
-	}
-	return @t;
 }
 
 # Attach with 2 tracer threads to a program with 8 busy threads; detach; repeat.
@@ -126,9 +110,8 @@ for my $mode (qw(pie static)) {
 		ok(JT::wait_until(sub { heartbeat($hb) > 1000 }, 30), 'the program runs') or return JT::reap($p, 1);
 		my ($handed, $fails) = (0, 0);
 		for my $i (1 .. 10) {
-			local $ENV{JMPTRACE_THREADS} = 2;
-			local $ENV{JMPTRACE_DEBUG} = 1;
-			my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r$i.json", '-o', "$dir/r$i.txt"],
+			my $j = JT::spawn(argv => [$JT, '--tracer-threads', 2, '--verbose', '-p', $p->{pid},
+						   '--json', "$dir/r$i.json", '-o', "$dir/r$i.txt"],
 					  dir => $dir, name => "jt$i");
 			JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30);
 			# Long enough for the busy threads to be spread over both tracer threads.

@@ -14,7 +14,7 @@ use POSIX qw(:sys_wait_h setpgid);
 our @EXPORT = qw(
 	@MODES @CALL_NAMES root prog_path src_path line_of site_line
 	run_cmd run_native run_jt last_snapshot calls_of spawn reap wait_until read_json
-	catches_signal
+	catches_signal heartbeat traced_threads
 	frame_func_is frame_file_is stacks_with_frame0 stacks_at_site stacks_through
 	sum_field describe_stacks describe_frame is_true is_false
 );
@@ -231,6 +231,21 @@ sub catches_signal {
 	my ($mask) = $st =~ /^SigCgt:\s*([0-9a-f]+)/m or return 0;
 	my $digit = hex(substr($mask, length($mask) - 1 - int(($sig - 1) / 4), 1));
 	return ($digit >> (($sig - 1) % 4)) & 1;
+}
+
+# The number a heartbeat-style test program last wrote to file $path, or -1.
+sub heartbeat { my $v = slurp($_[0]) // ''; $v =~ /^(\d+)/ ? $1 : -1 }
+
+# Every thread of $pid whose TracerPid is not 0, as "tid:tracer" (empty when none is traced).
+sub traced_threads {
+	my ($pid) = @_;
+	my @t;
+	opendir(my $d, "/proc/$pid/task") or return ('no task dir');
+	for my $tid (grep { /^\d+$/ } readdir $d) {
+		my $st = slurp("/proc/$pid/task/$tid/status") // '';
+		push @t, "$tid:$1" if $st =~ /^TracerPid:\s*(\d+)/m && $1 != 0;
+	}
+	return @t;
 }
 
 # Runs a test program without jmptrace.

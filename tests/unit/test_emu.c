@@ -35,6 +35,7 @@
 #define D0		(arena)
 #define D1		(arena + 2 * PG)
 #define STACK_TOP	(arena + 4 * PG)
+#define NOP_AT		(arena + PG + 0x100)	/* a nop, for telling a refused start from a fault */
 
 #define FL_BASE		0x202	/* IF and the always-one bit */
 
@@ -56,11 +57,20 @@ struct result {
 };
 static struct result emu_res, cpu_res;
 
-/* A group of cases that ends in one TAP line; the first mismatch is kept for diagnosis. */
+/*
+ * A group of cases that ends in one TAP line; the first mismatch is kept for
+ * diagnosis. Start states that not every x86-64 CPU would resume (invalid,
+ * never run) and those this CPU would not resume (refused) are test defects,
+ * not emulator mismatches: they are counted and shown apart, and fail too.
+ */
+struct tally {
+	int cases, bad, invalid, refused;
+};
 static struct {
-	int cases, bad;
-	char first[2048];
+	struct tally n;
+	char first[2048], first_invalid[512], first_refused[512];
 } grp;
+static struct tally total;	/* over all groups, for the closing check */
 
 /* Operand values that sit on carry, overflow, sign and parity boundaries. */
 static const uint64_t vals[] = {
@@ -224,6 +234,24 @@ cpu_step(const struct user_regs_struct *start, struct user_regs_struct *out, int
 
 /* ---- registers ---- */
 
+/*
+ * Whether a is canonical with 48-bit linear addresses: bits 63-47 all equal.
+ * Such an address is canonical with 57-bit ones (LA57) too, so on every
+ * x86-64 CPU and paging mode.
+ */
+static int
+addr_canonical(uint64_t a)
+{
+	return (uint64_t)((int64_t)(a << 16) >> 16) == a;
+}
+
+/* v made canonical: its low 48 bits kept, bit 47 copied into bits 63-48. */
+static uint64_t
+addr_canon(uint64_t v)
+{
+	return (uint64_t)((int64_t)(v << 16) >> 16);
+}
+
 static unsigned long long *
 reg_ptr(struct user_regs_struct *r, int n)
 {
@@ -253,7 +281,13 @@ size_mask(int size)
 	return size >= 8 ? ~0ULL : (1ULL << (8 * size)) - 1;
 }
 
-/* Sets the low size bytes of register n (16-19: ah..bh), keeping the noise above them. */
+/*
+ * Sets the low size bytes of register n (16-19: ah..bh), keeping the noise
+ * above them. rsp stays canonical: some hosts (an AMD EPYC) will not resume
+ * a thread whose rsp is not, others (an Intel Xeon) will, so such a start
+ * state would test the host rather than the emulator. The low 48 bits, and
+ * so all that an operand of up to 32 bits sees, stay as asked.
+ */
 static void
 reg_set(struct user_regs_struct *r, int n, int size, uint64_t v)
 {
@@ -266,6 +300,8 @@ reg_set(struct user_regs_struct *r, int n, int size, uint64_t v)
 	}
 	p = reg_ptr(r, n);
 	*p = (*p & ~size_mask(size)) | (v & size_mask(size));
+	if (n == 4)
+		*p = addr_canon(*p);
 }
 
 /* Random registers, a valid stack and random arithmetic flags. */
@@ -282,19 +318,78 @@ regs_random(void)
 	return r;
 }
 
+/*
+ * Why not every x86-64 CPU and kernel would resume a thread from s, or NULL.
+ * rip and rsp must be canonical: an iretq to a non-canonical rip faults on
+ * every CPU, to a non-canonical rsp on some (an AMD EPYC: SIGSEGV, rip
+ * unchanged) but not on others (an Intel Xeon). Of eflags,
+ * only the arithmetic flags vary: TF and RF change how the step ends, AC
+ * makes misaligned accesses fault (Linux sets CR0.AM), and PTRACE_SETREGS
+ * drops the bits it does not let a tracer set, so they would not be tested.
+ * The rest (segments, fs and gs base) stays as the kernel gave it, which
+ * PTRACE_SETREGS would check.
+ */
+static const char *
+start_invalid(const struct user_regs_struct *s)
+{
+	struct user_regs_struct a = *s, b = kid.base;
+
+	if (!addr_canonical(s->rip))
+		return "rip is not canonical";
+	if (!addr_canonical(s->rsp))
+		return "rsp is not canonical";
+	if ((s->eflags & ~(unsigned long long)X86_FL_ARITH) != FL_BASE)
+		return "eflags has bits other than IF, bit 1 and the arithmetic flags";
+	/* Compare what is left: the 16 registers, rip, eflags and orig_rax are the case's own. */
+	for (int i = 0; i < 16; i++)
+		*reg_ptr(&a, i) = *reg_ptr(&b, i);
+	a.rip = b.rip, a.eflags = b.eflags, a.orig_rax = b.orig_rax;
+	if (memcmp(&a, &b, sizeof(a)) != 0)
+		return "segment registers or fs/gs base differ from the kernel's";
+	return NULL;
+}
+
+enum step { STEP_DONE, STEP_FAULT, STEP_REFUSED };
+
+/*
+ * Single-steps the child from start into out. STEP_DONE: it ran and stopped
+ * with the trace trap. Otherwise it stopped with signal *sig (0: ptrace
+ * failed), and when rip did not move, a nop (which cannot fault) from the
+ * same registers tells a kernel or CPU that refused to resume the state at
+ * all (STEP_REFUSED) from an instruction that faulted (STEP_FAULT).
+ */
+static enum step
+cpu_try(const struct user_regs_struct *start, struct user_regs_struct *out, int *sig)
+{
+	struct user_regs_struct probe = *start, junk;
+	int probe_sig;
+
+	if (cpu_step(start, out, sig) == 0)
+		return STEP_DONE;
+	if (*sig != 0 && out->rip != start->rip)
+		return STEP_FAULT;
+	probe.rip = NOP_AT;
+	return cpu_step(&probe, &junk, &probe_sig) < 0 ? STEP_REFUSED : STEP_FAULT;
+}
+
 /* ---- groups and the differential check ---- */
 
-static void
-grp_fail(const char *fmt, ...)
+/* Counts one case in *count and keeps the text of the group's first one in first. */
+static void __attribute__((format(printf, 4, 5)))
+grp_note(int *count, char *first, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (grp.bad++ > 0)
+	if ((*count)++ > 0)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(grp.first, sizeof(grp.first), fmt, ap);
+	vsnprintf(first, size, fmt, ap);
 	va_end(ap);
 }
+
+#define grp_fail(...)	 grp_note(&grp.n.bad, grp.first, sizeof(grp.first), __VA_ARGS__)
+#define grp_invalid(...) grp_note(&grp.n.invalid, grp.first_invalid, sizeof(grp.first_invalid), __VA_ARGS__)
+#define grp_refused(...) grp_note(&grp.n.refused, grp.first_refused, sizeof(grp.first_refused), __VA_ARGS__)
 
 static void __attribute__((format(printf, 1, 2)))
 grp_end(const char *fmt, ...)
@@ -305,11 +400,18 @@ grp_end(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
-	ok(grp.bad == 0 && grp.cases > 0, "%s: %d cases match the CPU", name, grp.cases);
-	if (grp.bad)
-		printf("# %d mismatches; first:\n%s", grp.bad, grp.first);
-	grp.cases = grp.bad = 0;
-	grp.first[0] = '\0';
+	ok(grp.n.bad == 0 && grp.n.invalid == 0 && grp.n.refused == 0 && grp.n.cases > 0,
+	   "%s: %d cases match the CPU", name, grp.n.cases);
+	if (grp.n.bad)
+		printf("# %d mismatches; first:\n%s", grp.n.bad, grp.first);
+	if (grp.n.invalid)
+		printf("# %d start states not valid on every x86-64 CPU, not run (a test defect); first:\n%s",
+		       grp.n.invalid, grp.first_invalid);
+	if (grp.n.refused)
+		printf("# %d start states refused by this CPU or kernel, not an emulator mismatch; first:\n%s",
+		       grp.n.refused, grp.first_refused);
+	total.cases += grp.n.cases, total.invalid += grp.n.invalid, total.refused += grp.n.refused;
+	memset(&grp, 0, sizeof(grp));
 }
 
 static const char *
@@ -413,9 +515,11 @@ check_at(uint64_t at, const uint8_t *code, size_t n, struct user_regs_struct sta
 {
 	char text[256], diff[1536];
 	struct jt_insn in;
+	const char *why;
+	enum step step;
 	int sig;
 
-	grp.cases++;
+	grp.n.cases++;
 	if (code)
 		code_place(at, code, n);
 	if (arena_dirty)
@@ -424,6 +528,11 @@ check_at(uint64_t at, const uint8_t *code, size_t n, struct user_regs_struct sta
 		return;
 	start.rip = at;
 	start.orig_rax = -1;
+	why = start_invalid(&start);
+	if (why) {
+		grp_invalid("#   %s: %s (rsp %#llx, eflags %#llx)\n", text, why, start.rsp, start.eflags);
+		return;
+	}
 	emu_res.regs = start;
 	if (emu_exec(&in, &emu_res.regs, &child_ops) < 0) {
 		grp_fail("#   %s: emu_exec failed\n", text);
@@ -432,8 +541,13 @@ check_at(uint64_t at, const uint8_t *code, size_t n, struct user_regs_struct sta
 	arena_snapshot(emu_res.mem);
 	if (arena_dirty)
 		arena_reset();
-	if (cpu_step(&start, &cpu_res.regs, &sig) < 0) {
-		grp_fail("#   %s: the CPU stopped with signal %d\n", text, sig);
+	step = cpu_try(&start, &cpu_res.regs, &sig);
+	if (step != STEP_DONE) {
+		if (step == STEP_REFUSED)
+			grp_refused("#   %s: stopped with signal %d before it ran, as a nop did from the same "
+				    "registers (rsp %#llx, eflags %#llx)\n", text, sig, start.rsp, start.eflags);
+		else
+			grp_fail("#   %s: the CPU stopped with signal %d\n", text, sig);
 		return;
 	}
 	arena_snapshot(cpu_res.mem);
@@ -976,21 +1090,35 @@ rng_target(void)
 	return rng_next() & 0x7ffffffff000ULL;
 }
 
+/*
+ * rel, or -rel when a branch of up to 6 bytes at AT would land on a
+ * non-canonical address: that happens when the arena lies within 2 GiB of
+ * the top of user space (with ASLR off, setarch -R), and then Intel faults
+ * at the branch, AMD at the target, and a CPU with 57-bit addresses not at
+ * all.
+ */
+static int32_t
+rel_canonical(int32_t rel)
+{
+	return addr_canonical(AT + 6 + (uint64_t)(int64_t)rel) ? rel : -rel;
+}
+
 static void
 test_branches(void)
 {
 	static const int32_t rels[] = { 0, 1, -2, 0x7f, -0x80, 0x1000, -0x1000, 0x7ffff000, -0x7ffff000 };
 
 	for (size_t i = 0; i < sizeof(rels) / sizeof(rels[0]); i++) {
+		int32_t rel = rel_canonical(rels[i]);
 		uint8_t b[6];
 
-		b[0] = 0xeb, b[1] = (uint8_t)rels[i];
+		b[0] = 0xeb, b[1] = (uint8_t)rel;
 		check(b, 2, regs_random());
-		b[0] = 0xe9, memcpy(b + 1, &rels[i], 4);
+		b[0] = 0xe9, memcpy(b + 1, &rel, 4);
 		check(b, 5, regs_random());
 		b[0] = 0xe8;
 		check(b, 5, regs_random());
-		b[0] = 0xf2, b[1] = 0xe9, memcpy(b + 2, &rels[i], 4);	/* bnd jmp */
+		b[0] = 0xf2, b[1] = 0xe9, memcpy(b + 2, &rel, 4);	/* bnd jmp */
 		check(b, 6, regs_random());
 	}
 	grp_end("jmp rel8/rel32, call rel32, bnd jmp");
@@ -1143,6 +1271,46 @@ test_misc(void)
 	ok(strlen(buf) == 3, "emu_describe truncates to the buffer");
 }
 
+/*
+ * The harness itself, since this host may resume any state: a start state
+ * not every CPU resumes is caught before it runs, and one the kernel will
+ * not resume is told apart from an instruction that faults.
+ */
+static void
+test_harness(void)
+{
+	static const uint8_t nop[] = { 0x90 }, load[] = { 0x48, 0x8b, 0x03 };	/* mov rax, [rbx] */
+	struct user_regs_struct r = regs_random(), bad, out;
+	enum step step;
+	int sig;
+
+	r.rip = AT;
+	ok(start_invalid(&r) == NULL, "a random start state is valid on any x86-64 CPU");
+	bad = r, bad.rsp = 0x8000000000000000ULL;
+	ok(start_invalid(&bad) != NULL, "one with a non-canonical rsp is not: %s", start_invalid(&bad));
+	reg_set(&bad, 4, 8, 0x7fffffffffffffffULL);
+	ok(bad.rsp == ~0ULL && start_invalid(&bad) == NULL, "reg_set keeps rsp canonical (%#llx)", bad.rsp);
+	bad = r, bad.rip = 0x0000800000000000ULL;
+	ok(start_invalid(&bad) != NULL, "nor one with a non-canonical rip: %s", start_invalid(&bad));
+	bad = r, bad.eflags |= 0x100;
+	ok(start_invalid(&bad) != NULL, "nor one with TF set: %s", start_invalid(&bad));
+	bad = r, bad.eflags |= 0x40000;
+	ok(start_invalid(&bad) != NULL, "nor one with AC set: %s", start_invalid(&bad));
+	bad = r, bad.fs_base = 1ULL << 63;
+	ok(start_invalid(&bad) != NULL, "nor one with another fs base: %s", start_invalid(&bad));
+
+	code_place(AT, nop, sizeof(nop));
+	if (arena_dirty)
+		arena_reset();
+	ok(cpu_try(&r, &out, &sig) == STEP_DONE && out.rip == AT + 1, "a nop steps");
+	ok(cpu_try(&bad, &out, &sig) == STEP_REFUSED, "a state PTRACE_SETREGS refuses counts as refused");
+	code_place(AT, load, sizeof(load));
+	r.rbx = 8;
+	step = cpu_try(&r, &out, &sig);
+	ok(step == STEP_FAULT && sig == SIGSEGV && out.rip == AT,
+	   "an instruction that faults counts as a fault, not as refused (signal %d)", sig);
+}
+
 /* ---- the allocators' real first instructions ---- */
 
 /* Looks name up in path's .dynsym and copies the first 16 bytes of its code; returns its address or 0. */
@@ -1268,6 +1436,7 @@ setup(void)
 
 		memcpy(image + i, &v, 8);
 	}
+	image[NOP_AT - arena] = 0x90;
 	return child_start();
 }
 
@@ -1301,6 +1470,10 @@ main(void)
 	test_mem_failure();
 	test_misc();
 	test_allocators();
+	test_harness();
+	ok(total.invalid == 0 && total.refused == 0,
+	   "all %d start states valid on any x86-64 CPU (%d were not), and this one resumed each (%d refused)",
+	   total.cases, total.invalid, total.refused);
 	alarm(0);
 	child_stop();
 	return tap_done();

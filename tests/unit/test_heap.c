@@ -61,6 +61,7 @@ check_totals(const struct jt_heap *h, const struct jt_heap_totals *want, const c
 	CHECK_FIELD(allocs);
 	CHECK_FIELD(frees);
 	CHECK_FIELD(unknown_frees);
+	CHECK_FIELD(invalid_frees);
 #undef CHECK_FIELD
 }
 
@@ -116,6 +117,24 @@ test_intern(void)
 	   "intern: empty stack has depth 0 and zero counters");
 	ok(heap_stack_get(h, 4) == NULL, "intern: id 4 is out of range");
 	ok(heap_stack_get(h, UINT32_MAX) == NULL, "intern: id UINT32_MAX is out of range");
+	heap_destroy(h);
+}
+
+/* A stack cut at --depth is not the whole stack that happens to have the same pcs. */
+static void
+test_intern_cut(void)
+{
+	struct jt_heap *h = heap_new();
+	uint64_t a[] = { 0x401000, 0x402000 };
+	uint32_t whole = heap_stack_intern(h, a, 2);
+	uint32_t cut = heap_stack_intern_cut(h, a, 2, 1);
+	const struct jt_stack *s = heap_stack_get(h, cut);
+
+	ok(whole != cut, "intern cut: a cut stack and a whole one with the same pcs differ");
+	is_u64(heap_stack_intern_cut(h, a, 2, 1), cut, "intern cut: the same cut stack again has the same id");
+	is_u64(heap_stack_intern_cut(h, a, 2, 0), whole, "intern cut: truncated 0 is heap_stack_intern");
+	ok(s && s->truncated && s->depth == 2, "intern cut: the cut stack is marked truncated");
+	ok(!heap_stack_get(h, whole)->truncated, "intern cut: the whole one is not");
 	heap_destroy(h);
 }
 
@@ -221,17 +240,60 @@ test_duplicate_and_unknown(void)
 	is_u64((uint64_t)(int64_t)heap_free(h, 0, &size), (uint64_t)-1, "free(0) returns -1");
 	is_u64(heap_free(h, 0x5000, NULL), 0, "free of the replaced block");
 	is_u64((uint64_t)(int64_t)heap_free(h, 0x5000, NULL), (uint64_t)-1,
-	       "double free is an unknown free");
+	       "double free returns -1");
 	want = (struct jt_heap_totals){ .bytes_allocated = 80, .live_bytes = 0,
-		.live_blocks = 0, .peak_live_bytes = 64, .allocs = 2, .frees = 1,
-		.unknown_frees = 2 };
-	check_totals(h, &want, "unknown frees (free(0) not counted)");
+		.live_blocks = 0, .peak_live_bytes = 64, .allocs = 2, .frees = 1 };
+	check_totals(h, &want, "a free of no live block counts nothing by itself");
+	heap_unknown_free(h);
+	heap_unknown_free(h);
+	want.unknown_frees = 2;
+	check_totals(h, &want, "the caller counts unknown frees");
 
 	/* Defensive extras: no block at 0, no block on a stack that does not exist. */
 	is_u64((uint64_t)(int64_t)heap_alloc(h, 0, 8, s1), (uint64_t)-1, "alloc at 0 is refused");
 	is_u64((uint64_t)(int64_t)heap_alloc(h, 0x7000, 8, 2), (uint64_t)-1,
 	       "alloc on unknown stack id is refused");
 	check_totals(h, &want, "refused allocs count nothing");
+	heap_destroy(h);
+}
+
+/*
+ * Invalid frees: counted per stack and as unknown frees, listed most first
+ * (ties by id), kept apart from live figures, and gone with the image.
+ */
+static void
+test_invalid_frees(void)
+{
+	struct jt_heap *h = heap_new();
+	uint64_t pc[4] = { 0x100, 0x200, 0x300, 0x400 };
+	uint32_t s[4], ids[4], n;
+	struct jt_heap_totals want;
+
+	for (int i = 0; i < 4; i++)
+		s[i] = heap_stack_intern(h, &pc[i], 1);
+	is_u64(heap_invalid_stacks(h, ids, 4), 0, "invalid: none at first");
+	heap_alloc(h, 0x9000, 32, s[0]);
+	heap_invalid_free(h, s[2]);
+	heap_invalid_free(h, s[1]);
+	heap_invalid_free(h, s[2]);
+	heap_invalid_free(h, s[3]);
+	heap_invalid_free(h, s[2]);
+	heap_unknown_free(h);
+	ok(heap_invalid_free(h, 99) == -1, "invalid: an unknown stack id is refused");
+	want = (struct jt_heap_totals){ .bytes_allocated = 32, .live_bytes = 32, .live_blocks = 1,
+		.peak_live_bytes = 32, .allocs = 1, .unknown_frees = 6, .invalid_frees = 5 };
+	check_totals(h, &want, "invalid frees");
+	is_u64(heap_stack_get(h, s[2])->invalid_frees, 3, "invalid: per stack");
+	n = heap_invalid_stacks(h, ids, 4);
+	ok(n == 3 && ids[0] == s[2] && ids[1] == s[1] && ids[2] == s[3],
+	   "invalid: order 2,1,3 (most first, then id; got %u: %u,%u,%u)", n, ids[0], ids[1], ids[2]);
+	is_u64(heap_invalid_stacks(h, ids, 1), 1, "invalid: max 1 writes one");
+	is_u64(heap_top_stacks(h, ids, 4), 1, "invalid: only the live stack is in the top");
+	heap_clear_live(h);
+	is_u64(heap_invalid_stacks(h, ids, 4), 0, "invalid: clear_live forgets them");
+	want = (struct jt_heap_totals){ .bytes_allocated = 32, .peak_live_bytes = 32, .allocs = 1,
+		.unknown_frees = 6 };
+	check_totals(h, &want, "invalid frees after clear_live");
 	heap_destroy(h);
 }
 
@@ -314,6 +376,7 @@ test_top_and_clear(void)
 	is_u64(heap_top_stacks(h, ids, 10), 0, "top after clear_live: nothing live");
 	ok(heap_lookup(h, 0xa500, NULL, NULL) == -1, "clear_live: old block is gone");
 	ok(heap_free(h, 0xa500, NULL) == -1, "clear_live: freeing an old block is unknown");
+	heap_unknown_free(h);
 	is_u64(heap_alloc(h, 0xa500, 7, s[5]), 0, "clear_live: the address can be reused (returns 0)");
 	ok(heap_lookup(h, 0xa500, &size, NULL) == 0 && size == 7, "clear_live: reused block reads 7");
 	want = (struct jt_heap_totals){ .bytes_allocated = 1906, .live_bytes = 7,
@@ -378,6 +441,7 @@ churn_step(struct jt_heap *h, struct churn_ref *ref, const uint32_t *stacks)
 		if (rc != (ref->live[k] ? 0 : -1) || (!rc && size != ref->size[k]))
 			return 1;
 		if (!ref->live[k]) {
+			heap_unknown_free(h);
 			ref->tot.unknown_frees++;
 			return 0;
 		}
@@ -626,9 +690,11 @@ main(void)
 	rng_seed(0x2545f4914f6cdd1dULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_intern();
+	test_intern_cut();
 	test_intern_many();
 	test_alloc_free();
 	test_duplicate_and_unknown();
+	test_invalid_frees();
 	test_big_sizes();
 	test_top_and_clear();
 	test_churn();

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "sym.h"
 #include "tap.h"
+#include "unwind.h"
 #include "util.h"
 
 /*
@@ -297,7 +298,8 @@ test_cxx(struct jt_sym *s)
 
 /*
  * Builds the heap the report tests print. Live stacks, biggest first:
- * inl 4000 B/1 block, leaf 3000 B/2, cxx 300 B/3, empty 10 B/1.
+ * inl 4000 B/1 block, leaf 3000 B/2, cxx 300 B/3, empty 10 B/1; and one
+ * invalid free from the leaf's stack.
  */
 static struct jt_heap *
 tr_build_heap(uint64_t newaddr)
@@ -322,7 +324,9 @@ tr_build_heap(uint64_t newaddr)
 	heap_alloc(h, 0x8000, 1000000, d);
 	heap_free(h, 0x8000, NULL);
 	heap_alloc(h, 0x9000, 10, e);
-	heap_free(h, 0xdead0, NULL);
+	/* A double free made from the leaf's stack. */
+	heap_free(h, 0x3000, NULL);
+	heap_invalid_free(h, a);
 	return h;
 }
 
@@ -394,6 +398,15 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 		     "  unknown frees                      1\n"
 		     "  live                           7,310 bytes in 7 blocks\n"
 		     "  peak live                  1,007,300 bytes\n", "the totals");
+	snprintf(want, sizeof(want),
+		 "1 invalid free (of addresses that were no live block: double frees, frees of non-heap"
+		 " pointers) from 1 stack:\n\n"
+		 "Invalid free #1: 1 call from this stack\n"
+		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n"
+		 "    by 0x%" PRIx64 ": tr_mid (test_report.c:%d)\n\n"
+		 "top 3 of 4 stacks by live bytes:\n",
+		 leaf_stack[0], line_leaf, leaf_stack[1], line_mid);
+	tr_has_lines(text, want, "the invalid free with its stack, before the live stacks");
 	tr_has_lines(text, "top 3 of 4 stacks by live bytes:\n", "the stack count");
 	snprintf(want, sizeof(want),
 		 "#1: 4,000 bytes in 1 block live; 1 allocation call of 4,000 bytes in all from this stack\n"
@@ -471,6 +484,10 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		" 'line': 0, 'inlined': False}, {'address': '0x10', 'module': None, 'function': None,"
 		" 'file': None, 'line': 0, 'inlined': False}], st[2]['frames']\n"
 		"assert st[3]['frames'] == []\n"
+		"inv = a['invalid_frees']\n"
+		"assert [(i['count'], [f['function'] for f in i['frames']]) for i in inv]"
+		" == [(1, ['tr_leaf', 'tr_mid'])], inv\n"
+		"assert inv[0]['frames'] == st[1]['frames'], inv\n"
 		"if len(snaps) > 1:\n"
 		"    b = snaps[1]\n"
 		"    assert b['command'] == 'q\"b\\\\s\\nn\\x01c\\ufffd\\u00e9', repr(b['command'])\n"
@@ -555,6 +572,54 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	unlink(json);
 }
 
+/*
+ * A stack captured in a signal handler: the trampoline's pc carries
+ * UNWIND_PC_SIGNAL and prints as "<signal handler called>" in its module,
+ * and the pc after it, where the signal interrupted, is looked up as it is:
+ * tr_mid's first byte is tr_mid, where pc - 1 would not be.
+ */
+static void
+test_signal_frame(struct jt_sym *s)
+{
+	uint64_t tramp = STDCXX_BIAS + 0x11, entry = (uint64_t)(uintptr_t)&tr_mid;
+	uint64_t pcs[4] = { leaf_stack[0], tramp | UNWIND_PC_SIGNAL, entry, leaf_stack[1] };
+	char json[] = "/tmp/jt_test_report_XXXXXX", want[1024], *text;
+	struct jt_heap *h = heap_new();
+	struct jt_json_out *j;
+	struct jt_snapshot snap;
+	int fd = mkstemp(json);
+
+	heap_alloc(h, 0x1000, 24, heap_stack_intern(h, pcs, 4));
+	tr_snapshot(&snap, h, s);
+	text = tr_text(&snap);
+	snprintf(want, sizeof(want),
+		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n"
+		 "    by 0x%" PRIx64 ": <signal handler called>\n"
+		 "    by 0x%" PRIx64 ": tr_mid (test_report.c:",
+		 leaf_stack[0], line_leaf, tramp, entry);
+	ok(strstr(text, want) != NULL, "text: the signal frame by name, then the interrupted pc in tr_mid");
+	snprintf(want, sizeof(want), "    by 0x%" PRIx64 ": tr_mid (test_report.c:%d)\n", leaf_stack[1], line_mid);
+	tr_has_lines(text, want, "the return address after it");
+	free(text);
+	ok(fd >= 0 && (j = report_json_open(json)) != NULL, "report_json_open");
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 && j) {
+		ok(report_json_add(j, &snap) == 0 && report_json_close(j) == 0, "JSON written");
+		text = tr_slurp(json);
+		snprintf(want, sizeof(want), "{\"address\": \"0x%" PRIx64 "\", \"module\": \"libstdc++.so.6\","
+			 " \"function\": \"<signal handler called>\", \"file\": null, \"line\": 0,"
+			 " \"inlined\": false}", tramp);
+		ok(strstr(text, want) != NULL, "JSON: the signal frame, in the trampoline's module");
+		snprintf(want, sizeof(want), "{\"address\": \"0x%" PRIx64 "\", \"module\": \"%s\","
+			 " \"function\": \"tr_mid\"", entry, self_name);
+		ok(strstr(text, want) != NULL, "JSON: the interrupted pc in tr_mid");
+		free(text);
+	}
+	unlink(json);
+	heap_destroy(h);
+}
+
 int
 main(void)
 {
@@ -579,6 +644,7 @@ main(void)
 	tr_snapshot(&snap, h, s);
 	test_text(&snap, newaddr);
 	test_json(&snap, newaddr);
+	test_signal_frame(s);
 	heap_destroy(h);
 	sym_destroy(s);
 	return tap_done();

@@ -407,6 +407,19 @@ same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
 	return na == nb && i == na;
 }
 
+/* The frames (below 64) whose pc carries UNWIND_PC_SIGNAL, as a bit set. */
+static uint64_t
+signal_marks(const uint64_t *pcs, int depth)
+{
+	uint64_t set = 0;
+	int i;
+
+	for (i = 0; i < depth && i < 64; i++)
+		if (pcs[i] & UNWIND_PC_SIGNAL)
+			set |= 1ull << i;
+	return set;
+}
+
 /*
  * The unwind checks of one backend on a stopped child, with the chain in
  * main or in a second thread. Leaves the pcs in pcs; returns their count.
@@ -430,6 +443,7 @@ test_backend(const struct target *t, const char *be, struct jt_modules *m, const
 	   "%s/%s/%s: frames are f8 f7 f6 f5 f4 f3 f2 f1 %s", be, t->mode, what, threaded ? "thread_main" : "main");
 	ok(depth > 9, "%s/%s/%s: the unwind goes on past %s (%d frames)", be, t->mode, what,
 	   threaded ? "thread_main" : "main", depth);
+	ok(signal_marks(pcs, depth) == 0, "%s/%s/%s: no frame is marked a signal frame", be, t->mode, what);
 	n = unwind_stack(u, c->tid, &c->regs, again, MAX_FRAMES);
 	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s/%s/%s: cached unwind is identical",
 	   be, t->mode, what);
@@ -502,6 +516,42 @@ find_frame(const struct target *t, const struct jt_module *exe, const uint64_t *
 }
 
 /*
+ * What jmptrace does to an allocator call that a signal handler interrupts:
+ * the interrupted function (raise here) had its return address, into
+ * frame k, replaced by a function's entry address. Unwound from the
+ * handler, the stack must go wrong at frame k without an override, and be
+ * whole again with one.
+ */
+static void
+test_signal_override(const struct target *t, const char *be, struct jt_unwind *u, const struct child *c,
+		     const struct jt_module *exe, const uint64_t *pcs, int depth, int k)
+{
+	static uint64_t stack[8192];
+	uint64_t got[MAX_FRAMES], slot, entry = exe->bias + sym_addr(t, "sig_main");
+	size_t i = 0;
+	int n;
+
+	if (mem_read(c->tid, c->regs.rsp, stack, sizeof(stack)) == 0)
+		for (i = 0; i < ARRAY_SIZE(stack) && stack[i] != pcs[k]; i++)
+			;
+	ok(i < ARRAY_SIZE(stack), "%s/%s/signal: frame %d's return address is on the stack", be, t->mode, k);
+	if (i == ARRAY_SIZE(stack))
+		return;
+	slot = c->regs.rsp + 8 * i;
+	if (mem_write(c->pid, slot, &entry, sizeof(entry)) != 0) {
+		ok(0, "%s/%s/signal: cannot replace the return address", be, t->mode);
+		return;
+	}
+	n = unwind_stack(u, c->tid, &c->regs, got, MAX_FRAMES);
+	ok(n > k && got[k] == entry, "%s/%s/signal: replaced, frame %d is sig_main's entry", be, t->mode, k);
+	unwind_override(u, slot, pcs[k]);
+	n = unwind_stack(u, c->tid, &c->regs, got, MAX_FRAMES);
+	ok(same_pcs(pcs, depth, got, n), "%s/%s/signal: with the override, the %d frames are whole again",
+	   be, t->mode, depth);
+	mem_write(c->pid, slot, &pcs[k], sizeof(pcs[k]));
+}
+
+/*
  * The chain in a signal handler: through the kernel's signal frame, an
  * exact pc in raise, then sig_main's frame of 100 KB, to main.
  */
@@ -524,13 +574,17 @@ test_signal(const struct target *t)
 	for (i = 0; i < N_BACKENDS; i++) {
 		u = unwind_new_backend(&m, backends[i]);
 		depth[i] = u ? unwind_stack(u, c.tid, &c.regs, pcs[i], MAX_FRAMES) : 0;
-		unwind_destroy(u);
 		printf("# %s/%s/signal: %d frames\n", backends[i], t->mode, depth[i]);
 		ok(check_chain(t, exe, pcs[i], depth[i], chain_signal, 9), "%s/%s/signal: frames are f8..f1 on_signal",
+		   backends[i], t->mode);
+		ok(signal_marks(pcs[i], depth[i]) == 1ull << 9, "%s/%s/signal: frame 9 alone is marked a signal frame",
 		   backends[i], t->mode);
 		k = find_frame(t, exe, pcs[i], depth[i], 10, "sig_main");
 		ok(k > 10 && find_frame(t, exe, pcs[i], depth[i], k + 1, "main") == k + 1,
 		   "%s/%s/signal: then, past the signal frame, sig_main and main (frame %d)", backends[i], t->mode, k);
+		if (u && k > 10)
+			test_signal_override(t, backends[i], u, &c, exe, pcs[i], depth[i], k);
+		unwind_destroy(u);
 	}
 	for (i = 1; i < N_BACKENDS; i++)
 		ok(same_pcs(pcs[0], depth[0], pcs[i], depth[i]), "%s/signal: %s and %s give the same %d pcs",
