@@ -35,7 +35,6 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cpu.h"
@@ -441,37 +440,17 @@ fl_on_stop(struct fl_tracer *tr, pid_t tid, int st)
 	return sig;
 }
 
-static uint64_t
-fl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
-fl_loop(struct fl_tracer *tr)
+fl_loop(struct fl_tracer *tr, struct jt_cpu *cpu)
 {
-	struct jt_cpu cpu;
-	unsigned long stops = 0;
-	uint64_t adapted = 0;
-
-	cpu_init(&cpu);
+	cpu_init(cpu);
 	for (;;) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
 
-		/* What jmptrace's loop does: follow every 64 stops, adapt the policy every 200 ms. */
-		if (tid > 0 && (stops++ & 63) == 0) {
-			uint64_t now = fl_now_ms();
-
-			cpu_follow(&cpu, tid);
-			if (now - adapted >= 200) {
-				cpu_adapt(&cpu);
-				adapted = now;
-			}
-		}
+		/* What jmptrace's loop does at each stop: sample, follow, adapt the policy. */
+		if (tid > 0 && WIFSTOPPED(st))
+			cpu_on_stop(cpu, tid, 1);
 
 		if (tid < 0) {
 			if (errno == EINTR)
@@ -490,13 +469,14 @@ fl_loop(struct fl_tracer *tr)
 		    errno != ESRCH)
 			fl_die("PTRACE_CONT");
 	}
-	cpu_release(&cpu);
+	cpu_release(cpu);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct fl_tracer tr = { 0 };
+	struct jt_cpu cpu;
 	int verbose = 0, i = 1;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -519,10 +499,14 @@ main(int argc, char **argv)
 	fl_thread_slot(&tr, fl_launch(&tr, argv + i), 1)->started = 1;
 	if (ptrace(PTRACE_CONT, tr.pid, NULL, NULL) < 0)
 		fl_die("PTRACE_CONT");
-	fl_loop(&tr);
-	if (verbose)
+	fl_loop(&tr, &cpu);
+	if (verbose) {
+		fprintf(stderr, "floor: cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%\n",
+			cpu.cross, cpu.samples, CPU_SAMPLE_EVERY,
+			cpu.samples ? 100.0 * (double)cpu.cross / (double)cpu.samples : 0.0);
 		fprintf(stderr, "floor: %lu malloc stops (entries and returns), %lu free stops\n",
 			tr.mallocs, tr.frees);
+	}
 	if (WIFSIGNALED(tr.exit_status))
 		return 128 + WTERMSIG(tr.exit_status);
 	return WEXITSTATUS(tr.exit_status);

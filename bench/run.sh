@@ -71,7 +71,8 @@ print_machine() {
 	echo "date:     $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "cpus:     $(nproc)"
 	echo "cpu:      $(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo)"
-	echo "kernel:   $(uname -sr)"
+	echo "kernel:   $(uname -sr), cpuidle $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo '?')"
+	echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the start"
 	echo "glibc:    $(ldd --version | head -1 | awk '{print $NF}')"
 	echo "peers:    $(heaptrack --version 2>&1 | head -1), $(valgrind --version 2>&1)," \
 		"$(ltrace -V 2>&1 | head -1)"
@@ -82,13 +83,16 @@ print_machine() {
 # ---------------------------------------------------------------- running one job
 
 # Fills CMD with the tracer's command line for a tool name (the workload's args follow it).
+# jmptrace runs verbose (--verbose) and the floor with -v: both then print, at the
+# end, the share of their sampled stops where tracer and target were on different CPUs.
 tool_cmd() {
 	case $1 in
 	untraced)	CMD=() ;;
-	floor)		CMD=("$FLOOR" --) ;;
-	jmptrace)	CMD=("$JT" -o /dev/null --) ;;
-	jmptrace2)	CMD=("$JT2" -o /dev/null --) ;;
-	jmptrace-1tt)	CMD=("$JT" --tracer-threads 1 -o /dev/null --) ;;
+	floor)		CMD=("$FLOOR" -v --) ;;
+	jmptrace)	CMD=("$JT" --verbose -o /dev/null --) ;;
+	jmptrace-pin)	CMD=("$JT" --verbose --pin -o /dev/null --) ;;
+	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
+	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;
@@ -116,6 +120,13 @@ time_once() {
 		return 1
 	fi
 	echo $((t1 - t0))
+}
+
+# "cross sampled" summed over the tracer threads of the last run, from its stderr.
+cross_counts() {
+	awk '/cross-CPU stops: [0-9]+ of [0-9]+ sampled/ {
+		for (i = 1; i < NF; i++) if ($i == "stops:") { c += $(i + 1); s += $(i + 3) } }
+		END { if (s) print c, s }' "$TMP/err"
 }
 
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "NA"}'; }
@@ -155,6 +166,7 @@ add_job() {
 	J_FAIL[$name]=0
 	: >"$TMP/$name.n"
 	: >"$TMP/$name.0"
+	: >"$TMP/$name.x"
 }
 
 run_jobs() {
@@ -169,6 +181,7 @@ run_jobs() {
 			printf ' %s' "$j" >&2
 			if ns=$(time_once "${J_TOOL[$j]}" "${J_N[$j]}" "${J_T[$j]}" "${J_PIN[$j]}"); then
 				echo "$ns" >>"$TMP/$j.n"
+				cross_counts >>"$TMP/$j.x"
 			else
 				J_FAIL[$j]=1
 				continue
@@ -205,15 +218,27 @@ pairs_per_s() {
 
 has_job() { [ -n "${J_TOOL[$1]:-}" ]; }
 
+# Share of sampled stops, over all the job's timed runs, where the target had stopped on
+# another CPU than its tracer thread: "1.2% (7/598)", or "-" when the tool does not say.
+cross_share() {
+	awk '{ c += $1; s += $2 } END { if (s) printf "%.1f%% (%d/%d)", 100 * c / s, c, s; else print "-" }' \
+		"$TMP/$1.x" 2>/dev/null || echo -
+}
+
 ratio() {
 	local a b
 	has_job "$1" && has_job "$2" || return 0
 	a=$(us_per_pair "$1"); b=$(us_per_pair "$2")
 	if [ "$a" = NA ] || [ "$b" = NA ]; then
 		printf '  %-34s %s\n' "$1 / $2" "n/a (a run failed)"
-	else
-		awk -v a="$a" -v b="$b" -v l="$1 / $2" 'BEGIN { printf "  %-34s %10.4g\n", l, a / b }'
+		return
 	fi
+	awk -v a="$a" -v b="$b" -v l="$1 / $2" 'BEGIN { printf "  %-34s %10.4g", l, a / b }'
+	case $1 in
+	jmptrace*)	printf '   cross-CPU stops: %s %s, %s %s' "$1" "$(cross_share "$1")" \
+				"$2" "$(cross_share "$2")" ;;
+	esac
+	echo
 }
 
 print_table() {
@@ -234,8 +259,10 @@ print_table() {
 				b / 1e9, a / n / 1000, m }'
 	done
 	echo
-	echo "== ratios of marginal cost per pair"
+	echo "== ratios of marginal cost per pair; cross-CPU stops: share of the sampled stops"
+	echo "   (every 64th) where the target had stopped on another CPU than its tracer thread"
 	ratio jmptrace floor
+	ratio jmptrace-pin floor
 	ratio jmptrace-pinned floor-pinned
 	ratio jmptrace2 floor
 	ratio jmptrace2 jmptrace
@@ -387,6 +414,8 @@ done
 add_job untraced untraced "$N_UNTRACED" 1 nopin 5
 add_job floor floor "$N_FLOOR" 1 nopin 5
 add_job jmptrace jmptrace "$N_JT" 1 nopin 5
+# --pin: the target's threads pinned to their tracer thread's CPU (opt-in; changes the target).
+add_job jmptrace-pin jmptrace-pin "$N_JT" 1 nopin 5
 [ -z "$JT2" ] || add_job jmptrace2 jmptrace2 "$N_JT" 1 nopin 5
 add_job heaptrack heaptrack "$N_HT" 1 nopin 5
 add_job massif massif "$N_MASSIF" 1 nopin 3
@@ -411,3 +440,4 @@ echo
 awk -v s=$((steal1 - steal0)) -v t=$((total1 - total0)) -v w=$(($(date +%s) - start)) 'BEGIN {
 	printf "benchmark time %ds; CPU time stolen by the hypervisor meanwhile: %.1f%%\n",
 		w, t ? 100 * s / t : 0 }'
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -3,16 +3,43 @@
 #define JT_CPU_H
 
 #include <sched.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/* One stop in this many is sampled: where did the tracee stop, where do we run. */
+#define CPU_SAMPLE_EVERY 64
+/* Stops between two looks at how often we slept waiting for the tracee (cpu.c). */
+#define CPU_PROBE_EVERY 8
 
 /* One tracer thread's placement. Each tracer thread has its own; zero-initialise it. */
 struct jt_cpu {
 	cpu_set_t allowed;	/* the affinity it started with: the CPUs the user allows */
 	int saved;		/* allowed is filled in */
 	int bound;		/* CPU it is bound to now, or -1 (set by cpu_init) */
+	unsigned long stops;	/* stops seen by cpu_on_stop */
+	unsigned long samples;	/* of those, sampled: every CPU_SAMPLE_EVERY-th */
+	unsigned long cross;	/* sampled stops where the tracee stopped on another CPU than ours */
+	long nvcsw;		/* our voluntary context switches at the last probe */
+	int probe_every;	/* stops between two probes of them (set by cpu_init) */
+	int probe_in;		/* stops left to the next probe */
+	unsigned long checks;	/* stops checked besides the samples (on a probe's word) */
+	unsigned long moves;	/* times we moved to the tracee's CPU */
+	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
+	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
 };
 
 void cpu_init(struct jt_cpu *c);
+
+/*
+ * Call at every stop of tid, with tid stopped, from the tracer thread that
+ * traces it. Samples every CPU_SAMPLE_EVERY-th stop (counts it in samples
+ * and cross). When follow is set it also calls cpu_adapt a few times a
+ * second, moves us onto tid's CPU when a sample finds it elsewhere, and
+ * every few stops looks whether we mostly slept waiting for our tracees (a
+ * sign that they run elsewhere) and checks then too. A few microseconds per
+ * check, about one check per 64 stops while they stay with us.
+ */
+void cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow);
 
 /* Returns the CPU tid last ran on (from /proc/TID/stat), or -1. */
 int cpu_of(pid_t tid);
@@ -29,13 +56,35 @@ int cpu_follow(struct jt_cpu *c, pid_t tid);
 
 /*
  * Puts the calling tracer thread in SCHED_IDLE while the machine has a CPU
- * to spare, and back in SCHED_OTHER when it is saturated. Call it a few times
- * a second. The scheduler then counts the tracer's CPU as idle when the
- * tracer wakes a tracee, and places the tracee there, next to the tracer,
- * instead of on another idle CPU: every stop then costs a same-CPU switch
- * rather than a cross-CPU wakeup.
+ * to spare, and back in SCHED_OTHER when it has been saturated twice in a
+ * row. Call it a few times a second, at a stop: the stopped tracee must not
+ * count as a busy CPU. The scheduler then counts the tracer's CPU as idle
+ * when the tracer wakes a tracee, and places the tracee there, next to the
+ * tracer, instead of on another idle CPU: every stop then costs a same-CPU
+ * switch rather than a cross-CPU wakeup.
  */
 int cpu_adapt(struct jt_cpu *c);
+
+/*
+ * The policy cpu_adapt chooses when a sample finds `running` tasks runnable
+ * (-1: unknown), given c's earlier samples, which it updates.
+ */
+int cpu_policy_for(struct jt_cpu *c, int running);
+
+/*
+ * --pin: binds the calling tracer thread to the n-th CPU it may run on
+ * (modulo their number), for good. Returns that CPU, or -1.
+ */
+int cpu_bind_nth(struct jt_cpu *c, int n);
+
+/*
+ * --pin: binds thread tid (of the program) to cpu. When saved is not NULL,
+ * stores the affinity it had there first. Returns 0 or -1.
+ */
+int cpu_pin(pid_t tid, int cpu, cpu_set_t *saved);
+
+/* Gives thread tid (of the program) back the affinity cpu_pin saved. Returns 0 or -1. */
+int cpu_unpin(pid_t tid, const cpu_set_t *saved);
 
 /* Gives the calling tracer thread back the affinity and policy it started with. */
 void cpu_release(struct jt_cpu *c);

@@ -58,6 +58,9 @@ struct jt_thread {
 	struct jt_thread *inext;	/* inbox or deferred list link */
 	arch_regs park_regs;		/* its real registers while parked */
 	uint64_t park_mask;		/* its real signal mask while parked */
+	int pin_cpu;			/* --pin: the CPU we pinned it to, or -1 */
+	int born_traced;		/* created while we traced its process (or its parent) */
+	cpu_set_t pin_saved;		/* --pin: its affinity before, given back at detach */
 };
 
 /* One traced process image. */
@@ -88,6 +91,13 @@ struct jt_proc {
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
 	int exited, exit_status, killed_by;
+	/*
+	 * --pin: the affinity of its first pinned thread. A thread created
+	 * later inherits its creator's pinned affinity; this is what it gets
+	 * back at detach.
+	 */
+	int pin_orig_set;
+	cpu_set_t pin_orig;
 };
 
 /* Options from the command line. */
@@ -104,6 +114,7 @@ struct jt_options {
 	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
 	int verbose;			/* -v: a debug line per decision on stderr */
+	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
 	char **argv;			/* program and arguments in launch mode */
 };
 

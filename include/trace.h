@@ -50,4 +50,7 @@ void trace_resume_all(struct jt_tracer *tr, struct jt_proc *p);
 /* Non-zero when no thread of p can run: each sits in a stop, or waits for its vfork child. */
 int trace_all_stopped(struct jt_tracer *tr, struct jt_proc *p);
 
+/* --pin: a thread we let go gets the affinity it had before we pinned it. */
+void trace_unpin(struct jt_thread *t);
+
 #endif

@@ -2,6 +2,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "cpu.h"
 
@@ -10,6 +12,7 @@ cpu_init(struct jt_cpu *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->bound = -1;
+	c->probe_every = CPU_PROBE_EVERY;
 }
 
 /*
@@ -74,29 +77,50 @@ cpu_runnable(void)
 	return running;
 }
 
+/*
+ * Two samples in a row must find the machine saturated before we leave
+ * SCHED_IDLE. One sample sees one instant: a daemon or a kernel worker that
+ * happens to be runnable then would put us in SCHED_OTHER for a whole
+ * period, and in SCHED_OTHER the scheduler wakes the tracee on the other,
+ * idle, CPU at every stop (ten times the cost on a 2-CPU VM).
+ */
+#define CPU_SATURATED_SAMPLES 2
+
+int
+cpu_policy_for(struct jt_cpu *c, int running)
+{
+	/*
+	 * SCHED_IDLE only while there is a CPU to spare for the others; on a
+	 * saturated machine an idle-class tracer would starve, and the target
+	 * waiting on it with it. Called at a stop, running counts us and the
+	 * others but not the stopped tracee: it and we take turns on one CPU,
+	 * and the others may have all the rest.
+	 */
+	if (running >= 0 && running <= CPU_COUNT(&c->allowed))
+		c->saturated = 0;
+	else
+		c->saturated++;
+	return c->saturated >= CPU_SATURATED_SAMPLES ? SCHED_OTHER : SCHED_IDLE;
+}
+
 int
 cpu_adapt(struct jt_cpu *c)
 {
 	struct sched_param sp = { 0 };
-	int running = cpu_runnable(), want;
+	int want;
 
 	if (cpu_save(c) < 0)
 		return -1;
-	/*
-	 * SCHED_IDLE only while there is a CPU to spare for the others; on a
-	 * saturated machine an idle-class tracer would starve, and the target
-	 * waiting on it with it.
-	 */
-	want = running >= 0 && running <= CPU_COUNT(&c->allowed) ? SCHED_IDLE : SCHED_OTHER;
+	want = cpu_policy_for(c, cpu_runnable());
 	if (want == sched_getscheduler(0))
 		return 0;
 	return sched_setscheduler(0, want, &sp);
 }
 
-int
-cpu_follow(struct jt_cpu *c, pid_t tid)
+/* Binds the calling thread to cpu, if it is one we may run on. Returns cpu, or -1. */
+static int
+cpu_bind(struct jt_cpu *c, int cpu)
 {
-	int cpu = cpu_of(tid);
 	cpu_set_t one;
 
 	if (cpu_save(c) < 0)
@@ -109,6 +133,115 @@ cpu_follow(struct jt_cpu *c, pid_t tid)
 		return -1;
 	c->bound = cpu;
 	return cpu;
+}
+
+int
+cpu_follow(struct jt_cpu *c, pid_t tid)
+{
+	return cpu_bind(c, cpu_of(tid));
+}
+
+static uint64_t
+cpu_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * Every few stops we look at how often we slept. A tracee resumed on our
+ * CPU preempts us (SCHED_IDLE) and stops again before we run: an
+ * involuntary switch, and wait4 finds its stop waiting. A tracee resumed on
+ * another CPU lets us run on into wait4 and sleep there: a voluntary one.
+ * When most of the last stops were voluntary, it has moved (or it sleeps in
+ * system calls): look where it is. One getrusage per probe instead of a
+ * /proc read at each stop. When the tracee is found elsewhere again and
+ * again, following does not keep it (the scheduler wakes it on the other
+ * CPU each time): cpu_on_stop then probes half as often, down to once per
+ * sample, and back to every CPU_PROBE_EVERY stops once we stop sleeping.
+ */
+/* Non-zero when a probe is due and says: look where the tracee is. */
+static int
+cpu_probe(struct jt_cpu *c)
+{
+	struct rusage ru;
+	long slept;
+
+	if (--c->probe_in > 0)
+		return 0;
+	c->probe_in = c->probe_every;
+	if (getrusage(RUSAGE_THREAD, &ru) < 0)
+		return 0;
+	slept = ru.ru_nvcsw - c->nvcsw;
+	c->nvcsw = ru.ru_nvcsw;
+	if (slept > c->probe_every / 2)
+		return 1;
+	c->probe_every = CPU_PROBE_EVERY;
+	return 0;
+}
+
+void
+cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
+{
+	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, probed, cpu, here;
+	uint64_t now;
+
+	if (follow && (now = cpu_now_ms()) - c->adapt_ms >= 200) {
+		cpu_adapt(c);
+		c->adapt_ms = now;
+	}
+	probed = follow && cpu_probe(c);
+	if (!periodic && !probed)
+		return;
+	if ((cpu = cpu_of(tid)) < 0)
+		return;
+	here = sched_getcpu();
+	if (periodic) {
+		c->samples++;
+		c->cross += cpu != here;
+	} else {
+		c->checks++;
+	}
+	if (cpu == here && cpu == c->bound)
+		return;
+	if (probed && c->probe_every < CPU_SAMPLE_EVERY)
+		c->probe_every *= 2;
+	if (follow && cpu_bind(c, cpu) >= 0)
+		c->moves++;
+}
+
+int
+cpu_bind_nth(struct jt_cpu *c, int n)
+{
+	int count;
+
+	if (cpu_save(c) < 0 || (count = CPU_COUNT(&c->allowed)) == 0)
+		return -1;
+	n %= count;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &c->allowed) && n-- == 0)
+			return cpu_bind(c, cpu);
+	return -1;
+}
+
+int
+cpu_pin(pid_t tid, int cpu, cpu_set_t *saved)
+{
+	cpu_set_t one;
+
+	if (saved && sched_getaffinity(tid, sizeof(*saved), saved) < 0)
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(tid, sizeof(one), &one);
+}
+
+int
+cpu_unpin(pid_t tid, const cpu_set_t *saved)
+{
+	return sched_setaffinity(tid, sizeof(*saved), saved);
 }
 
 void

@@ -85,6 +85,7 @@ detach_remove_breakpoints(struct jt_tracer *tr)
 static void
 detach_let_go(struct jt_tracer *tr, struct jt_thread *t)
 {
+	trace_unpin(t);
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
 		if (errno == ESRCH && t->vforking)
 			return;	/* not in a stop yet: see detach_vfork_parents */
@@ -111,6 +112,7 @@ detach_vfork_parent(struct jt_tracer *tr, struct jt_thread *t, int last)
 		/* A signal-delivery stop carries a signal for the program: deliver it. */
 		int sig = ((unsigned)status >> 16) == 0 ? WSTOPSIG(status) : 0;
 
+		trace_unpin(t);
 		if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
 			perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
 		debug_msg("thread %d: let go once its vfork child was gone", t->tid);

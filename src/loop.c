@@ -110,7 +110,63 @@ loop_flags(struct jt_tracer *tr)
 		kill(p->pid, stop);
 }
 
-/* Work done a few times a second: CPU placement, waking the workers, and the status line. */
+/*
+ * --pin: pins t to the CPU of w, the tracer thread that traces it, if it is
+ * not there yet (new, or handed over from another tracer thread).
+ */
+static void
+loop_pin(struct jt_worker *w, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	int cpu = w->cpu.bound, first = t->pin_cpu < 0;
+
+	if (cpu < 0 || t->pin_cpu == cpu || t->owner != w || t->in_transit)
+		return;
+	if (cpu_pin(t->tid, cpu, first ? &t->pin_saved : NULL) < 0) {
+		if (errno != ESRCH)
+			perror_msg("--pin: thread %d: cannot set its CPU affinity", t->tid);
+		return;
+	}
+	t->pin_cpu = cpu;
+	if (!first)
+		return;
+	/*
+	 * A thread created while traced inherited its creator's pinned CPU:
+	 * give it the process's own affinity (its main thread's) instead.
+	 */
+	if (t->born_traced && p->pin_orig_set && CPU_COUNT(&t->pin_saved) == 1)
+		t->pin_saved = p->pin_orig;
+	else if (!t->born_traced && (t->tid == p->pid || !p->pin_orig_set)) {
+		p->pin_orig = t->pin_saved;
+		p->pin_orig_set = 1;
+	}
+}
+
+/* A thread handed to us arrived: with --pin it moves to our CPU before it runs on. */
+static void
+loop_arrived(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (tr->opt->pin)
+		loop_pin(t->owner, t);
+	trace_arrived(tr, t);
+}
+
+/* --pin: every thread w traces, blocked ones too, which may never stop. */
+static void
+loop_pin_all(struct jt_tracer *tr, struct jt_worker *w)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			loop_pin(w, t);
+}
+
+/*
+ * Work done a few times a second: waking the workers, and the status line.
+ * CPU placement is done at stops, where the tracee is known to be stopped;
+ * a tracer thread without tracees has no stops, but while it wakes up on a
+ * busy tracer thread's CPU in SCHED_OTHER, that CPU is not idle for the
+ * scheduler and the tracee there is woken on another: it adapts here.
+ */
 static void
 loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 {
@@ -120,8 +176,10 @@ loop_tick(struct jt_tracer *tr, struct jt_worker *w)
 	if (now - w->tick_ms < 200)
 		return;
 	w->tick_ms = now;
-	if (!tr->opt->no_cpu_follow)
+	if (w->ntracees == 0 && !tr->opt->no_cpu_follow && !tr->opt->pin)
 		cpu_adapt(&w->cpu);
+	if (tr->opt->pin)
+		loop_pin_all(tr, w);
 	if (w->index != 0)
 		return;
 	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
@@ -151,6 +209,7 @@ loop_run_deferred(struct jt_tracer *tr)
 static pid_t
 loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 {
+	struct jt_thread *t;
 	pid_t tid;
 
 	pthread_mutex_unlock(&tr->lock);
@@ -161,12 +220,30 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
 	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
 		w->regs_tid = tid;
+	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
+	if (tid > 0 && WIFSTOPPED(*status))
+		cpu_on_stop(&w->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
 	pthread_mutex_lock(&tr->lock);
 	if (tid < 0 && errno == EINTR)
 		return 0;
-	if (tid > 0 && !tr->opt->no_cpu_follow && (w->events & 63) == 0)
-		cpu_follow(&w->cpu, tid);
+	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid)))
+		loop_pin(w, t);
 	return tid;
+}
+
+/*
+ * Under --verbose: a tracer thread's hits and the share of its sampled stops
+ * where the tracee had stopped on another CPU than the tracer thread (each
+ * such stop costs a cross-CPU wakeup both ways). make bench reads this line.
+ */
+static void
+loop_report_cpu(const struct jt_worker *w)
+{
+	const struct jt_cpu *c = &w->cpu;
+
+	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%; %lu other checks, %lu moves",
+		  w->index, (unsigned long)w->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
+		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0, c->checks, c->moves);
 }
 
 /* A tracer thread other than the main one: serves its own tracees until told to quit. */
@@ -176,12 +253,15 @@ loop_worker(void *arg)
 	struct jt_worker *w = arg;
 	struct jt_tracer *tr = w->tr;
 
+	/* --pin: one tracer thread per CPU, each staying on its own. */
+	if (tr->opt->pin)
+		cpu_bind_nth(&w->cpu, w->index);
 	pthread_mutex_lock(&tr->lock);
 	while (!tr->quit) {
 		int status;
 		pid_t tid;
 
-		worker_receive(w, trace_arrived);
+		worker_receive(w, loop_arrived);
 		trace_serve_recall(tr, w);
 		loop_tick(tr, w);
 		if (w->ntracees == 0) {
@@ -197,7 +277,7 @@ loop_worker(void *arg)
 			trace_dispatch(tr, tid, status);
 	}
 	cpu_release(&w->cpu);
-	debug_msg("tracer thread %d: %lu breakpoint hits", w->index, (unsigned long)w->events);
+	loop_report_cpu(w);
 	pthread_mutex_unlock(&tr->lock);
 	return NULL;
 }
@@ -239,7 +319,7 @@ loop_stop_workers(struct jt_tracer *tr)
 	tr->quit = 1;
 	worker_join_all(tr);
 	/* What came back stopped runs on under worker 0, which is the only tracer thread now. */
-	worker_receive(self, trace_arrived);
+	worker_receive(self, loop_arrived);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
@@ -270,8 +350,11 @@ loop_run(struct jt_tracer *tr)
 
 	tr->start_ms = tr->status_ms = loop_now_ms();
 	worker_start(tr, loop_thread_count(tr), loop_worker);
+	/* Only now: the workers must not inherit a single CPU. */
+	if (tr->opt->pin)
+		cpu_bind_nth(&self->cpu, 0);
 	debug_msg("%d tracer thread%s, CPU placement %s, breakpoints %s", tr->nworkers,
-		  tr->nworkers == 1 ? "" : "s", tr->opt->no_cpu_follow ? "off" : "on",
+		  tr->nworkers == 1 ? "" : "s", tr->opt->pin ? "pinned" : tr->opt->no_cpu_follow ? "off" : "on",
 		  tr->opt->no_emulate ? "stepped over" : "emulated");
 	pthread_mutex_lock(&tr->lock);
 	while (!loop_done(tr)) {
@@ -282,7 +365,7 @@ loop_run(struct jt_tracer *tr)
 		if (tr->detached)
 			break;
 		loop_tick(tr, self);
-		worker_receive(self, trace_arrived);
+		worker_receive(self, loop_arrived);
 		loop_run_deferred(tr);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
@@ -299,7 +382,7 @@ loop_run(struct jt_tracer *tr)
 		}
 		trace_dispatch(tr, tid, status);
 	}
-	debug_msg("tracer thread %d: %lu breakpoint hits", self->index, (unsigned long)self->events);
+	loop_report_cpu(self);
 	loop_stop_workers(tr);
 	pthread_mutex_unlock(&tr->lock);
 	cpu_release(&self->cpu);

@@ -46,6 +46,12 @@ usage(FILE *f)
 		"  -p PID           attach to a running process and all its threads\n"
 		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
 		"  -f               follow forked children\n"
+		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
+		"                   thread that traces it (one tracer thread per CPU). Stops\n"
+		"                   then never cross CPUs, on any host, but this CHANGES THE\n"
+		"                   PROGRAM'S CPU AFFINITY while it is traced; with -p every\n"
+		"                   thread gets its own affinity back at detach. Without\n"
+		"                   --pin only jmptrace's threads are moved.\n"
 		"  -h, --help       show this help\n"
 		"  -V, --version    show the version\n"
 		"\n"
@@ -112,7 +118,7 @@ parse_duration(const char *s, double *out)
 
 enum {
 	OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION,
-	OPT_TRACER_THREADS, OPT_UNWINDER, OPT_NO_CPU_FOLLOW, OPT_NO_EMULATE,
+	OPT_TRACER_THREADS, OPT_UNWINDER, OPT_NO_CPU_FOLLOW, OPT_NO_EMULATE, OPT_PIN,
 };
 
 static const struct option longopts[] = {
@@ -124,6 +130,7 @@ static const struct option longopts[] = {
 	{ "unwinder", required_argument, NULL, OPT_UNWINDER },
 	{ "no-cpu-follow", no_argument, NULL, OPT_NO_CPU_FOLLOW },
 	{ "no-emulate", no_argument, NULL, OPT_NO_EMULATE },
+	{ "pin", no_argument, NULL, OPT_PIN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -173,6 +180,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		return 0;
 	case OPT_NO_CPU_FOLLOW: o->no_cpu_follow = 1; return 0;
 	case OPT_NO_EMULATE: o->no_emulate = 1; return 0;
+	case OPT_PIN: o->pin = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)

@@ -97,6 +97,7 @@ thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid)
 
 	t->tid = tid;
 	t->proc = p;
+	t->pin_cpu = -1;
 	/* ptrace makes it a tracee of the thread that attached it, or of the one tracing its creator. */
 	t->owner = worker_self();
 	if (t->owner)

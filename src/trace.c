@@ -57,6 +57,9 @@ trace_read_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 static void
 trace_release_child(struct jt_proc *parent, pid_t pid)
 {
+	/* --pin: it inherited the pinned affinity of the thread that forked; not ours to keep. */
+	if (parent->pin_orig_set && cpu_unpin(pid, &parent->pin_orig) < 0 && errno != ESRCH)
+		perror_msg("child %d: cannot give its CPU affinity back", pid);
 	if (bp_restore_into(&parent->bps, pid) < 0)
 		debug_msg("could not clean breakpoints out of child %d", pid);
 	if (ptrace(PTRACE_DETACH, pid, 0L, 0L) < 0 && errno != ESRCH)
@@ -64,6 +67,14 @@ trace_release_child(struct jt_proc *parent, pid_t pid)
 }
 
 static void trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
+
+void
+trace_unpin(struct jt_thread *t)
+{
+	if (t->pin_cpu >= 0 && cpu_unpin(t->tid, &t->pin_saved) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot give its CPU affinity back", t->tid);
+	t->pin_cpu = -1;
+}
 
 /*
  * -f: a forked child gets its own tables. Its memory is a copy of the
@@ -79,6 +90,9 @@ trace_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 	p->unseen_blocks = 1;
 	/* fork copies the signal dispositions, handler addresses still valid in the copy. */
 	p->sigtrap = parent->sigtrap;
+	/* --pin: it inherited its parent's pinned affinity; its own is the parent's from before. */
+	p->pin_orig_set = parent->pin_orig_set;
+	p->pin_orig = parent->pin_orig;
 	bp_restore_into(&parent->bps, pid);
 	if (image_setup(p) < 0) {
 		trace_detach_proc(tr, p);
@@ -108,6 +122,8 @@ trace_adopt(struct jt_tracer *tr, pid_t tid)
 		p = proc_new(tr, tid, parent->command);
 		p->vfork_child = 1;
 		p->vm_owner = parent;
+		p->pin_orig_set = parent->pin_orig_set;
+		p->pin_orig = parent->pin_orig;
 		return thread_new(tr, p, tid);
 	}
 	if (!tr->opt->follow_forks) {
@@ -380,6 +396,7 @@ trace_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
 			next = t->hnext;
 			if (t->proc != p)
 				continue;
+			trace_unpin(t);
 			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
 			thread_free(tr, t);
 		}
@@ -462,6 +479,11 @@ trace_exec(struct jt_tracer *tr, struct jt_thread *t)
 	/* A non-leader that execs takes over the leader's tid. */
 	if (t->tid != p->pid) {
 		struct jt_thread *nt = thread_new(tr, p, p->pid);
+
+		/* The same thread under a new tid: its affinity (--pin) is still the one we saved. */
+		nt->pin_cpu = t->pin_cpu;
+		nt->pin_saved = t->pin_saved;
+		nt->born_traced = t->born_traced;
 		thread_free(tr, t);
 		t = nt;
 	}
@@ -792,8 +814,11 @@ trace_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	if (!WIFSTOPPED(status))
 		return;
 	t = thread_find(tr, tid);
-	if (!t && !(t = trace_adopt(tr, tid)))
-		return;
+	if (!t) {
+		if (!(t = trace_adopt(tr, tid)))
+			return;
+		t->born_traced = 1;
+	}
 	trace_stopped(tr, t, status);
 }
 

@@ -242,7 +242,7 @@ subtest '--tracer-threads' => sub {
 		my $three = run_jt('threads', $mode, args => [300, 5, 40], jt_args => ['--verbose', '--tracer-threads=3']);
 		is($three->{exit}, 0, "$mode, 3: exit 0");
 		like($three->{stderr}, qr/^jmptrace: 3 tracer threads, /m, "$mode, 3: three tracer threads run");
-		like($three->{stderr}, qr/^jmptrace: tracer thread 2: \d+ breakpoint hits$/m, "$mode, 3: tracer thread 2 ran");
+		like($three->{stderr}, qr/^jmptrace: tracer thread 2: \d+ breakpoint hits\b/m, "$mode, 3: tracer thread 2 ran");
 		my $s3 = snapshot_of($three, "$mode, 3");
 		is($s3->{totals}{live_blocks}, $s1->{totals}{live_blocks}, "$mode: 3 tracer threads, the same live blocks")
 			if $s1 && $s3;
