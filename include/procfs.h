@@ -19,4 +19,7 @@ int procfs_status_field(pid_t pid, const char *key, char *buf, size_t size);
  */
 int procfs_stat_field(pid_t pid, int field, unsigned long long *val);
 
+/* Non-zero when seccomp filters the thread's system calls, or /proc cannot say. */
+int procfs_seccomp(pid_t tid);
+
 #endif

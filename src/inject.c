@@ -22,15 +22,6 @@
 #define INJECT_RED_ZONE 128
 #define INJECT_SCRATCH 64
 
-/* Non-zero when seccomp filters the thread's system calls, or /proc cannot say. */
-static int
-inject_seccomp(pid_t tid)
-{
-	char buf[16];
-
-	return procfs_status_field(tid, "Seccomp", buf, sizeof(buf)) < 0 || atoi(buf) != 0;
-}
-
 /*
  * Single-steps t over the `syscall` instruction its registers point at. The
  * step ends in a SIGTRAP the kernel sends itself (si_code > 0); a signal of
@@ -95,7 +86,7 @@ inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *ret)
 	arch_regs saved;
 	int rc, held = 0;
 
-	if (!pc || inject_seccomp(t->tid) ||
+	if (!pc || procfs_seccomp(t->tid) ||
 	    ptrace(PTRACE_GETREGS, t->tid, 0L, &saved) < 0 ||
 	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
 		return -1;

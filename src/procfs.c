@@ -63,3 +63,11 @@ procfs_stat_field(pid_t pid, int field, unsigned long long *val)
 	}
 	return -1;
 }
+
+int
+procfs_seccomp(pid_t tid)
+{
+	char buf[16];
+
+	return procfs_status_field(tid, "Seccomp", buf, sizeof(buf)) < 0 || atoi(buf) != 0;
+}

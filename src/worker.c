@@ -236,15 +236,6 @@ worker_find_code(struct jt_proc *p, uint8_t b0, uint8_t b1)
 	return found;
 }
 
-/* Non-zero when seccomp filters the thread's system calls (or /proc cannot say). */
-static int
-worker_seccomp(pid_t tid)
-{
-	char buf[16];
-
-	return procfs_status_field(tid, "Seccomp", buf, sizeof(buf)) < 0 || atoi(buf) != 0;
-}
-
 /*
  * Where a parked thread waits, with every signal blocked: on a `syscall`
  * instruction calling pause(), which only SIGKILL or our PTRACE_INTERRUPT
@@ -257,7 +248,7 @@ worker_park_pc(struct jt_thread *t, uint64_t *rax)
 {
 	struct jt_proc *p = t->proc;
 
-	if (worker_seccomp(t->tid)) {
+	if (procfs_seccomp(t->tid)) {
 		if (!p->spin_pc)
 			p->spin_pc = worker_find_code(p, 0xeb, 0xfe);
 		*rax = t->park_regs.rax;
