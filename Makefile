@@ -3,12 +3,16 @@ PREFIX  ?= /usr/local
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -Iinclude -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
+# ARCH: the directory under src/arch/ that holds the target architecture's code
+# and its arch.h (x86-64 is the only one so far).
+ARCH    ?= x86_64
+CPPFLAGS += -Iinclude -Isrc/arch/$(ARCH) -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
 LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -lstdc++ -pthread
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build
-SRCS     = $(wildcard src/*.c)
+SRCS     = $(wildcard src/*.c src/arch/$(ARCH)/*.c)
+HDRS     = $(wildcard include/*.h src/arch/$(ARCH)/*.h)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 OBJS     = $(SRCS:src/%.c=$(BUILD)/%.o)
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
@@ -23,7 +27,8 @@ jmptrace: $(BUILD)/jmptrace
 $(BUILD)/jmptrace: $(OBJS)
 	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)
+$(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
+	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) $(WARN) -c -o $@ $<
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)

@@ -1,4 +1,4 @@
-/* arch.h - the x86-64 facts the tracer needs: trap byte, argument/return registers, stack slot of the return address. */
+/* arch.h - the x86-64 facts the tracer needs: trap byte, argument/return registers, stack slot of the return address (the contract every src/arch/<arch>/arch.h fills). */
 #ifndef JT_ARCH_H
 #define JT_ARCH_H
 
