@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run.sh - times a malloc/free workload untraced, under the floor tracer, jmptrace and its peers, and prints the table.
 #
-# usage: bash bench/run.sh   (or `make bench`), as root or with sudo on Debian 12.
+# usage: bash bench/run.sh [--quick]   (or `make bench`), as root or with sudo on Debian 12.
+#   --quick   jmptrace (and JMPTRACE2) against the floor tracer only: no heaptrack, massif,
+#             ltrace or memory figures (an A/B during development in a few minutes)
 #
 # Environment:
 #   JMPTRACE2=PATH      also measure a second jmptrace (A/B during development)
@@ -17,6 +19,13 @@
 # Repetitions go round-robin over the tools rather than tool by tool, so that a noisy
 # neighbour or a drifting clock on a shared machine hits every tool alike.
 set -u
+
+QUICK=0
+case ${1:-} in
+--quick) QUICK=1 ;;
+"") ;;
+*) echo "usage: bash bench/run.sh [--quick]" >&2; exit 2 ;;
+esac
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -274,20 +283,23 @@ print_table() {
 }
 
 print_threads() {
-	local tool r1 r8
+	local tool r1 r8 rp
 	echo
 	echo "== threads: $THREADS threads sharing the same N pairs, vs 1 thread (marginal pairs/s)"
-	printf '%-12s %10s %14s %14s %10s\n' tool N "1 thread/s" "$THREADS threads/s" "ratio"
+	echo "   (pinned: the 1-thread run with tracer and target on CPU 0 by taskset, the best"
+	echo "   single-thread rate; a host where placement fails cannot inflate that ratio)"
+	printf '%-12s %10s %14s %14s %14s %10s %10s\n' tool N "1 thread/s" "1 pinned/s" \
+		"$THREADS threads/s" "ratio" "vs pinned"
 	for tool in floor jmptrace jmptrace-1tt jmptrace2; do
 		has_job "$tool-8t" || continue
-		# jmptrace-1tt (one tracer thread) is compared with jmptrace's 1-thread rate.
+		# jmptrace-1tt (one tracer thread) is compared with jmptrace's 1-thread rates.
 		r1=$(pairs_per_s "${tool%-1tt}"); r8=$(pairs_per_s "$tool-8t")
-		if [ "$r1" = NA ] || [ "$r8" = NA ]; then
-			printf '%-12s %10s %14s %14s %10s\n' "$tool" "${J_N[$tool-8t]}" "$r1" "$r8" n/a
-		else
-			awk -v t="$tool" -v n="${J_N[$tool-8t]}" -v a="$r1" -v b="$r8" 'BEGIN {
-				printf "%-12s %10d %14d %14d %10.2f\n", t, n, a, b, b / a }'
-		fi
+		rp=NA
+		has_job "${tool%-1tt}-pinned" && rp=$(pairs_per_s "${tool%-1tt}-pinned")
+		awk -v t="$tool" -v n="${J_N[$tool-8t]}" -v a="$r1" -v p="$rp" -v b="$r8" 'BEGIN {
+			q = (a == "NA" || b == "NA") ? "n/a" : sprintf("%.2f", b / a)
+			r = (p == "NA" || b == "NA") ? "n/a" : sprintf("%.2f", b / p)
+			printf "%-12s %10d %14s %14s %14s %10s %10s\n", t, n, a, p, b, q, r }'
 	done
 }
 
@@ -391,7 +403,7 @@ check_counts() {
 
 # ---------------------------------------------------------------- main
 
-install_peers
+[ $QUICK = 1 ] || install_peers
 build
 print_machine
 check_counts
@@ -402,9 +414,13 @@ steal0=$(steal_ticks); total0=$(total_ticks); start=$(date +%s)
 N_UNTRACED=$(calibrate untraced 2000000 100000 200000000)
 N_FLOOR=$(calibrate floor 2000 1000 5000000)
 N_JT=$(calibrate jmptrace 2000 1000 5000000)
-N_HT=$(calibrate heaptrack 200000 10000 50000000)
-N_MASSIF=$(calibrate massif 200000 10000 50000000)
-N_LTRACE=$(calibrate ltrace 500 500 1000000)
+if [ $QUICK = 1 ]; then
+	N_HT=1 N_MASSIF=1 N_LTRACE=1
+else
+	N_HT=$(calibrate heaptrack 200000 10000 50000000)
+	N_MASSIF=$(calibrate massif 200000 10000 50000000)
+	N_LTRACE=$(calibrate ltrace 500 500 1000000)
+fi
 
 # Failed calibrations give N=0; such a tool is reported as failed by its first round.
 for v in N_UNTRACED N_FLOOR N_JT N_HT N_MASSIF N_LTRACE; do
@@ -417,9 +433,11 @@ add_job jmptrace jmptrace "$N_JT" 1 nopin 5
 # --pin: the target's threads pinned to their tracer thread's CPU (opt-in; changes the target).
 add_job jmptrace-pin jmptrace-pin "$N_JT" 1 nopin 5
 [ -z "$JT2" ] || add_job jmptrace2 jmptrace2 "$N_JT" 1 nopin 5
-add_job heaptrack heaptrack "$N_HT" 1 nopin 5
-add_job massif massif "$N_MASSIF" 1 nopin 3
-add_job ltrace ltrace "$N_LTRACE" 1 nopin 3
+if [ $QUICK = 0 ]; then
+	add_job heaptrack heaptrack "$N_HT" 1 nopin 5
+	add_job massif massif "$N_MASSIF" 1 nopin 3
+	add_job ltrace ltrace "$N_LTRACE" 1 nopin 3
+fi
 # The same tracers with tracer and target on one CPU: no cross-CPU wake-up per stop.
 add_job floor-pinned floor "$N_FLOOR" 1 pin 5
 add_job jmptrace-pinned jmptrace "$N_JT" 1 pin 5
@@ -433,7 +451,7 @@ add_job jmptrace-1tt-8t jmptrace-1tt "$N_JT" $THREADS nopin 3
 run_jobs
 print_table
 print_threads
-print_memory
+[ $QUICK = 1 ] || print_memory
 
 steal1=$(steal_ticks); total1=$(total_ticks)
 echo
