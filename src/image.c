@@ -13,7 +13,7 @@
 
 #define MAX_LINK_MAP 1024
 
-/* The layout of the start of glibc's struct link_map and struct r_debug on x86-64. */
+/* The layout of the start of glibc's struct link_map and struct r_debug on an LP64 target. */
 struct remote_link_map {
 	uint64_t l_addr, l_name, l_ld, l_next, l_prev;
 };

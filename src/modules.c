@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "modules.h"
 #include "unwind.h"
 #include "util.h"
@@ -216,7 +217,7 @@ elf_bias(Elf *elf, const struct maps_group *g, uint64_t *bias)
 	return 0;
 }
 
-/* Returns 0 when the group is an x86-64 executable or shared object. */
+/* Returns 0 when the group is an executable or shared object of the traced architecture. */
 static int
 group_elf_facts(pid_t pid, const struct maps_group *g, struct elf_facts *ef)
 {
@@ -229,7 +230,7 @@ group_elf_facts(pid_t pid, const struct maps_group *g, struct elf_facts *ef)
 		return -1;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh)
-	    && eh.e_machine == EM_X86_64
+	    && eh.e_machine == ARCH_ELF_MACHINE
 	    && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
 		ef->e_type = eh.e_type;
 		ret = elf_bias(elf, g, &ef->bias);
