@@ -1,12 +1,11 @@
 /* alias.c - tells apart allocator names that share one address (aligned_alloc and memalign) by the caller's PLT slot. */
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alias.h"
 #include "alloc.h"
+#include "modules.h"
 #include "plt.h"
 #include "util.h"
 
@@ -43,27 +42,19 @@ alias_scan_relocs(struct jt_aliases *a, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, u
 }
 
 int
-alias_scan_module(struct jt_aliases *a, const char *path, uint64_t bias)
+alias_scan_module(struct jt_aliases *a, const struct jt_module *m)
 {
+	Elf *elf = module_elf(m);
 	Elf_Scn *scn = NULL;
-	Elf *elf;
-	int fd;
 
-	elf_version(EV_CURRENT);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!elf)
 		return -1;
-	if (!(elf = elf_begin(fd, ELF_C_READ, NULL))) {
-		close(fd);
-		return -1;
-	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize)
-			alias_scan_relocs(a, elf, scn, &sh, bias);
+			alias_scan_relocs(a, elf, scn, &sh, m->bias);
 	}
-	elf_end(elf);
-	close(fd);
 	return 0;
 }
 

@@ -24,6 +24,9 @@ struct remote_r_debug {
 	uint64_t r_ldbase;
 };
 
+/* The key of image.c's mark in a module (module_data): non-NULL once it is reported. */
+static const char image_reported;
+
 /* Reports modules added since the last call (the module list only grows) to libdwfl. */
 static void
 image_report_modules(struct jt_proc *p)
@@ -32,12 +35,12 @@ image_report_modules(struct jt_proc *p)
 		const char *err = NULL;
 		struct jt_module *m = p->mods.v[i];
 
-		if (m->reported)
+		if (module_data(m, &image_reported))
 			continue;
-		m->reported = 1;
-		if (sym_add_module(p->sym, m->path, m->bias, &err) < 0)
+		module_set_data(m, &image_reported, (void *)&image_reported, NULL);
+		if (sym_add_file(p->sym, m->path, module_file(m), m->bias, &err) < 0)
 			debug_msg("cannot report %s: %s", m->path, err ? err : "?");
-		alias_scan_module(&p->aliases, m->path, m->bias);
+		alias_scan_module(&p->aliases, m);
 		own_scan_module(&p->own, p->sym, m);
 	}
 }

@@ -289,6 +289,12 @@ sym_evict_overlaps(struct jt_sym *s)
 int
 sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char **err)
 {
+	return sym_add_file(s, path, path, bias, err);
+}
+
+int
+sym_add_file(struct jt_sym *s, const char *path, const char *file, uint64_t bias, const char **err)
+{
 	struct sym_module *m = sym_module_by_path(s, path);
 	const char *base = strrchr(path, '/');
 	Dwfl_Module *mod;
@@ -298,7 +304,7 @@ sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char **e
 	base = base ? base + 1 : path;
 	/* begin_add keeps every module reported so far; report_end commits. */
 	dwfl_report_begin_add(s->dwfl);
-	mod = dwfl_report_elf(s->dwfl, base, path, -1, bias, true);
+	mod = dwfl_report_elf(s->dwfl, base, file, -1, bias, true);
 	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
 		return sym_fail(err, "dwfl_report_end for", path);
 	if (!mod)
