@@ -12,8 +12,10 @@ struct jt_aliases {
 	size_t n;
 };
 
-/* Adds the slots of the module at path (loaded at bias) that name aligned_alloc or memalign. */
-int alias_scan_module(struct jt_aliases *a, const char *path, uint64_t bias);
+struct jt_module;
+
+/* Adds the slots of module m that name aligned_alloc or memalign. Returns 0, or -1 when m has no file. */
+int alias_scan_module(struct jt_aliases *a, const struct jt_module *m);
 void alias_clear(struct jt_aliases *a);
 
 /*

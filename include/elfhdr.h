@@ -23,7 +23,7 @@ enum elfhdr_kind elfhdr_classify(const unsigned char *h, size_t n, char *what, s
  */
 int elfhdr_classify_file(const char *path, char *what, size_t size);
 
-/* The architecture jmptrace traces, for messages: "x86-64". */
+/* The architecture jmptrace traces, for messages: arch.h's ARCH_NAME. */
 extern const char elfhdr_our_arch[];
 
 #endif

@@ -11,7 +11,7 @@
 			       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)
 
 /*
- * Checks that argv[0] names an x86-64 ELF executable (or a #! script), forks,
+ * Checks that argv[0] names an ELF executable of the traced architecture (or a #! script), forks,
  * and seizes the child before it execs. Returns the child's pid, or -1 after
  * printing one line that says why.
  */

@@ -1,22 +1,29 @@
-/* modules.h - the ELF files mapped in a process, with their address ranges and load bias. */
+/* modules.h - the ELF files mapped in a process: each opened once, with its address range, load bias and its consumers' state. */
 #ifndef JT_MODULES_H
 #define JT_MODULES_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <libelf.h>
 
-struct jt_unwind_index;	/* private to unwind.c */
+struct module_data;	/* private to modules.c */
 
-/* One ELF file mapped into the target. */
+/*
+ * One ELF file mapped into the target, and the only owner of that file:
+ * modules.c opens it once (see module_file for a deleted or replaced file)
+ * and every consumer reads it through module_elf or module_file.
+ */
 struct jt_module {
-	char *path;		/* absolute path as in /proc/PID/maps */
+	char *path;		/* absolute path as in /proc/PID/maps, " (deleted)" included */
 	uint64_t start, end;	/* lowest and highest address of its mappings */
 	uint64_t bias;		/* load bias: run-time address minus link-time address */
 	uint16_t e_type;	/* ET_EXEC or ET_DYN */
-	int reported;		/* image.c has handed it to libdwfl */
 	int is_main;		/* 1 for the executable itself (AT_ENTRY lies in it) */
-	struct jt_unwind_index *uw;	/* built lazily by unwind.c, freed by modules */
+	char *file;		/* see module_file */
+	Elf *elf;		/* see module_elf */
+	struct module_data *data;	/* see module_data */
+	size_t ndata;
 };
 
 /* The set of modules of one process image, sorted by start address. */
@@ -27,7 +34,7 @@ struct jt_modules {
 };
 
 void modules_init(struct jt_modules *m);
-/* Frees every module (and its unwind index). */
+/* Frees every module, with the data its consumers attached to it. */
 void modules_clear(struct jt_modules *m);
 
 /*
@@ -43,5 +50,38 @@ struct jt_module *modules_find(const struct jt_modules *m, uint64_t addr);
 
 /* Returns the module whose path equals path, or NULL. */
 struct jt_module *modules_by_path(const struct jt_modules *m, const char *path);
+
+/*
+ * The module's file as libelf reads it: mapped and complete, its file
+ * descriptor already closed (a process may map hundreds of files), and the
+ * mapped file itself even when its name now leads elsewhere. Owned by the
+ * module and valid until the module is freed. A libelf descriptor is not
+ * safe for concurrent use: use it where modules_refresh cannot run at the
+ * same time, or take a reference of your own (elf_begin(-1,
+ * ELF_C_READ_MMAP, module_elf(m)), ended with elf_end) to keep it longer.
+ */
+Elf *module_elf(const struct jt_module *m);
+
+/*
+ * A path that opens the mapped file, for a library that wants a name
+ * (libdwfl): the maps path, or /proc/PID/map_files/START-END when that
+ * name no longer leads to the mapped file (" (deleted)": a library
+ * upgraded while the target runs; or another file now has that name). The
+ * latter is valid only while the process maps the file.
+ */
+const char *module_file(const struct jt_module *m);
+
+/*
+ * State a consumer (unwinder, image.c) keeps per module, found by a key the
+ * consumer owns (the address of one of its statics), so that modules.c
+ * need not know what the consumers keep. Returns NULL when none was set.
+ */
+void *module_data(const struct jt_module *m, const void *key);
+
+/*
+ * Attaches data to m under key, replacing (and freeing) what was there.
+ * free_fn (may be NULL) is called on data when m is freed.
+ */
+void module_set_data(struct jt_module *m, const void *key, void *data, void (*free_fn)(void *));
 
 #endif

@@ -30,6 +30,13 @@ void sym_destroy(struct jt_sym *s);
 int sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char **err);
 
 /*
+ * Like sym_add_module, but libdwfl reads the file from file (e.g. a
+ * /proc/PID/map_files path for a deleted file, see module_file) while the
+ * module keeps path as its name: lookups and the frames' module name use it.
+ */
+int sym_add_file(struct jt_sym *s, const char *path, const char *file, uint64_t bias, const char **err);
+
+/*
  * Finds a defined function symbol (GLOBAL or WEAK, not UNDEF) called name in
  * the module reported from path, and stores its run-time address. Returns 0,
  * or -1 when the module or symbol is not there.

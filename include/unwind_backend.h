@@ -43,10 +43,4 @@ extern const size_t uw_user_offset[17];
 extern const struct uw_backend uw_backend_libunwind;	/* unwind.c */
 extern const struct uw_backend uw_backend_dw;		/* unwind_dw.c */
 
-/*
- * Opens the ELF file of a module of thread tid read-only. A " (deleted)"
- * file is reached through /proc/TID/map_files. Returns an fd or -1.
- */
-int uw_module_open(pid_t tid, const struct jt_module *mod);
-
 #endif

@@ -1,13 +1,12 @@
 /* alias.c - tells apart allocator names that share one address (aligned_alloc and memalign) by the caller's PLT slot. */
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alias.h"
 #include "alloc.h"
-#include "mem.h"
+#include "modules.h"
+#include "plt.h"
 #include "util.h"
 
 /* Records the GOT slots that hold aliased names in one relocation section. */
@@ -43,27 +42,19 @@ alias_scan_relocs(struct jt_aliases *a, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, u
 }
 
 int
-alias_scan_module(struct jt_aliases *a, const char *path, uint64_t bias)
+alias_scan_module(struct jt_aliases *a, const struct jt_module *m)
 {
+	Elf *elf = module_elf(m);
 	Elf_Scn *scn = NULL;
-	Elf *elf;
-	int fd;
 
-	elf_version(EV_CURRENT);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!elf)
 		return -1;
-	if (!(elf = elf_begin(fd, ELF_C_READ, NULL))) {
-		close(fd);
-		return -1;
-	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && sh.sh_entsize)
-			alias_scan_relocs(a, elf, scn, &sh, bias);
+			alias_scan_relocs(a, elf, scn, &sh, m->bias);
 	}
-	elf_end(elf);
-	close(fd);
 	return 0;
 }
 
@@ -75,38 +66,11 @@ alias_clear(struct jt_aliases *a)
 	a->n = 0;
 }
 
-/* Finds the GOT slot an indirect jump or call at code reads: "ff 25/15 disp32", after endbr64/bnd. */
-static uint64_t
-alias_got_of(const uint8_t *code, size_t len, uint64_t addr)
-{
-	size_t i = 0;
-
-	if (len >= 4 && !memcmp(code, "\xf3\x0f\x1e\xfa", 4))
-		i = 4;
-	if (i < len && code[i] == 0xf2)	/* bnd prefix */
-		i++;
-	if (i + 6 > len || code[i] != 0xff || (code[i + 1] != 0x25 && code[i + 1] != 0x15))
-		return 0;
-	return addr + i + 6 + (int64_t)(int32_t)(code[i + 2] | code[i + 3] << 8 | code[i + 4] << 16 |
-					       (uint32_t)code[i + 5] << 24);
-}
-
 int
 alias_resolve(const struct jt_aliases *a, pid_t tid, uint64_t ret, int fn)
 {
-	uint8_t call[6], stub[16];
-	uint64_t got = 0;
+	uint64_t got = a->n ? plt_call_slot(tid, ret) : 0;
 
-	if (!a->n || mem_read(tid, ret - 6, call, sizeof(call)) < 0)
-		return fn;
-	if (call[0] == 0xff && call[1] == 0x15) {
-		got = alias_got_of(call, sizeof(call), ret - 6);	/* call *slot(%rip), -fno-plt */
-	} else if (call[1] == 0xe8) {
-		uint64_t plt = ret + (int64_t)(int32_t)(call[2] | call[3] << 8 | call[4] << 16 |
-							(uint32_t)call[5] << 24);
-		if (mem_read(tid, plt, stub, sizeof(stub)) == 0)
-			got = alias_got_of(stub, sizeof(stub), plt);
-	}
 	for (size_t i = 0; got && i < a->n; i++)
 		if (a->v[i].got == got)
 			return a->v[i].fn;

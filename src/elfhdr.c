@@ -6,16 +6,19 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "machine.h"
 #include "elfhdr.h"
 
 const char elfhdr_our_arch[] = ARCH_NAME;
 
+/* The traced machine is named by arch_elf_machine_name, so it has no case here. */
 static const char *
 elfhdr_machine_name(unsigned class, unsigned m)
 {
+	if (m == ARCH_ELF_MACHINE)
+		return arch_elf_machine_name(class);
 	switch (m) {
 	case EM_386: return "i386";
-	case EM_X86_64: return class == ELFCLASS32 ? "x32" : "x86-64";
 	case EM_ARM: return "ARM";
 	case EM_AARCH64: return "AArch64";
 	case EM_RISCV: return "RISC-V";

@@ -13,7 +13,7 @@
 
 #define MAX_LINK_MAP 1024
 
-/* The layout of the start of glibc's struct link_map and struct r_debug on x86-64. */
+/* The layout of the start of glibc's struct link_map and struct r_debug on an LP64 target. */
 struct remote_link_map {
 	uint64_t l_addr, l_name, l_ld, l_next, l_prev;
 };
@@ -24,6 +24,9 @@ struct remote_r_debug {
 	uint64_t r_ldbase;
 };
 
+/* The key of image.c's mark in a module (module_data): non-NULL once it is reported. */
+static const char image_reported;
+
 /* Reports modules added since the last call (the module list only grows) to libdwfl. */
 static void
 image_report_modules(struct jt_proc *p)
@@ -32,12 +35,12 @@ image_report_modules(struct jt_proc *p)
 		const char *err = NULL;
 		struct jt_module *m = p->mods.v[i];
 
-		if (m->reported)
+		if (module_data(m, &image_reported))
 			continue;
-		m->reported = 1;
-		if (sym_add_module(p->sym, m->path, m->bias, &err) < 0)
+		module_set_data(m, &image_reported, (void *)&image_reported, NULL);
+		if (sym_add_file(p->sym, m->path, module_file(m), m->bias, &err) < 0)
 			debug_msg("cannot report %s: %s", m->path, err ? err : "?");
-		alias_scan_module(&p->aliases, m->path, m->bias);
+		alias_scan_module(&p->aliases, m);
 		own_scan_module(&p->own, p->sym, m);
 	}
 }

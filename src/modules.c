@@ -1,4 +1,4 @@
-/* modules.c - the set of ELF files mapped in a process, read from /proc/PID/maps. */
+/* modules.c - the set of ELF files mapped in a process, read from /proc/PID/maps; each module owns its opened file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "modules.h"
-#include "unwind.h"
 #include "util.h"
 
 #define MOD_PAGE_MASK	((uint64_t) 4095)
@@ -18,6 +19,7 @@
 /* One line of /proc/PID/maps that names a file. */
 struct maps_line {
 	uint64_t start, end, off;
+	uint64_t ino;		/* the mapped file's inode number */
 	int exec;
 	char *path;
 };
@@ -27,13 +29,15 @@ struct maps_group {
 	const char *path;
 	uint64_t start, end;
 	uint64_t low_start, low_end, low_off;	/* the mapping with the lowest file offset */
+	uint64_t ino;
 	int exec;
 };
 
-/* What the ELF header and program headers say about one candidate. */
-struct elf_facts {
-	uint16_t e_type;
-	uint64_t bias;
+/* One consumer's state in a module (module_data). */
+struct module_data {
+	const void *key;
+	void *data;
+	void (*free_fn)(void *);
 };
 
 void
@@ -44,12 +48,59 @@ modules_init(struct jt_modules *m)
 	m->generation = 0;
 }
 
+/* Frees the consumers' data first: it may hold references into the file. */
 static void
 module_free(struct jt_module *mod)
 {
-	unwind_index_free(mod->uw);
+	size_t i;
+
+	for (i = 0; i < mod->ndata; i++)
+		if (mod->data[i].free_fn)
+			mod->data[i].free_fn(mod->data[i].data);
+	free(mod->data);
+	elf_end(mod->elf);
+	free(mod->file);
 	free(mod->path);
 	free(mod);
+}
+
+Elf *
+module_elf(const struct jt_module *m)
+{
+	return m->elf;
+}
+
+const char *
+module_file(const struct jt_module *m)
+{
+	return m->file;
+}
+
+void *
+module_data(const struct jt_module *m, const void *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->ndata; i++)
+		if (m->data[i].key == key)
+			return m->data[i].data;
+	return NULL;
+}
+
+void
+module_set_data(struct jt_module *m, const void *key, void *data, void (*free_fn)(void *))
+{
+	size_t i;
+
+	for (i = 0; i < m->ndata && m->data[i].key != key; i++)
+		;
+	if (i == m->ndata) {
+		m->data = xrealloc(m->data, (m->ndata + 1) * sizeof(*m->data));
+		m->ndata++;
+	} else if (m->data[i].free_fn) {
+		m->data[i].free_fn(m->data[i].data);
+	}
+	m->data[i] = (struct module_data) { key, data, free_fn };
 }
 
 void
@@ -71,11 +122,11 @@ static int
 maps_parse_line(char *line, struct maps_line *ml)
 {
 	char perms[8];
-	unsigned long start, end, off;
+	unsigned long start, end, off, ino;
 	int pos = 0;
 	size_t len;
 
-	if (sscanf(line, "%lx-%lx %7s %lx %*s %*u %n", &start, &end, perms, &off, &pos) < 4 || !pos)
+	if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %n", &start, &end, perms, &off, &ino, &pos) < 5 || !pos)
 		return -1;
 	/* Anonymous mappings and [heap], [stack], [vdso], [vvar] start otherwise. */
 	if (line[pos] != '/')
@@ -86,6 +137,7 @@ maps_parse_line(char *line, struct maps_line *ml)
 	ml->start = start;
 	ml->end = end;
 	ml->off = off;
+	ml->ino = ino;
 	ml->exec = perms[2] == 'x';
 	ml->path = xstrdup(line + pos);
 	return 0;
@@ -154,7 +206,7 @@ maps_group(const struct maps_line *ml, size_t n, struct maps_group *g)
 			continue;
 		}
 		g[ng++] = (struct maps_group) { ml[i].path, ml[i].start, ml[i].end,
-			ml[i].start, ml[i].end, ml[i].off, ml[i].exec };
+			ml[i].start, ml[i].end, ml[i].off, ml[i].ino, ml[i].exec };
 	}
 	return ng;
 }
@@ -167,21 +219,47 @@ path_is_deleted(const char *path)
 	return n > k && strcmp(path + n - k, DELETED_SUFFIX) == 0;
 }
 
+/* Opens path read-only; with ino, only when path is still that inode. Returns an fd or -1. */
+static int
+module_open_as(const char *path, uint64_t ino)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !ino || (fstat(fd, &st) == 0 && st.st_ino == ino))
+		return fd;
+	close(fd);
+	return -1;
+}
+
 /*
- * Opens the file behind a group. A deleted file (a library upgraded while
- * the target runs) no longer has its name, and the name may even belong to
- * the new version by now, so it is opened through /proc/PID/map_files.
+ * Opens the file behind a group; the one place that decides how. A file
+ * deleted or replaced since it was mapped (a library upgraded while the
+ * target runs) no longer has its name, which may even belong to the new
+ * version by now, so it is opened through /proc/PID/map_files, which leads
+ * to the mapping itself. Stores the path used in *file.
  */
 static int
-group_open(pid_t pid, const struct maps_group *g)
+module_open_file(pid_t pid, const struct maps_group *g, char **file)
 {
-	char path[96];
+	char mf[96];
+	int fd = -1;
 
-	if (!path_is_deleted(g->path))
-		return open(g->path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+	if (!path_is_deleted(g->path) && (fd = module_open_as(g->path, g->ino)) >= 0) {
+		*file = xstrdup(g->path);
+		return fd;
+	}
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int) pid, g->low_start, g->low_end);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	if ((fd = open(mf, O_RDONLY | O_CLOEXEC)) >= 0) {
+		*file = xstrdup(mf);
+		return fd;
+	}
+	/* map_files refused (an inode number that differs on an overlay): the name, as it is. */
+	if (path_is_deleted(g->path) || (fd = module_open_as(g->path, 0)) < 0)
+		return -1;
+	*file = xstrdup(g->path);
+	return fd;
 }
 
 /*
@@ -216,27 +294,32 @@ elf_bias(Elf *elf, const struct maps_group *g, uint64_t *bias)
 	return 0;
 }
 
-/* Returns 0 when the group is an x86-64 executable or shared object. */
+/*
+ * Opens the group's file into mod (file, elf, e_type, bias). Returns 0 when
+ * it is an executable or shared object of the traced architecture, -1
+ * otherwise (mod then holds nothing to free but what module_free frees).
+ */
 static int
-group_elf_facts(pid_t pid, const struct maps_group *g, struct elf_facts *ef)
+module_open(struct jt_module *mod, pid_t pid, const struct maps_group *g)
 {
 	GElf_Ehdr eh;
-	Elf *elf;
-	int fd, ret = -1;
+	int fd;
 
-	fd = group_open(pid, g);
+	fd = module_open_file(pid, g, &mod->file);
 	if (fd < 0)
 		return -1;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh)
-	    && eh.e_machine == EM_X86_64
-	    && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
-		ef->e_type = eh.e_type;
-		ret = elf_bias(elf, g, &ef->bias);
+	mod->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Mapped or read whole, the file needs its descriptor no more. */
+	if (mod->elf && elf_cntl(mod->elf, ELF_C_FDREAD) != 0) {
+		elf_end(mod->elf);
+		mod->elf = NULL;
 	}
-	elf_end(elf);
 	close(fd);
-	return ret;
+	if (!mod->elf || elf_kind(mod->elf) != ELF_K_ELF || !gelf_getehdr(mod->elf, &eh)
+	    || eh.e_machine != ARCH_ELF_MACHINE || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return -1;
+	mod->e_type = eh.e_type;
+	return elf_bias(mod->elf, g, &mod->bias);
 }
 
 /* Returns AT_ENTRY of pid, or 0 when unknown. */
@@ -338,7 +421,6 @@ static int
 modules_add_group(struct jt_modules *m, pid_t pid, const struct maps_group *g, uint64_t *entry)
 {
 	struct jt_module *mod = modules_find(m, g->start);
-	struct elf_facts ef;
 
 	if (mod && mod->start == g->start && strcmp(mod->path, g->path) == 0) {
 		if (mod->end != g->end) {
@@ -348,16 +430,16 @@ modules_add_group(struct jt_modules *m, pid_t pid, const struct maps_group *g, u
 		}
 		return 0;
 	}
-	if (group_elf_facts(pid, g, &ef) != 0)
+	mod = xcalloc(1, sizeof(*mod));
+	if (module_open(mod, pid, g) != 0) {
+		module_free(mod);
 		return 0;
+	}
 	if (*entry == UINT64_MAX)
 		*entry = auxv_entry(pid);
-	mod = xcalloc(1, sizeof(*mod));
 	mod->path = xstrdup(g->path);
 	mod->start = g->start;
 	mod->end = g->end;
-	mod->bias = ef.bias;
-	mod->e_type = ef.e_type;
 	mod->is_main = *entry >= g->start && *entry < g->end;
 	modules_insert(m, mod);
 	m->generation++;

@@ -1,5 +1,4 @@
 /* unwind.c - the unwinder interface and its backend choice, and the libunwind backend over our own accessors. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -274,57 +273,24 @@ uw_index_elf(struct jt_unwind_index *ix, Elf *elf)
 	}
 }
 
-/*
- * A " (deleted)" file is reached through the mapping itself:
- * /proc/TID/map_files/START-END for the mapping at start.
- */
-int
-uw_module_open(pid_t tid, const struct jt_module *mod)
-{
-	struct dirent *de;
-	char dir[64], path[64 + sizeof(de->d_name)], want[40];
-	DIR *dh;
-	int fd = -1;
+/* The key of a module's index in its module_data. */
+static const char uw_index_key;
 
-	fd = open(mod->path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || !strstr(mod->path, " (deleted)"))
-		return fd;
-	snprintf(dir, sizeof(dir), "/proc/%d/map_files", (int) tid);
-	snprintf(want, sizeof(want), "%" PRIx64 "-", mod->start);
-	dh = opendir(dir);
-	if (!dh)
-		return -1;
-	while ((de = readdir(dh)))
-		if (strncmp(de->d_name, want, strlen(want)) == 0)
-			break;
-	if (de) {
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	closedir(dh);
-	return fd;
+static void
+uw_index_free_data(void *ix)
+{
+	unwind_index_free(ix);
 }
 
 /* Builds mod's index; an empty one when the file is unusable, so it is tried once. */
 static struct jt_unwind_index *
-uw_index_build(pid_t tid, const struct jt_module *mod)
+uw_index_build(struct jt_module *mod)
 {
 	struct jt_unwind_index *ix = xcalloc(1, sizeof(*ix));
-	Elf *elf;
-	int fd;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return ix;
-	fd = uw_module_open(tid, mod);
-	if (fd < 0) {
-		debug_msg("unwind: cannot open %s", mod->path);
-		return ix;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		uw_index_elf(ix, elf);
-	elf_end(elf);
-	close(fd);
+	module_set_data(mod, &uw_index_key, ix, uw_index_free_data);
+	if (module_elf(mod))
+		uw_index_elf(ix, module_elf(mod));
 	debug_msg("unwind: %s: %zu FDEs", mod->path, ix->n);
 	return ix;
 }
@@ -336,12 +302,13 @@ static int
 uw_addr_is_ro(const struct uw_libunwind *u, uint64_t addr)
 {
 	const struct jt_module *mod = modules_find(u->mods, addr);
+	const struct jt_unwind_index *ix = mod ? module_data(mod, &uw_index_key) : NULL;
 	int i;
 
-	if (!mod || !mod->uw)
+	if (!ix)
 		return 0;
-	for (i = 0; i < mod->uw->n_ro; i++)
-		if (addr - mod->bias >= mod->uw->ro_lo[i] && addr - mod->bias < mod->uw->ro_hi[i])
+	for (i = 0; i < ix->n_ro; i++)
+		if (addr - mod->bias >= ix->ro_lo[i] && addr - mod->bias < ix->ro_hi[i])
 			return 1;
 	return 0;
 }
@@ -440,7 +407,7 @@ uw_table_read(struct uw_libunwind *u, uint64_t addr, unw_word_t *valp)
 	const struct jt_unwind_index *ix;
 	size_t bytes, n;
 
-	if (idx >= u->mods->n || !(ix = u->mods->v[idx]->uw))
+	if (idx >= u->mods->n || !(ix = module_data(u->mods->v[idx], &uw_index_key)))
 		return -UNW_EINVAL;
 	bytes = ix->n * sizeof(*ix->tab);
 	if (off >= bytes)
@@ -516,6 +483,7 @@ uw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 {
 	struct uw_libunwind *u = arg;
 	struct jt_module *mod = modules_find(u->mods, ip);
+	struct jt_unwind_index *ix;
 	unw_dyn_info_t di;
 	size_t i = 0;
 
@@ -523,17 +491,17 @@ uw_find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 		return -UNW_ENOINFO;
 	while (u->mods->v[i] != mod)	/* only on a libunwind cache miss */
 		i++;
-	if (!mod->uw)
-		mod->uw = uw_index_build(u->tid, mod);
-	if (mod->uw->n == 0)
+	if (!(ix = module_data(mod, &uw_index_key)))
+		ix = uw_index_build(mod);
+	if (ix->n == 0)
 		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
 	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di.start_ip = mod->start;
 	di.end_ip = mod->end;
-	di.u.rti.segbase = mod->bias + mod->uw->eh_addr;
+	di.u.rti.segbase = mod->bias + ix->eh_addr;
 	/* In words, as libunwind multiplies by sizeof(unw_word_t) to get bytes. */
-	di.u.rti.table_len = mod->uw->n * sizeof(struct uw_entry) / sizeof(unw_word_t);
+	di.u.rti.table_len = ix->n * sizeof(struct uw_entry) / sizeof(unw_word_t);
 	di.u.rti.table_data = UW_TABLE_BASE + ((uint64_t) i << 32);
 	return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
 }

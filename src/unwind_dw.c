@@ -121,27 +121,15 @@ ud_mod_close(struct ud_mod *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Opens mod's file and its .eh_frame; m stays named but empty when it cannot. */
+/* Takes a reference to mod's file and opens its .eh_frame; m stays named but empty when it cannot. */
 static void
 ud_mod_open(struct uw_dw *u, struct ud_mod *m, const struct jt_module *mod)
 {
-	int fd;
-
 	m->path = xstrdup(mod->path);
 	m->start = mod->start;
 	m->bias = mod->bias;
-	fd = uw_module_open(u->tid, mod);
-	if (fd < 0) {
-		debug_msg("unwind: cannot open %s", mod->path);
-		return;
-	}
-	m->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	/* Mapped or read whole, the file no longer needs its descriptor: a process may map hundreds. */
-	if (m->elf && (elf_kind(m->elf) != ELF_K_ELF || elf_cntl(m->elf, ELF_C_FDREAD) != 0)) {
-		elf_end(m->elf);
-		m->elf = NULL;
-	}
-	close(fd);
+	/* Our own reference: the CFI outlives a module that a dlclose drops until ud_mods_sync. */
+	m->elf = module_elf(mod) ? elf_begin(-1, ELF_C_READ_MMAP, module_elf(mod)) : NULL;
 	if (m->elf)
 		m->eh = dwarf_getcfi_elf(m->elf);
 	debug_msg("unwind: %s: %s", mod->path, m->eh ? ".eh_frame" : "no .eh_frame");

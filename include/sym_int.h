@@ -1,0 +1,89 @@
+/* sym_int.h - what sym.c, sym_names.c and sym_dwarf.c share: the libdwfl session, its modules and the string pool (private to them). */
+#ifndef JT_SYM_INT_H
+#define JT_SYM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "sym.h"
+
+/* Deepest inline chain we keep for one pc; real code rarely nests past 10. */
+#define SYM_MAX_FRAMES 32
+
+/* One defined GLOBAL/WEAK name of a module, as the lookup hash keeps it. */
+struct sym_name {
+	const char *name;	/* points into the module's ELF string table; NULL = empty slot */
+	size_t len;		/* length without any "@VERSION" suffix */
+	uint64_t func_addr;	/* best FUNC/IFUNC definition, valid when func_rank */
+	uint64_t func_size;	/* its st_size (0 when the symbol has none) */
+	uint64_t any_addr;	/* best definition of any type, valid when any_rank */
+	int func_rank, any_rank;	/* 0 = none; higher is preferred, see sym_rank */
+	int has_local;		/* a LOCAL function of that name exists, at local_addr */
+	uint64_t local_addr;
+	uint64_t local_size;
+};
+
+/* The code range of one CU, for modules without .debug_aranges. */
+struct sym_cu_range {
+	Dwarf_Addr start, end;	/* DWARF addresses: run-time ones minus the bias */
+	Dwarf_Die *cu;		/* owned by libdwfl, lives as long as the module */
+};
+
+/* One reported ELF file. */
+struct sym_module {
+	char *path;
+	uint64_t bias;
+	Dwfl_Module *mod;
+	struct sym_name *names;	/* open-addressing hash, built on the first lookup */
+	size_t names_cap;	/* power of two; 0 until built */
+	struct sym_cu_range *cus;	/* sorted by start; built on the first CU miss */
+	size_t ncus;
+	int cus_built;
+	Dwarf_Addr dwbias;	/* run-time minus DWARF addresses */
+};
+
+/* The symbolization of one pc, as the per-pc cache keeps it. */
+struct sym_cached {
+	uint64_t pc;
+	int is_ret;
+	int n;
+	struct jt_frame *frames;	/* NULL = empty slot */
+};
+
+/* One target image: its libdwfl session, the modules reported to it, and the caches. */
+struct jt_sym {
+	Dwfl *dwfl;
+	struct sym_module *mods;
+	size_t nmods;
+	struct sym_cached *cache;	/* open-addressing hash on (pc, is_ret) */
+	size_t cache_cap, cache_n;
+	char **strs;		/* interned strings: module, function and file names */
+	size_t strs_cap, strs_n;
+};
+
+/* FNV-1a of p[0..len), for the name hash and the string pool. */
+uint64_t sym_hash_bytes(const char *p, size_t len);
+
+/* Returns the pooled copy of str, adding it if new; the pool lives until sym_destroy. */
+const char *sym_intern(struct jt_sym *s, const char *str);
+
+/* Interns name, demangled first when it is a C++ (Itanium ABI) name. */
+const char *sym_intern_function(struct jt_sym *s, const char *name);
+
+/* Interns a source file name, joined to comp_dir (may be NULL) when it is relative. */
+const char *sym_intern_file(struct jt_sym *s, const char *comp_dir, const char *file);
+
+/* Returns the module most recently reported from path, or NULL. */
+struct sym_module *sym_module_by_path(struct jt_sym *s, const char *path);
+
+/*
+ * sym_dwarf.c: fills f[] from the DWARF scopes at lpc in mod, inlined
+ * frames innermost first, then the containing function. Returns the number
+ * of frames, 0 when there is no debug info for lpc.
+ */
+int sym_scopes(struct jt_sym *s, Dwfl_Module *mod, uint64_t lpc, struct jt_frame *f, int max);
+
+#endif
