@@ -1,6 +1,7 @@
-/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode, with each backend; also tests mem and modules. */
+/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode, with each backend, also from two threads at once; also tests mem and modules. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -462,6 +463,175 @@ test_backend(const struct target *t, const char *be, struct jt_modules *m, const
 	return depth;
 }
 
+/* ---- concurrent unwinds: one stopped thread, several tracer threads, one ctx each ---- */
+
+#define MT_THREADS	2
+#define MT_ROUNDS	20	/* each starts from a new module set: every cache is rebuilt under contention */
+#define MT_CALLS	300	/* unwinds per thread per round */
+#define MT_RATE_CALLS	20000	/* unwinds per thread when timing */
+#define MT_CASES	3
+
+/* One kind of unwind the threads repeat, with its single-threaded result. */
+struct mt_case {
+	struct user_regs_struct regs;
+	uint64_t ov_addr, ov_value;	/* ov_addr 0: no override */
+	uint64_t want[MAX_FRAMES];
+	int nwant;
+};
+
+/* What one tracer thread of the test does. */
+struct mt_job {
+	struct jt_unwind *u;
+	struct jt_unwind_ctx *ctx;
+	pid_t tid;
+	const struct mt_case *cases;
+	int ncases, first, calls, bad;
+	pthread_barrier_t *start;
+};
+
+static int
+mt_unwind(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, const struct mt_case *k, uint64_t *pcs)
+{
+	if (k->ov_addr)
+		unwind_ctx_override(ctx, k->ov_addr, k->ov_value);
+	return unwind_stack_ctx(u, ctx, tid, &k->regs, pcs, MAX_FRAMES);
+}
+
+/* Runs the job's unwinds, each kind in turn, and counts those that differ from the reference. */
+static void *
+mt_thread(void *arg)
+{
+	struct mt_job *j = arg;
+	const struct mt_case *k;
+	uint64_t got[MAX_FRAMES];
+	int i, n;
+
+	pthread_barrier_wait(j->start);
+	for (i = 0; i < j->calls; i++) {
+		k = &j->cases[(i + j->first) % j->ncases];
+		n = mt_unwind(j->u, j->ctx, j->tid, k, got);
+		if (n != k->nwant || memcmp(got, k->want, (size_t) n * sizeof(*got)) != 0)
+			j->bad++;
+	}
+	return NULL;
+}
+
+/*
+ * Runs nthreads jobs of calls unwinds each at once, with a ctx each, or
+ * one shared ctx (the old design, where the scratch lived in the
+ * unwinder). Returns the unwinds that went wrong; *us is the wall time.
+ */
+static int
+mt_run(struct jt_unwind *u, pid_t tid, const struct mt_case *cases, int ncases, int nthreads, int calls,
+       int shared, double *us)
+{
+	struct mt_job job[MT_THREADS];
+	pthread_t th[MT_THREADS];
+	pthread_barrier_t start;
+	struct jt_unwind_ctx *one = shared ? unwind_ctx_new() : NULL;
+	double t0;
+	int i, bad = 0;
+
+	pthread_barrier_init(&start, NULL, (unsigned) nthreads + 1);
+	for (i = 0; i < nthreads; i++) {
+		job[i] = (struct mt_job) { u, one ? one : unwind_ctx_new(), tid, cases, ncases, i, calls, 0, &start };
+		if (pthread_create(&th[i], NULL, mt_thread, &job[i]) != 0) {
+			printf("Bail out! pthread_create\n");
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&start);
+	t0 = now_us();
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(th[i], NULL);
+		bad += job[i].bad;
+		if (!one)
+			unwind_ctx_free(job[i].ctx);
+	}
+	*us = now_us() - t0;
+	unwind_ctx_free(one);
+	pthread_barrier_destroy(&start);
+	return bad;
+}
+
+/*
+ * The kinds of unwind the threads mix: the plain stack; one whose return
+ * address into f7 reads as f5's (an override, which must stay in its own
+ * ctx); and, with a PLT, one stopped in it, which the dw backend hands to
+ * libunwind. Returns how many; the references come from one thread.
+ */
+static int
+mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, const struct jt_module *exe,
+	 struct mt_case *k)
+{
+	struct jt_unwind_ctx *ctx = unwind_ctx_new();
+	uint64_t stack[64], plt = plt_entry(t);
+	int i, n = 0;
+
+	k[n++] = (struct mt_case) { .regs = c->regs };
+	k[0].nwant = mt_unwind(u, ctx, c->tid, &k[0], k[0].want);
+	if (k[0].nwant >= 4 && mem_read(c->tid, c->regs.rsp, stack, sizeof(stack)) == 0) {
+		for (i = 0; i < 64 && stack[i] != k[0].want[1]; i++)
+			;
+		if (i < 64)
+			k[n++] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp + 8 * i,
+						    .ov_value = k[0].want[3] };
+	}
+	if (plt && !t->is_static) {
+		k[n] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp - 8, .ov_value = c->regs.rip };
+		k[n].regs.rip = exe->bias + plt;
+		k[n++].regs.rsp -= 8;
+	}
+	for (i = 1; i < n; i++)
+		k[i].nwant = mt_unwind(u, ctx, c->tid, &k[i], k[i].want);
+	unwind_ctx_free(ctx);
+	return n;
+}
+
+/*
+ * Two threads unwind the same stopped thread at once, each with its own
+ * ctx, many times, from a fresh module set each round (so indexes, CFI and
+ * rules are built while the other thread reads them); every result must
+ * equal the single-threaded one. JT_UNWIND_MT_SHARED=1 gives both threads
+ * one ctx, the old design, to show that the check can fail. Then times
+ * unwinds/s of one thread against two.
+ */
+static void
+test_concurrent(const struct target *t, const char *be, const struct child *c, const uint64_t *pcs, int depth)
+{
+	const char *env = getenv("JT_UNWIND_MT_SHARED");
+	int shared = env && *env == '1', bad = 0, round, ncases;
+	struct mt_case cases[MT_CASES];
+	struct jt_modules m;
+	struct jt_module *exe;
+	struct jt_unwind *u;
+	double us, us1;
+
+	modules_init(&m);
+	if (modules_refresh(&m, c->pid) <= 0 || !(exe = main_module(&m)) || !(u = unwind_new_backend(&m, be))) {
+		ok(0, "%s/%s/concurrent: unwinder made", be, t->mode);
+		modules_clear(&m);
+		return;
+	}
+	ncases = mt_cases(t, u, c, exe, cases);
+	ok(same_pcs(pcs, depth, cases[0].want, cases[0].nwant), "%s/%s/concurrent: a ctx of its own unwinds alike",
+	   be, t->mode);
+	for (round = 0; round < MT_ROUNDS; round++) {
+		modules_clear(&m);	/* under exclusion, as unwind.h asks */
+		modules_refresh(&m, c->pid);
+		bad += mt_run(u, c->tid, cases, ncases, MT_THREADS, MT_CALLS, shared, &us);
+	}
+	ok(bad == 0, "%s/%s/concurrent: %d threads x %d unwinds x %d rounds of %d kinds%s: %d differ from one thread's",
+	   be, t->mode, MT_THREADS, MT_CALLS, MT_ROUNDS, ncases, shared ? " (one shared ctx)" : "", bad);
+	bad = mt_run(u, c->tid, cases, 1, 1, MT_THREADS * MT_RATE_CALLS, shared, &us1);
+	bad += mt_run(u, c->tid, cases, 1, MT_THREADS, MT_RATE_CALLS, shared, &us);
+	printf("# %s/%s: %.0f unwinds/s in 1 thread, %.0f in %d threads (x%.2f)\n", be, t->mode,
+	       MT_THREADS * MT_RATE_CALLS / us1 * 1e6, MT_THREADS * MT_RATE_CALLS / us * 1e6, MT_THREADS, us1 / us);
+	ok(bad == 0, "%s/%s/concurrent: timed unwinds are right too (%d differ)", be, t->mode, bad);
+	unwind_destroy(u);
+	modules_clear(&m);
+}
+
 /* The whole check for one link mode, with the chain in main or in a second thread. */
 static void
 test_target(const struct target *t, int threaded)
@@ -490,8 +660,11 @@ test_target(const struct target *t, int threaded)
 		goto out;
 	if (!threaded)
 		test_modules(t, &m, exe);
-	for (i = 0; i < N_BACKENDS; i++)
+	for (i = 0; i < N_BACKENDS; i++) {
 		depth[i] = test_backend(t, backends[i], &m, exe, &c, threaded, pcs[i]);
+		if (!threaded && (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static")))
+			test_concurrent(t, backends[i], &c, pcs[i], depth[i]);
+	}
 	for (i = 1; i < N_BACKENDS; i++)
 		ok(same_pcs(pcs[0], depth[0], pcs[i], depth[i]), "%s/%s: %s and %s give the same %d pcs",
 		   t->mode, what, backends[0], backends[i], depth[i]);
