@@ -469,7 +469,7 @@ test_backend(const struct target *t, const char *be, struct jt_modules *m, const
 #define MT_ROUNDS	20	/* each starts from a new module set: every cache is rebuilt under contention */
 #define MT_CALLS	300	/* unwinds per thread per round */
 #define MT_RATE_CALLS	20000	/* unwinds per thread when timing */
-#define MT_CASES	3
+#define MT_CASES	4
 
 /* One kind of unwind the threads repeat, with its single-threaded result. */
 struct mt_case {
@@ -557,8 +557,10 @@ mt_run(struct jt_unwind *u, pid_t tid, const struct mt_case *cases, int ncases, 
 /*
  * The kinds of unwind the threads mix: the plain stack; one whose return
  * address into f7 reads as f5's (an override, which must stay in its own
- * ctx); and, with a PLT, one stopped in it, which the dw backend hands to
- * libunwind. Returns how many; the references come from one thread.
+ * ctx); one with a stack pointer at an unmapped page, whose failed reads
+ * fall back to mem.c's /proc/PID/mem descriptors; and, with a PLT, one
+ * stopped in it, which the dw backend hands to libunwind. Returns how
+ * many; the references come from one thread.
  */
 static int
 mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, const struct jt_module *exe,
@@ -577,6 +579,8 @@ mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, con
 			k[n++] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp + 8 * i,
 						    .ov_value = k[0].want[3] };
 	}
+	k[n] = (struct mt_case) { .regs = c->regs };
+	k[n++].regs.rsp = 0x1000;
 	if (plt && !t->is_static) {
 		k[n] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp - 8, .ov_value = c->regs.rip };
 		k[n].regs.rip = exe->bias + plt;
