@@ -1,7 +1,6 @@
-/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode, with each backend, also from two threads at once; also tests mem and modules. */
+/* test_unwind.c - unwinds a child stopped in a known call chain, built in every link mode, with each backend; also tests mem and modules. */
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,109 +18,17 @@
 #include "modules.h"
 #include "tap.h"
 #include "unwind.h"
+#include "unwind_child.h"
 #include "util.h"
 
-#define WAIT_SECONDS	20
-#define MAX_FRAMES	64
 #define BENCH_CALLS	10000
 
-/* One link mode of unwind_target.c. */
-struct target {
-	const char *mode;
-	const char *flags;
-	int pie;			/* expect a non-zero bias */
-	int is_static;			/* expect the executable to be the only module */
-	char path[PATH_MAX];
-	struct { uint64_t addr, size; char name[16]; } sym[16];
-	int nsym;
-};
-
-/* A stopped child: the process and the thread that hit int3. */
-struct child {
-	pid_t pid, tid;
-	struct user_regs_struct regs;
-};
-
-static const char *const chain_main[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "main" };
 static const char *const chain_thread[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "thread_main" };
 static const char *const chain_signal[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "on_signal" };
-/* Besides the chain, load_syms wants these. */
-static const char *const other_syms[] = { "thread_main", "on_signal", "sig_main" };
 
 /* Every unwind check runs with each; the first is the reference for comparing them. */
 static const char *const backends[] = { "libunwind", "dw" };
 #define N_BACKENDS ARRAY_SIZE(backends)
-
-static volatile pid_t live_child;
-
-/* On timeout: kill the child (PTRACE_O_EXITKILL may not be set yet) and bail out. */
-static void
-on_alarm(int sig)
-{
-	static const char msg[] = "Bail out! timeout waiting for the child\n";
-
-	if (live_child > 0)
-		kill(live_child, SIGKILL);
-	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(2);
-	_exit(1);
-}
-
-/* Finds unwind_target.c: $JT_UNWIND_TARGET_SRC, next to this file, or from the binary's place in build/unit. */
-static int
-find_source(char *out, size_t len)
-{
-	const char *env = getenv("JT_UNWIND_TARGET_SRC");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env && access(env, R_OK) == 0)
-		return snprintf(out, len, "%s", env), 0;
-	snprintf(out, len, "%.*s/unwind_target.c",
-		 (int) (strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') - __FILE__ : 1),
-		 strrchr(__FILE__, '/') ? __FILE__ : ".");
-	if (access(out, R_OK) == 0)
-		return 0;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	snprintf(out, len, "%.*s/../../tests/unit/unwind_target.c", PATH_MAX / 2, exe);
-	return access(out, R_OK);
-}
-
-/* Reads the addresses and sizes of the chain's functions with nm. */
-static int
-load_syms(struct target *t)
-{
-	char cmd[PATH_MAX + 64], line[256], name[64], type;
-	unsigned long addr, size;
-	FILE *p;
-	size_t i;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", t->path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	t->nsym = 0;
-	while (fgets(line, sizeof(line), p)) {
-		if (sscanf(line, "%lx %lx %c %63s", &addr, &size, &type, name) != 4)
-			continue;
-		for (i = 0; i < ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms); i++)
-			if (strcmp(name, i < ARRAY_SIZE(chain_main) ? chain_main[i]
-				   : other_syms[i - ARRAY_SIZE(chain_main)]) == 0)
-				break;
-		if (i == ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms) || t->nsym == (int) ARRAY_SIZE(t->sym))
-			continue;
-		t->sym[t->nsym].addr = addr;
-		t->sym[t->nsym].size = size;
-		snprintf(t->sym[t->nsym].name, sizeof(t->sym[0].name), "%.15s", name);
-		t->nsym++;
-	}
-	pclose(p);
-	return t->nsym == (int) (ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms)) ? 0 : -1;
-}
 
 static uint64_t
 sym_addr(const struct target *t, const char *name)
@@ -146,79 +53,6 @@ sym_owner(const struct target *t, uint64_t a)
 	return "?";
 }
 
-static int
-build_target(struct target *t, const char *dir, const char *src)
-{
-	char cmd[3 * PATH_MAX];
-
-	snprintf(t->path, sizeof(t->path), "%s/target-%s", dir, t->mode);
-	snprintf(cmd, sizeof(cmd),
-		 "cc -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables -pthread %s -o '%s' '%s'",
-		 t->flags, t->path, src);
-	if (system(cmd) != 0)
-		return -1;
-	return load_syms(t);
-}
-
-/* Waits for any stop or exit of our children, with a timeout. */
-static pid_t
-wait_any(int *status)
-{
-	pid_t r;
-
-	alarm(WAIT_SECONDS);
-	r = waitpid(-1, status, __WALL);
-	alarm(0);
-	return r;
-}
-
-/* Runs the target until some thread hits the int3 in f8. Returns 0 or -1. */
-static int
-child_start(const struct target *t, const char *arg, struct child *c)
-{
-	int status, sig;
-	pid_t w;
-
-	c->pid = fork();
-	if (c->pid == 0) {
-		ptrace(PTRACE_TRACEME, 0, 0, 0);
-		execl(t->path, t->path, arg, (char *) NULL);
-		_exit(127);
-	}
-	live_child = c->pid;
-	if (c->pid < 0 || wait_any(&status) != c->pid || !WIFSTOPPED(status))
-		return -1;
-	/* The exec stop; from now on the child dies with us. */
-	ptrace(PTRACE_SETOPTIONS, c->pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE);
-	ptrace(PTRACE_CONT, c->pid, 0, 0);
-	for (;;) {
-		w = wait_any(&status);
-		if (w < 0 || WIFEXITED(status) || WIFSIGNALED(status))
-			return -1;
-		sig = WSTOPSIG(status);
-		if (sig == SIGTRAP && (status >> 16) == 0)
-			break;
-		/* Clone events and a new thread's first SIGSTOP are not for the child to see. */
-		ptrace(PTRACE_CONT, w, 0, (sig == SIGTRAP || sig == SIGSTOP) ? 0 : sig);
-	}
-	c->tid = w;
-	return ptrace(PTRACE_GETREGS, w, 0, &c->regs) == 0 ? 0 : -1;
-}
-
-/* Kills the child and reaps all of its threads. */
-static void
-child_kill(struct child *c)
-{
-	int status;
-
-	if (c->pid <= 0)
-		return;
-	kill(c->pid, SIGKILL);
-	while (wait_any(&status) > 0)
-		;
-	live_child = 0;
-}
-
 /* Checks that frames 0..n-1 belong to chain[0..n-1]; prints the frames when they do not. */
 static int
 check_chain(const struct target *t, const struct jt_module *exe, const uint64_t *pcs, int depth,
@@ -237,17 +71,6 @@ check_chain(const struct target *t, const struct jt_module *exe, const uint64_t 
 		}
 	}
 	return good;
-}
-
-static struct jt_module *
-main_module(const struct jt_modules *m)
-{
-	size_t i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->v[i]->is_main)
-			return m->v[i];
-	return NULL;
 }
 
 static void
@@ -326,27 +149,6 @@ test_override(struct jt_unwind *u, const char *be, const struct child *c, const 
 	ok(n == depth && memcmp(again, pcs, n * sizeof(*pcs)) == 0, "%s override: cleared after one call", be);
 }
 
-/* Link-time address of the first .plt entry after PLT0, or 0 without a .plt. */
-static uint64_t
-plt_entry(const struct target *t)
-{
-	char cmd[PATH_MAX + 32], line[256], name[64];
-	unsigned long addr, size;
-	uint64_t found = 0;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", t->path);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, " [%*d] %63s %*s %lx %*s %lx", name, &addr, &size) == 3
-		    && strcmp(name, ".plt") == 0 && size >= 32)
-			found = addr + 16;
-	pclose(p);
-	return found;
-}
-
 /*
  * The thread as if f8 had just called into a PLT entry: rip there, the
  * return address into f8 pushed (an override stands in for the push). The
@@ -370,15 +172,6 @@ test_plt(const struct target *t, const char *be, struct jt_unwind *u, const stru
 	   (unsigned long long) plt, depth, n);
 }
 
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static void
 bench(const struct target *t, const char *be, struct jt_unwind *u, const struct child *c, int depth)
 {
@@ -391,21 +184,6 @@ bench(const struct target *t, const char *be, struct jt_unwind *u, const struct 
 	printf("# %s/%s: %.2f us per unwind_stack of %d frames (%d calls)\n",
 	       be, t->mode, (now_us() - t0) / BENCH_CALLS, depth, BENCH_CALLS);
 	ok(same, "%s/%s: %d repeated unwinds give the same depth", be, t->mode, BENCH_CALLS);
-}
-
-/* Whether two backends' unwinds agree; prints the first difference when they do not. */
-static int
-same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
-{
-	int i;
-
-	for (i = 0; i < na && i < nb; i++)
-		if (a[i] != b[i])
-			break;
-	if (i < na || i < nb)
-		printf("# frame %d differs: %#llx (%d frames) vs %#llx (%d frames)\n", i,
-		       i < na ? (unsigned long long) a[i] : 0ull, na, i < nb ? (unsigned long long) b[i] : 0ull, nb);
-	return na == nb && i == na;
 }
 
 /* The frames (below 64) whose pc carries UNWIND_PC_SIGNAL, as a bit set. */
@@ -463,179 +241,6 @@ test_backend(const struct target *t, const char *be, struct jt_modules *m, const
 	return depth;
 }
 
-/* ---- concurrent unwinds: one stopped thread, several tracer threads, one ctx each ---- */
-
-#define MT_THREADS	2
-#define MT_ROUNDS	20	/* each starts from a new module set: every cache is rebuilt under contention */
-#define MT_CALLS	300	/* unwinds per thread per round */
-#define MT_RATE_CALLS	20000	/* unwinds per thread when timing */
-#define MT_CASES	4
-
-/* One kind of unwind the threads repeat, with its single-threaded result. */
-struct mt_case {
-	struct user_regs_struct regs;
-	uint64_t ov_addr, ov_value;	/* ov_addr 0: no override */
-	uint64_t want[MAX_FRAMES];
-	int nwant;
-};
-
-/* What one tracer thread of the test does. */
-struct mt_job {
-	struct jt_unwind *u;
-	struct jt_unwind_ctx *ctx;
-	pid_t tid;
-	const struct mt_case *cases;
-	int ncases, first, calls, bad;
-	pthread_barrier_t *start;
-};
-
-static int
-mt_unwind(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, const struct mt_case *k, uint64_t *pcs)
-{
-	if (k->ov_addr)
-		unwind_ctx_override(ctx, k->ov_addr, k->ov_value);
-	return unwind_stack_ctx(u, ctx, tid, &k->regs, pcs, MAX_FRAMES);
-}
-
-/* Runs the job's unwinds, each kind in turn, and counts those that differ from the reference. */
-static void *
-mt_thread(void *arg)
-{
-	struct mt_job *j = arg;
-	const struct mt_case *k;
-	uint64_t got[MAX_FRAMES];
-	int i, n;
-
-	pthread_barrier_wait(j->start);
-	for (i = 0; i < j->calls; i++) {
-		k = &j->cases[(i + j->first) % j->ncases];
-		n = mt_unwind(j->u, j->ctx, j->tid, k, got);
-		if (n != k->nwant || memcmp(got, k->want, (size_t) n * sizeof(*got)) != 0)
-			j->bad++;
-	}
-	return NULL;
-}
-
-/*
- * Runs nthreads jobs of calls unwinds each at once, with a ctx each, or
- * one shared ctx (the old design, where the scratch lived in the
- * unwinder). Returns the unwinds that went wrong; *us is the wall time.
- */
-static int
-mt_run(struct jt_unwind *u, pid_t tid, const struct mt_case *cases, int ncases, int nthreads, int calls,
-       int shared, double *us)
-{
-	struct mt_job job[MT_THREADS];
-	pthread_t th[MT_THREADS];
-	pthread_barrier_t start;
-	struct jt_unwind_ctx *one = shared ? unwind_ctx_new() : NULL;
-	double t0;
-	int i, bad = 0;
-
-	pthread_barrier_init(&start, NULL, (unsigned) nthreads + 1);
-	for (i = 0; i < nthreads; i++) {
-		job[i] = (struct mt_job) { u, one ? one : unwind_ctx_new(), tid, cases, ncases, i, calls, 0, &start };
-		if (pthread_create(&th[i], NULL, mt_thread, &job[i]) != 0) {
-			printf("Bail out! pthread_create\n");
-			exit(1);
-		}
-	}
-	pthread_barrier_wait(&start);
-	t0 = now_us();
-	for (i = 0; i < nthreads; i++) {
-		pthread_join(th[i], NULL);
-		bad += job[i].bad;
-		if (!one)
-			unwind_ctx_free(job[i].ctx);
-	}
-	*us = now_us() - t0;
-	unwind_ctx_free(one);
-	pthread_barrier_destroy(&start);
-	return bad;
-}
-
-/*
- * The kinds of unwind the threads mix: the plain stack; one whose return
- * address into f7 reads as f5's (an override, which must stay in its own
- * ctx); one with a stack pointer at an unmapped page, whose failed reads
- * fall back to mem.c's /proc/PID/mem descriptors; and, with a PLT, one
- * stopped in it, which the dw backend hands to libunwind. Returns how
- * many; the references come from one thread.
- */
-static int
-mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, const struct jt_module *exe,
-	 struct mt_case *k)
-{
-	struct jt_unwind_ctx *ctx = unwind_ctx_new();
-	uint64_t stack[64], plt = plt_entry(t);
-	int i, n = 0;
-
-	k[n++] = (struct mt_case) { .regs = c->regs };
-	k[0].nwant = mt_unwind(u, ctx, c->tid, &k[0], k[0].want);
-	if (k[0].nwant >= 4 && mem_read(c->tid, c->regs.rsp, stack, sizeof(stack)) == 0) {
-		for (i = 0; i < 64 && stack[i] != k[0].want[1]; i++)
-			;
-		if (i < 64)
-			k[n++] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp + 8 * i,
-						    .ov_value = k[0].want[3] };
-	}
-	k[n] = (struct mt_case) { .regs = c->regs };
-	k[n++].regs.rsp = 0x1000;
-	if (plt && !t->is_static) {
-		k[n] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp - 8, .ov_value = c->regs.rip };
-		k[n].regs.rip = exe->bias + plt;
-		k[n++].regs.rsp -= 8;
-	}
-	for (i = 1; i < n; i++)
-		k[i].nwant = mt_unwind(u, ctx, c->tid, &k[i], k[i].want);
-	unwind_ctx_free(ctx);
-	return n;
-}
-
-/*
- * Two threads unwind the same stopped thread at once, each with its own
- * ctx, many times, from a fresh module set each round (so indexes, CFI and
- * rules are built while the other thread reads them); every result must
- * equal the single-threaded one. JT_UNWIND_MT_SHARED=1 gives both threads
- * one ctx, the old design, to show that the check can fail. Then times
- * unwinds/s of one thread against two.
- */
-static void
-test_concurrent(const struct target *t, const char *be, const struct child *c, const uint64_t *pcs, int depth)
-{
-	const char *env = getenv("JT_UNWIND_MT_SHARED");
-	int shared = env && *env == '1', bad = 0, round, ncases;
-	struct mt_case cases[MT_CASES];
-	struct jt_modules m;
-	struct jt_module *exe;
-	struct jt_unwind *u;
-	double us, us1;
-
-	modules_init(&m);
-	if (modules_refresh(&m, c->pid) <= 0 || !(exe = main_module(&m)) || !(u = unwind_new_backend(&m, be))) {
-		ok(0, "%s/%s/concurrent: unwinder made", be, t->mode);
-		modules_clear(&m);
-		return;
-	}
-	ncases = mt_cases(t, u, c, exe, cases);
-	ok(same_pcs(pcs, depth, cases[0].want, cases[0].nwant), "%s/%s/concurrent: a ctx of its own unwinds alike",
-	   be, t->mode);
-	for (round = 0; round < MT_ROUNDS; round++) {
-		modules_clear(&m);	/* under exclusion, as unwind.h asks */
-		modules_refresh(&m, c->pid);
-		bad += mt_run(u, c->tid, cases, ncases, MT_THREADS, MT_CALLS, shared, &us);
-	}
-	ok(bad == 0, "%s/%s/concurrent: %d threads x %d unwinds x %d rounds of %d kinds%s: %d differ from one thread's",
-	   be, t->mode, MT_THREADS, MT_CALLS, MT_ROUNDS, ncases, shared ? " (one shared ctx)" : "", bad);
-	bad = mt_run(u, c->tid, cases, 1, 1, MT_THREADS * MT_RATE_CALLS, shared, &us1);
-	bad += mt_run(u, c->tid, cases, 1, MT_THREADS, MT_RATE_CALLS, shared, &us);
-	printf("# %s/%s: %.0f unwinds/s in 1 thread, %.0f in %d threads (x%.2f)\n", be, t->mode,
-	       MT_THREADS * MT_RATE_CALLS / us1 * 1e6, MT_THREADS * MT_RATE_CALLS / us * 1e6, MT_THREADS, us1 / us);
-	ok(bad == 0, "%s/%s/concurrent: timed unwinds are right too (%d differ)", be, t->mode, bad);
-	unwind_destroy(u);
-	modules_clear(&m);
-}
-
 /* The whole check for one link mode, with the chain in main or in a second thread. */
 static void
 test_target(const struct target *t, int threaded)
@@ -664,11 +269,8 @@ test_target(const struct target *t, int threaded)
 		goto out;
 	if (!threaded)
 		test_modules(t, &m, exe);
-	for (i = 0; i < N_BACKENDS; i++) {
+	for (i = 0; i < N_BACKENDS; i++)
 		depth[i] = test_backend(t, backends[i], &m, exe, &c, threaded, pcs[i]);
-		if (!threaded && (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static")))
-			test_concurrent(t, backends[i], &c, pcs[i], depth[i]);
-	}
 	for (i = 1; i < N_BACKENDS; i++)
 		ok(same_pcs(pcs[0], depth[0], pcs[i], depth[i]), "%s/%s: %s and %s give the same %d pcs",
 		   t->mode, what, backends[0], backends[i], depth[i]);
