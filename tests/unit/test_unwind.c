@@ -422,17 +422,13 @@ main(void)
 		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
 		{ .mode = "static-pie", .flags = "-fPIE -static-pie", .pie = 1, .is_static = 1 },
 	};
-	char dir[] = "/tmp/jt-unwind-XXXXXX", src[PATH_MAX], cmd[PATH_MAX + 16];
+	char dir[] = "/tmp/jt-unwind-XXXXXX", src[PATH_MAX];
 	struct child dead = { 0 };
 	uint8_t b;
 	size_t i;
 	int good;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGALRM, on_alarm);
-	good = find_source(src, sizeof(src)) == 0 && mkdtemp(dir);
-	ok(good, "found %s, made %s", src, dir);
-	if (!good)
+	if (child_test_begin(src, dir) != 0)
 		return tap_done();
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		good = build_target(&targets[i], dir, src) == 0;
@@ -452,8 +448,6 @@ main(void)
 		good = mem_read(dead.pid, dead.regs.rsp, &b, 1) == -1 && errno == ESRCH;
 		ok(good, "mem_read of a reaped process fails with ESRCH (%s)", strerror(errno));
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	child_test_end(dir);
 	return tap_done();
 }

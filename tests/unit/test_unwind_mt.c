@@ -202,18 +202,14 @@ main(void)
 		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
 		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
 	};
-	char dir[] = "/tmp/jt-unwind-mt-XXXXXX", src[PATH_MAX], cmd[PATH_MAX + 16];
+	char dir[] = "/tmp/jt-unwind-mt-XXXXXX", src[PATH_MAX];
 	uint64_t pcs[MAX_FRAMES];
 	struct jt_modules m;
 	struct child c;
 	size_t i, k;
 	int good, depth;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGALRM, on_alarm);
-	good = find_source(src, sizeof(src)) == 0 && mkdtemp(dir);
-	ok(good, "found %s, made %s", src, dir);
-	if (!good)
+	if (child_test_begin(src, dir) != 0)
 		return tap_done();
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		memset(&c, 0, sizeof(c));
@@ -229,8 +225,6 @@ main(void)
 		child_kill(&c);
 		modules_clear(&m);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		printf("# could not remove %s\n", dir);
+	child_test_end(dir);
 	return tap_done();
 }

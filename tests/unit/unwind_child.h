@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "modules.h"
+#include "tap.h"
 #include "util.h"
 
 #define WAIT_SECONDS	20
@@ -239,6 +240,34 @@ same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
 		printf("# frame %d differs: %#llx (%d frames) vs %#llx (%d frames)\n", i,
 		       i < na ? (unsigned long long) a[i] : 0ull, na, i < nb ? (unsigned long long) b[i] : 0ull, nb);
 	return na == nb && i == na;
+}
+
+/*
+ * Readies a test that builds targets: line-buffered output, the timeout,
+ * the target's source in src (PATH_MAX bytes) and the directory dir (a
+ * mkdtemp template) to build in. Returns 0, or -1 when it cannot (said).
+ */
+static int
+child_test_begin(char *src, char *dir)
+{
+	int good;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, on_alarm);
+	good = find_source(src, PATH_MAX) == 0 && mkdtemp(dir);
+	ok(good, "found %s, made %s", src, dir);
+	return good ? 0 : -1;
+}
+
+/* Removes what child_test_begin made. */
+static void
+child_test_end(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
 }
 
 #endif
