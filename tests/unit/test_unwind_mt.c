@@ -148,7 +148,8 @@ mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, con
  * unwinds/s of one thread against two.
  */
 static void
-test_concurrent(const struct target *t, const char *be, const struct child *c, const uint64_t *pcs, int depth)
+test_concurrent(const struct target *t, const char *what, const char *be, const struct child *c, const uint64_t *pcs,
+		int depth)
 {
 	const char *env = getenv("JT_UNWIND_MT_SHARED");
 	int shared = env && *env == '1', bad = 0, round, ncases;
@@ -160,25 +161,25 @@ test_concurrent(const struct target *t, const char *be, const struct child *c, c
 
 	modules_init(&m);
 	if (modules_refresh(&m, c->pid) <= 0 || !(exe = main_module(&m)) || !(u = unwind_new_backend(&m, be))) {
-		ok(0, "%s/%s/concurrent: unwinder made", be, t->mode);
+		ok(0, "%s/%s/%s/concurrent: unwinder made", be, t->mode, what);
 		modules_clear(&m);
 		return;
 	}
 	ncases = mt_cases(t, u, c, exe, cases);
-	ok(same_pcs(pcs, depth, cases[0].want, cases[0].nwant), "%s/%s/concurrent: a ctx of its own unwinds alike",
-	   be, t->mode);
+	ok(same_pcs(pcs, depth, cases[0].want, cases[0].nwant), "%s/%s/%s/concurrent: a ctx of its own unwinds alike",
+	   be, t->mode, what);
 	for (round = 0; round < MT_ROUNDS; round++) {
 		modules_clear(&m);	/* under exclusion, as unwind.h asks */
 		modules_refresh(&m, c->pid);
 		bad += mt_run(u, c->tid, cases, ncases, MT_THREADS, MT_CALLS, shared, &us);
 	}
-	ok(bad == 0, "%s/%s/concurrent: %d threads x %d unwinds x %d rounds of %d kinds%s: %d differ from one thread's",
-	   be, t->mode, MT_THREADS, MT_CALLS, MT_ROUNDS, ncases, shared ? " (one shared ctx)" : "", bad);
+	ok(bad == 0, "%s/%s/%s/concurrent: %d threads x %d unwinds x %d rounds of %d kinds%s: %d differ from one thread's",
+	   be, t->mode, what, MT_THREADS, MT_CALLS, MT_ROUNDS, ncases, shared ? " (one shared ctx)" : "", bad);
 	bad = mt_run(u, c->tid, cases, 1, 1, MT_THREADS * MT_RATE_CALLS, shared, &us1);
 	bad += mt_run(u, c->tid, cases, 1, MT_THREADS, MT_RATE_CALLS, shared, &us);
-	printf("# %s/%s: %.0f unwinds/s in 1 thread, %.0f in %d threads (x%.2f)\n", be, t->mode,
+	printf("# %s/%s/%s: %.0f unwinds/s in 1 thread, %.0f in %d threads (x%.2f)\n", be, t->mode, what,
 	       MT_THREADS * MT_RATE_CALLS / us1 * 1e6, MT_THREADS * MT_RATE_CALLS / us * 1e6, MT_THREADS, us1 / us);
-	ok(bad == 0, "%s/%s/concurrent: timed unwinds are right too (%d differ)", be, t->mode, bad);
+	ok(bad == 0, "%s/%s/%s/concurrent: timed unwinds are right too (%d differ)", be, t->mode, what, bad);
 	unwind_destroy(u);
 	modules_clear(&m);
 }
@@ -194,36 +195,48 @@ reference(const char *be, struct jt_modules *m, const struct child *c, uint64_t 
 	return n;
 }
 
+/* The chain in main, or in a signal handler (through a signal frame), unwound concurrently with each backend. */
+static void
+test_child(const struct target *t, const char *what)
+{
+	static const char *const backends[] = { "libunwind", "dw" };
+	uint64_t pcs[MAX_FRAMES];
+	struct child c = { 0 };
+	struct jt_modules m;
+	int good, depth;
+	size_t k;
+
+	modules_init(&m);
+	good = child_start(t, what, &c) == 0 && modules_refresh(&m, c.pid) > 0;
+	ok(good, "%s/%s: stopped at the int3", t->mode, what);
+	for (k = 0; good && k < ARRAY_SIZE(backends); k++) {
+		depth = reference(backends[k], &m, &c, pcs);
+		ok(depth > 9, "%s/%s/%s: %d frames from one thread", backends[k], t->mode, what, depth);
+		test_concurrent(t, what, backends[k], &c, pcs, depth);
+	}
+	child_kill(&c);
+	modules_clear(&m);
+}
+
 int
 main(void)
 {
-	static const char *const backends[] = { "libunwind", "dw" };
 	struct target targets[] = {
 		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
 		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
 	};
 	char dir[] = "/tmp/jt-unwind-mt-XXXXXX", src[PATH_MAX];
-	uint64_t pcs[MAX_FRAMES];
-	struct jt_modules m;
-	struct child c;
-	size_t i, k;
-	int good, depth;
+	size_t i;
 
 	if (child_test_begin(src, dir) != 0)
 		return tap_done();
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
-		memset(&c, 0, sizeof(c));
-		modules_init(&m);
-		good = build_target(&targets[i], dir, src) == 0 && child_start(&targets[i], "main", &c) == 0
-		       && modules_refresh(&m, c.pid) > 0;
-		ok(good, "%s: target built, stopped at its int3", targets[i].mode);
-		for (k = 0; good && k < ARRAY_SIZE(backends); k++) {
-			depth = reference(backends[k], &m, &c, pcs);
-			ok(depth > 9, "%s/%s: %d frames from one thread", backends[k], targets[i].mode, depth);
-			test_concurrent(&targets[i], backends[k], &c, pcs, depth);
+		if (build_target(&targets[i], dir, src) != 0) {
+			ok(0, "built %s target", targets[i].mode);
+			continue;
 		}
-		child_kill(&c);
-		modules_clear(&m);
+		test_child(&targets[i], "main");
+		test_child(&targets[i], "signal");
 	}
 	child_test_end(dir);
 	return tap_done();
