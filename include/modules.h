@@ -4,10 +4,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/types.h>
 #include <libelf.h>
 
-struct module_data;	/* private to modules.c */
+/* How many consumers may keep state in one module (module_set_data). */
+#define MODULE_DATA_MAX 4
+
+/* One consumer's state in a module (module_data). */
+struct module_data {
+	const void *key;
+	void *data;
+	void (*free_fn)(void *);
+};
 
 /*
  * One ELF file mapped into the target, and the only owner of that file:
@@ -22,8 +31,8 @@ struct jt_module {
 	int is_main;		/* 1 for the executable itself (AT_ENTRY lies in it) */
 	char *file;		/* see module_file */
 	Elf *elf;		/* see module_elf */
-	struct module_data *data;	/* see module_data */
-	size_t ndata;
+	struct module_data data[MODULE_DATA_MAX];	/* see module_data */
+	size_t ndata;		/* slots in use; published last, so readers need no lock */
 };
 
 /* The set of modules of one process image, sorted by start address. */
@@ -31,6 +40,14 @@ struct jt_modules {
 	struct jt_module **v;
 	size_t n;
 	uint64_t generation;	/* bumped whenever the set changes */
+	/*
+	 * Held by a consumer that reads a module's Elf, or attaches module
+	 * data, while other threads may do the same (the unwinders, building
+	 * their caches on a miss outside the tracer lock): a libelf descriptor
+	 * is not safe for concurrent use. Changes to the set itself
+	 * (modules_refresh, modules_clear) need the caller's own exclusion.
+	 */
+	pthread_mutex_t elf_lock;
 };
 
 void modules_init(struct jt_modules *m);
@@ -75,13 +92,17 @@ const char *module_file(const struct jt_module *m);
  * State a consumer (unwinder, image.c) keeps per module, found by a key the
  * consumer owns (the address of one of its statics), so that modules.c
  * need not know what the consumers keep. Returns NULL when none was set.
+ * Safe while another thread attaches data to m (under the set's elf_lock).
  */
 void *module_data(const struct jt_module *m, const void *key);
 
 /*
- * Attaches data to m under key, replacing (and freeing) what was there.
- * free_fn (may be NULL) is called on data when m is freed.
+ * Attaches data to m under key. free_fn (may be NULL) is called on data
+ * when m is freed. Data once attached stays until then (a concurrent
+ * reader may hold it): returns 0, or -1 when key already has data or every
+ * one of the MODULE_DATA_MAX slots is taken. Callers that may race take
+ * the set's elf_lock.
  */
-void module_set_data(struct jt_module *m, const void *key, void *data, void (*free_fn)(void *));
+int module_set_data(struct jt_module *m, const void *key, void *data, void (*free_fn)(void *));
 
 #endif

@@ -4,12 +4,31 @@
 
 #include <stdint.h>
 #include <sys/types.h>
-#include <sys/user.h>
 
 #include "arch.h"
 
 struct jt_modules;
 struct jt_unwind;
+struct jt_unwind_ctx;
+
+/*
+ * Concurrency. A jt_unwind belongs to one process and holds what every
+ * unwind of it shares: the module set's unwind info and the caches built
+ * from it. A jt_unwind_ctx holds the state of one unwind in progress and
+ * the overrides for it; its owner (one tracer thread) uses it for one
+ * unwind at a time, of any process.
+ *
+ * May run at the same time, from several threads, without a lock of the
+ * caller's: unwind_stack_ctx on one jt_unwind (one process), each thread
+ * with its own ctx (and unwind_ctx_override on that ctx), while the module
+ * set is not changed. The shared caches are filled on a miss under the
+ * unwinder's own lock; a hit takes no more than one read lock per unwind.
+ *
+ * Need the caller's exclusion (no unwind of that jt_unwind in progress):
+ * changing its module set (modules_refresh, modules_clear), unwind_flush,
+ * unwind_destroy. unwind_stack and unwind_override share one ctx of the
+ * unwinder's own, so at most one thread at a time may use those two.
+ */
 
 /*
  * Creates an unwinder with the default backend over the given module set (not
@@ -30,6 +49,15 @@ int unwind_backend_known(const char *name);
 void unwind_destroy(struct jt_unwind *u);
 
 /*
+ * A context for unwinds by one thread at a time, with any unwinder and
+ * backend; each backend adds its scratch at its first unwind (the libunwind
+ * backend's is about 1 MiB of page cache). Never NULL. unwind_ctx_free
+ * takes NULL.
+ */
+struct jt_unwind_ctx *unwind_ctx_new(void);
+void unwind_ctx_free(struct jt_unwind_ctx *ctx);
+
+/*
  * Set in pcs[i] when frame i is a signal frame: pcs[i] is the sigreturn
  * trampoline a handler returns to (glibc's __restore_rt), and pcs[i + 1] is
  * the pc the signal interrupted, an exact address rather than a return
@@ -44,20 +72,26 @@ static inline uint64_t unwind_pc_addr(uint64_t pc) { return pc & ~UNWIND_PC_SIGN
 #define UNWIND_MAX_OVERRIDES 16
 
 /*
- * Unwinds the stopped thread tid whose registers are regs, and stores up to
- * max pcs, innermost first: pcs[0] is regs->rip, the others are return
- * addresses, but for the marks UNWIND_PC_SIGNAL describes. Returns the
- * number stored (>= 1), or -1 on a failure to even start. Reads target
- * memory in bulk (process_vm_readv), caches unwind info across calls, and
- * never uses one ptrace call per word.
+ * Unwinds the stopped thread tid whose registers are regs, with ctx for
+ * its state, and stores up to max pcs, innermost first: pcs[0] is the pc
+ * of regs, the others are return addresses, but for the marks
+ * UNWIND_PC_SIGNAL describes. Returns the number stored (>= 1), or -1 on
+ * a failure to even start. Reads target memory in bulk
+ * (process_vm_readv), caches unwind info across calls in u, and never
+ * uses one ptrace call per word. Clears ctx's overrides.
  */
-int unwind_stack(struct jt_unwind *u, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max);
+int unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *regs,
+		     uint64_t *pcs, int max);
 
 /*
- * Tells the unwinder that for this one call the 8-byte stack slot at addr
- * reads as value (a return address jmptrace replaced). Cleared by
- * unwind_stack when it returns. Up to UNWIND_MAX_OVERRIDES.
+ * Tells the next unwind_stack_ctx with ctx that the 8-byte stack slot at
+ * addr reads as value (a return address jmptrace replaced). Up to
+ * UNWIND_MAX_OVERRIDES.
  */
+void unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t value);
+
+/* unwind_stack_ctx and unwind_ctx_override with u's own ctx (one caller at a time). */
+int unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pcs, int max);
 void unwind_override(struct jt_unwind *u, uint64_t addr, uint64_t value);
 
 /* Drops cached unwind info (after execve replaced the image). */

@@ -1,11 +1,10 @@
-/* unwind_backend.h - the table of functions each unwinder backend fills; private to unwind.c and unwind_dw.c. */
+/* unwind_backend.h - the table of functions each unwinder backend fills, and the state the backends share; private to src/unwind*.c. */
 #ifndef JT_UNWIND_BACKEND_H
 #define JT_UNWIND_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <sys/user.h>
 
 #include "unwind.h"
 
@@ -14,17 +13,27 @@ struct jt_modules;
 
 /*
  * One way of unwinding, as strace keeps its libdw and libunwind unwinders.
- * Each function has the contract of the unwind_* function of the same name
- * in unwind.h; state is whatever new returned.
+ * state is whatever new returned, shared by every tracer thread that
+ * unwinds the process; scratch is whatever ctx_new returned, one per
+ * jt_unwind_ctx, for one unwind at a time. stack has the contract of
+ * unwind_stack_ctx and may run concurrently with itself (unwind.h); it
+ * leaves the overrides in ctx to its caller to clear.
  */
 struct uw_backend {
 	const char *name;	/* what --unwinder selects it by */
+	int id;			/* its UW_BACKEND_* index into jt_unwind_ctx.scratch */
 	void *(*new)(struct jt_modules *mods);	/* NULL on failure */
 	void (*destroy)(void *state);
-	int (*stack)(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max);
-	void (*override)(void *state, uint64_t addr, uint64_t value);
+	void *(*ctx_new)(void);			/* never NULL */
+	void (*ctx_free)(void *scratch);
+	int (*stack)(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *regs, uint64_t *pcs,
+		     int max);
 	void (*flush)(void *state);
 };
+
+#define UW_BACKEND_DW		0
+#define UW_BACKEND_LIBUNWIND	1
+#define UW_NBACKENDS		2
 
 #define UW_MAX_OVERRIDES UNWIND_MAX_OVERRIDES
 
@@ -34,13 +43,48 @@ struct uw_overrides {
 	int n;
 };
 
+/* The state of one unwind in progress, owned by its caller (one per tracer thread). */
+struct jt_unwind_ctx {
+	struct uw_overrides ov;		/* cleared when each unwind_stack_ctx returns */
+	void *scratch[UW_NBACKENDS];	/* each backend's, made at its first unwind */
+};
+
+/* be's scratch in ctx, made on first use. */
+void *uw_ctx_scratch(struct jt_unwind_ctx *ctx, const struct uw_backend *be);
+
 /* Adds one; past UW_MAX_OVERRIDES it says so and drops it. */
 void uw_overrides_add(struct uw_overrides *ov, uint64_t addr, uint64_t value);
 
-/* Where DWARF registers 0..16 (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip) sit in user_regs_struct. */
-extern const size_t uw_user_offset[17];
-
-extern const struct uw_backend uw_backend_libunwind;	/* unwind.c */
+extern const struct uw_backend uw_backend_libunwind;	/* unwind_lu.c */
 extern const struct uw_backend uw_backend_dw;		/* unwind_dw.c */
+
+/* ---- the libunwind backend's per-module index (unwind_lu_index.c) ---- */
+
+#define UW_MAX_RO	8	/* read-only PT_LOAD ranges remembered per module */
+
+/* One row of a binary search table, as in .eh_frame_hdr; both relative to segbase. */
+struct uw_entry {
+	int32_t start_ip_offset;
+	int32_t fde_offset;
+};
+
+/* The unwind index of one module; everything in it is link-time, so it survives a reload. */
+struct jt_unwind_index {
+	uint64_t eh_addr;		/* link-time address of .eh_frame: segbase - bias */
+	struct uw_entry *tab;		/* sorted by start_ip_offset */
+	size_t n;			/* 0: no usable .eh_frame */
+	uint64_t ro_lo[UW_MAX_RO], ro_hi[UW_MAX_RO];	/* non-writable PT_LOADs */
+	int n_ro;
+};
+
+/*
+ * Builds mod's index from the module's file and attaches it to mod; an
+ * empty one when the file is unusable, so it is tried once. NULL only when
+ * mod has no room for it. The caller holds the module set's elf_lock.
+ */
+const struct jt_unwind_index *uw_index_build(struct jt_module *mod);
+
+/* mod's index if it was built, else NULL; needs no lock. */
+const struct jt_unwind_index *uw_index_peek(const struct jt_module *mod);
 
 #endif

@@ -33,19 +33,13 @@ struct maps_group {
 	int exec;
 };
 
-/* One consumer's state in a module (module_data). */
-struct module_data {
-	const void *key;
-	void *data;
-	void (*free_fn)(void *);
-};
-
 void
 modules_init(struct jt_modules *m)
 {
 	m->v = NULL;
 	m->n = 0;
 	m->generation = 0;
+	pthread_mutex_init(&m->elf_lock, NULL);
 }
 
 /* Frees the consumers' data first: it may hold references into the file. */
@@ -57,7 +51,6 @@ module_free(struct jt_module *mod)
 	for (i = 0; i < mod->ndata; i++)
 		if (mod->data[i].free_fn)
 			mod->data[i].free_fn(mod->data[i].data);
-	free(mod->data);
 	elf_end(mod->elf);
 	free(mod->file);
 	free(mod->path);
@@ -79,28 +72,25 @@ module_file(const struct jt_module *m)
 void *
 module_data(const struct jt_module *m, const void *key)
 {
-	size_t i;
+	size_t i, n = __atomic_load_n(&m->ndata, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < m->ndata; i++)
+	for (i = 0; i < n; i++)
 		if (m->data[i].key == key)
 			return m->data[i].data;
 	return NULL;
 }
 
-void
+int
 module_set_data(struct jt_module *m, const void *key, void *data, void (*free_fn)(void *))
 {
-	size_t i;
+	size_t n = m->ndata;
 
-	for (i = 0; i < m->ndata && m->data[i].key != key; i++)
-		;
-	if (i == m->ndata) {
-		m->data = xrealloc(m->data, (m->ndata + 1) * sizeof(*m->data));
-		m->ndata++;
-	} else if (m->data[i].free_fn) {
-		m->data[i].free_fn(m->data[i].data);
-	}
-	m->data[i] = (struct module_data) { key, data, free_fn };
+	if (n == MODULE_DATA_MAX || module_data(m, key))
+		return -1;
+	m->data[n] = (struct module_data) { key, data, free_fn };
+	/* Published after the slot is filled: module_data reads without a lock. */
+	__atomic_store_n(&m->ndata, n + 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 void

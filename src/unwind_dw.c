@@ -1,12 +1,10 @@
-/* unwind_dw.c - the default unwinder: libdw CFI compiled into small per-pc rules, one stack read per unwind. */
+/* unwind_dw.c - the default unwinder's rules: libdw CFI compiled into small per-pc rules, in a table every unwind of a process shares. */
 #include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ucontext.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -14,99 +12,11 @@
 #include "mem.h"
 #include "modules.h"
 #include "unwind_backend.h"
+#include "unwind_dw.h"
 #include "util.h"
 
-#define UD_NREGS	17		/* DWARF registers 0..15 (rax..r15) and 16, the return address */
-#define UD_RSP		7
-#define UD_RA		16
-#define UD_CFA		UD_NREGS	/* as the base of a rule: the frame's CFA */
-#define UD_NSAVED	7
-#define UD_PAGE		4096u
-/*
- * A remote read costs about 2 us, plus 0.4 us a page. Reading four pages
- * more is cheaper than a second read, but a frame of a megabyte is not.
- */
-#define UD_SPAN_MIN	1024u		/* least stack an unwind is predicted to read */
-#define UD_SPAN_MAX	(16u * 1024)	/* most, and how far from rsp the prediction looks */
-#define UD_WIN_CAP	(UD_SPAN_MAX + UD_PAGE)	/* bytes one window of stack can hold */
-#define UD_MARGIN	256u		/* read this far below the first missed slot of a frame */
 #define UD_RULE_BITS_MIN 10
 #define UD_RULE_BITS_MAX 16		/* 64k rules, 4 MiB; a full table starts over */
-#define UD_UC_GREGS	40		/* offset of uc_mcontext.gregs in the kernel's struct ucontext */
-
-/* The registers a rule restores besides rsp: the callee-saved ones and the return address. */
-static const uint8_t ud_saved[UD_NSAVED] = { 3, 6, 12, 13, 14, 15, UD_RA };
-
-enum ud_kind {
-	UD_EMPTY,	/* a free slot of the rule table */
-	UD_CFI,		/* the CFA and saved registers as compiled below */
-	UD_SIGNAL,	/* the rt_sigreturn trampoline: registers come from the ucontext */
-	UD_STOP,	/* no caller: no module, no CFI, or an undefined CFA */
-	UD_SLOW,	/* CFI we do not evaluate: the whole unwind goes to libunwind */
-};
-
-enum ud_how {
-	UD_UNDEF,	/* cannot be recovered */
-	UD_SAME,	/* as in the callee */
-	UD_AT,		/* the word at base + off */
-	UD_VAL,		/* base + off itself */
-};
-
-/* How to get from a frame to its caller, for one pc; 64 bytes. */
-struct ud_rule {
-	uint64_t pc;			/* the lookup address, the key */
-	uint8_t kind;
-	uint8_t cfa_how, cfa_base;	/* UD_AT or UD_VAL of a register */
-	uint8_t how[UD_NSAVED], base[UD_NSAVED];	/* for ud_saved[i]; base may be UD_CFA */
-	int32_t cfa_off;
-	int32_t off[UD_NSAVED];
-};
-
-/* One frame's registers in DWARF numbering; r[UD_RA] is the frame's pc. */
-struct ud_regs {
-	uint64_t r[UD_NREGS];
-	uint32_t known;		/* bit n: r[n] holds the value */
-};
-
-/* The CFI of one module, opened at its first rule miss. */
-struct ud_mod {
-	char *path;		/* NULL: not opened */
-	uint64_t start, bias;	/* with path: whether a changed module set still has it */
-	Elf *elf;
-	Dwarf_CFI *eh;		/* .eh_frame */
-	Dwarf *dw;		/* owns dbg; opened only when .eh_frame has no answer */
-	Dwarf_CFI *dbg;		/* .debug_frame */
-	int dbg_tried;
-};
-
-/* The stack bytes of one unwind: [base, base + len) of the thread. */
-struct ud_window {
-	uint64_t base;
-	size_t len;
-	int end;		/* the read stopped short: base + len is not readable */
-	uint64_t rsp0, top;	/* frame 0's rsp; the end of what was read up to UD_SPAN_MAX above it */
-	size_t span;		/* predicted bytes above rsp an unwind reads */
-	uint8_t *buf;		/* UD_WIN_CAP bytes */
-};
-
-struct uw_dw {
-	struct jt_modules *mods;
-	uint64_t mods_generation;	/* of mods when m[] and rules[] were last valid */
-	struct ud_mod *m;		/* parallel to mods->v */
-	size_t nm;
-	struct ud_rule *rules;		/* open addressing, 1 << rule_bits slots */
-	unsigned int rule_bits;
-	size_t nrules;
-
-	/* State of the unwind in progress. */
-	pid_t tid;
-	uint64_t floor;			/* rsp of the frame being stepped: nothing below is needed */
-	struct ud_window w;
-	struct uw_overrides ov;
-
-	void *slow;			/* the libunwind backend, made at the first UD_SLOW rule */
-	unsigned long n_slow;		/* unwinds handed to it */
-};
 
 /* ---- modules and their CFI ---- */
 
@@ -187,6 +97,8 @@ ud_mods_sync(struct uw_dw *u)
 	const struct jt_module *mod;
 	size_t i, k = 0;
 
+	/* Closing a module ends our reference to an Elf the libunwind backend may be reading. */
+	pthread_mutex_lock(&u->mods->elf_lock);
 	u->m = xcalloc(u->mods->n ? u->mods->n : 1, sizeof(*u->m));
 	for (i = 0; i < u->mods->n; i++) {
 		mod = u->mods->v[i];
@@ -200,96 +112,11 @@ ud_mods_sync(struct uw_dw *u)
 	}
 	for (; k < u->nm; k++)
 		ud_mod_close(&old[k]);
+	pthread_mutex_unlock(&u->mods->elf_lock);
 	free(old);
 	u->nm = u->mods->n;
-	u->mods_generation = u->mods->generation;
+	__atomic_store_n(&u->mods_generation, u->mods->generation, __ATOMIC_RELEASE);
 	ud_rules_reset(u, UD_RULE_BITS_MIN);
-}
-
-/* ---- target memory: one window of stack, the overrides, and mem_read for the rest ---- */
-
-/* Reads up to len bytes at addr with one system call; returns how many it got from the start. */
-static size_t
-ud_fetch(pid_t tid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *) (uintptr_t) addr, len };
-	ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-
-	if (n >= 0)
-		return (size_t) n;
-	if (errno == EFAULT || errno == ESRCH)
-		return 0;
-	/* Refused (seccomp, an old kernel): mem_read's /proc/PID/mem, up to the end of the page. */
-	if (len > UD_PAGE - (addr & (UD_PAGE - 1)))
-		len = UD_PAGE - (addr & (UD_PAGE - 1));
-	return mem_read(tid, addr, buf, len) == 0 ? len : 0;
-}
-
-/* Fills the window from start to the end of the page that holds the predicted span. */
-static void
-ud_window_fill(struct uw_dw *u, uint64_t start)
-{
-	struct ud_window *w = &u->w;
-	size_t want = (size_t) (((start + w->span) | (UD_PAGE - 1)) + 1 - start);
-
-	if (want > UD_WIN_CAP)
-		want = UD_WIN_CAP;
-	w->base = start;
-	w->len = ud_fetch(u->tid, start, w->buf, want);
-	w->end = w->len < want;
-}
-
-/* Whether [addr, addr + len) lies in the window. */
-static int
-ud_window_has(const struct ud_window *w, uint64_t addr, size_t len)
-{
-	return addr >= w->base && addr - w->base <= w->len && len <= w->len - (addr - w->base);
-}
-
-/*
- * Learns how much stack to read next time from how much of the first
- * UD_SPAN_MAX bytes this unwind read. The deepest recent unwind wins and
- * is forgotten slowly, as a page too many costs less than a second read.
- */
-static void
-ud_window_learn(struct ud_window *w)
-{
-	size_t used = (size_t) (w->top - w->rsp0);
-	size_t decayed = w->span - w->span / 16;
-
-	w->span = used > decayed ? used : decayed;
-	if (w->span < UD_SPAN_MIN)
-		w->span = UD_SPAN_MIN;
-}
-
-/*
- * Copies len target bytes at addr, as jmptrace's overrides say they read.
- * A miss above the window, in a frame that is deeper than predicted,
- * refills it from just below the missed slot; anything else (another
- * stack, a global) is one mem_read. Returns 0, or -1 when unreadable.
- */
-static int
-ud_read(struct uw_dw *u, uint64_t addr, void *out, size_t len)
-{
-	struct ud_window *w = &u->w;
-	uint64_t start;
-	int i;
-
-	if (!ud_window_has(w, addr, len) && !w->end && addr >= w->base + w->len) {
-		start = addr > u->floor + UD_MARGIN ? (addr - UD_MARGIN) & ~(uint64_t) 7 : u->floor;
-		ud_window_fill(u, start);
-	}
-	if (ud_window_has(w, addr, len)) {
-		memcpy(out, w->buf + (addr - w->base), len);
-		if (addr + len > w->top && addr + len - w->rsp0 <= UD_SPAN_MAX)
-			w->top = addr + len;
-	} else if (mem_read(u->tid, addr, out, len) != 0) {
-		return -1;
-	}
-	for (i = 0; i < u->ov.n; i++)
-		if (u->ov.addr[i] >= addr && u->ov.addr[i] - addr + 8 <= len)
-			memcpy((uint8_t *) out + (u->ov.addr[i] - addr), &u->ov.value[i], 8);
-	return 0;
 }
 
 /* ---- compiling CFI into rules ---- */
@@ -392,21 +219,21 @@ ud_compile(Dwarf_Frame *f, struct ud_rule *r)
 		return UD_STOP;
 	if (ud_compile_cfa(ops, nops, r) != 0)
 		return UD_SLOW;
-	/* The ABI makes rsp the CFA; a frame that says otherwise is left to libunwind. */
-	if (dwarf_frame_register(f, UD_RSP, mem, &ops, &nops) != 0
+	/* The ABI makes the stack pointer the CFA; a frame that says otherwise is left to libunwind. */
+	if (dwarf_frame_register(f, UD_SP, mem, &ops, &nops) != 0
 	    || ud_compile_reg(ops, nops, &how, &base, &off) != 0
 	    || (how == UD_AT || (how == UD_VAL && (base != UD_CFA || off != 0))))
 		return UD_SLOW;
 	for (i = 0; i < UD_NSAVED; i++) {
-		if (dwarf_frame_register(f, ud_saved[i], mem, &ops, &nops) != 0
+		if (dwarf_frame_register(f, arch_dwarf_saved[i], mem, &ops, &nops) != 0
 		    || ud_compile_reg(ops, nops, &r->how[i], &r->base[i], &r->off[i]) != 0)
 			return UD_SLOW;
 		/*
-		 * libdw 0.188's x86-64 defaults mark rax the same where rbx was
-		 * meant, so an untouched rbx reads as undefined; no compiler marks
-		 * a callee-saved register undefined on purpose.
+		 * libdw 0.188's default CFI can leave an untouched callee-saved
+		 * register undefined (dwarf_regs.h says which); no compiler marks
+		 * one undefined on purpose.
 		 */
-		if (r->how[i] == UD_UNDEF && ud_saved[i] != UD_RA)
+		if (r->how[i] == UD_UNDEF && arch_dwarf_saved[i] != UD_RA)
 			r->how[i] = UD_SAME;
 	}
 	return UD_CFI;
@@ -414,18 +241,19 @@ ud_compile(Dwarf_Frame *f, struct ud_rule *r)
 
 /* Whether the code at addr is the sigreturn trampoline (arch_is_sigreturn). */
 static int
-ud_is_sigreturn(struct uw_dw *u, uint64_t addr)
+ud_is_sigreturn(pid_t tid, uint64_t addr)
 {
 	uint8_t b[ARCH_SIGRETURN_LEN];
 
-	return mem_read(u->tid, addr, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
+	return mem_read(tid, addr, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
 }
 
 /*
  * Builds the rule for lookup address pc, whose frame's code is at code
  * (pc + 1 for a return address). The trampoline's CFI is marked as a
- * signal frame, and describes the ucontext with expressions; we read the
- * ucontext directly instead, also where there is no CFI at all.
+ * signal frame, and describes the signal frame with expressions; we read
+ * the registers there directly instead, also where there is no CFI at all.
+ * Runs for u->tid, under u->lock for writing.
  */
 static void
 ud_rule_build(struct uw_dw *u, uint64_t pc, uint64_t code, struct ud_rule *r)
@@ -434,6 +262,7 @@ ud_rule_build(struct uw_dw *u, uint64_t pc, uint64_t code, struct ud_rule *r)
 	Dwarf_Frame *f = NULL;
 	bool signal = false;
 	struct ud_mod *m;
+	int found;
 
 	memset(r, 0, sizeof(*r));
 	r->pc = pc;
@@ -441,16 +270,20 @@ ud_rule_build(struct uw_dw *u, uint64_t pc, uint64_t code, struct ud_rule *r)
 	if (i < 0)
 		return;
 	m = &u->m[i];
+	/* The module's Elf is shared with the libunwind backend's index builder. */
+	pthread_mutex_lock(&u->mods->elf_lock);
 	if (!m->path)
 		ud_mod_open(u, m, u->mods->v[i]);
-	if (ud_mod_frame(m, pc - m->bias, &f) != 0) {
-		if (ud_is_sigreturn(u, code))
+	found = ud_mod_frame(m, pc - m->bias, &f) == 0;
+	pthread_mutex_unlock(&u->mods->elf_lock);
+	if (!found) {
+		if (ud_is_sigreturn(u->tid, code))
 			r->kind = UD_SIGNAL;
 		return;
 	}
 	if (dwarf_frame_info(f, NULL, NULL, &signal) != UD_RA)
 		r->kind = UD_SLOW;
-	else if (signal && ud_is_sigreturn(u, code))
+	else if (signal && ud_is_sigreturn(u->tid, code))
 		r->kind = UD_SIGNAL;
 	else
 		r->kind = ud_compile(f, r);
@@ -489,207 +322,104 @@ ud_rules_grow(struct uw_dw *u)
 	free(old);
 }
 
-static const struct ud_rule *
-ud_rule_get(struct uw_dw *u, uint64_t pc, uint64_t code)
+/* Finds or builds pc's rule; under u->lock for writing. */
+static void
+ud_rule_insert(struct uw_dw *u, uint64_t pc, uint64_t code, struct ud_rule *out)
 {
 	struct ud_rule *r = ud_rule_slot(u, pc);
 
-	if (r->kind != UD_EMPTY)
-		return r;
-	if (2 * (u->nrules + 1) > (size_t) 1 << u->rule_bits) {
-		ud_rules_grow(u);
-		r = ud_rule_slot(u, pc);
-	}
-	ud_rule_build(u, pc, code, r);
-	u->nrules++;
-	return r;
-}
-
-/* ---- stepping ---- */
-
-/* Where the DWARF registers sit in a signal's uc_mcontext.gregs. */
-static const uint8_t ud_greg[UD_NREGS] = {
-	REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI, REG_RBP, REG_RSP,
-	REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP,
-};
-
-/* Computes base + off, or the word there; base is a register of rs or UD_CFA. */
-static int
-ud_eval(struct uw_dw *u, const struct ud_regs *rs, uint64_t cfa, int how, int base, int32_t off,
-	uint64_t *out)
-{
-	uint64_t a;
-
-	if (base == UD_CFA)
-		a = cfa;
-	else if (rs->known & (1u << base))
-		a = rs->r[base];
-	else
-		return -1;
-	a += (uint64_t) (int64_t) off;
-	if (how == UD_VAL) {
-		*out = a;
-		return 0;
-	}
-	return ud_read(u, a, out, sizeof(*out));
-}
-
-/*
- * Moves rs to the caller's registers by rule r, in place (it runs for every
- * frame). Returns 1, or 0 at the end of the stack: no return address, or a
- * CFA that does not go up (a corrupt stack would otherwise loop).
- */
-static int
-ud_step_cfi(struct uw_dw *u, const struct ud_rule *r, struct ud_regs *rs)
-{
-	uint64_t cfa, v[UD_NSAVED] = { 0 };
-	uint32_t known = 0;
-	int i;
-
-	if (ud_eval(u, rs, 0, r->cfa_how, r->cfa_base, r->cfa_off, &cfa) != 0 || cfa <= rs->r[UD_RSP])
-		return 0;
-	for (i = 0; i < UD_NSAVED; i++) {
-		if (r->how[i] == UD_SAME) {
-			v[i] = rs->r[ud_saved[i]];
-			known |= rs->known & (1u << ud_saved[i]);
-		} else if (r->how[i] != UD_UNDEF
-			   && ud_eval(u, rs, cfa, r->how[i], r->base[i], r->off[i], &v[i]) == 0) {
-			known |= 1u << ud_saved[i];
+	if (r->kind == UD_EMPTY) {	/* another unwind may have built it meanwhile */
+		if (2 * (u->nrules + 1) > (size_t) 1 << u->rule_bits) {
+			ud_rules_grow(u);
+			r = ud_rule_slot(u, pc);
 		}
+		ud_rule_build(u, pc, code, r);
+		u->nrules++;
 	}
-	if (!(known & (1u << UD_RA)))
-		return 0;
-	for (i = 0; i < UD_NSAVED; i++)
-		rs->r[ud_saved[i]] = v[i];
-	rs->r[UD_RSP] = cfa;
-	rs->known = known | 1u << UD_RSP;
-	return 1;
+	*out = *r;
 }
 
 /*
- * Steps over the rt_sigreturn trampoline. When a handler returns into it,
- * rsp points at the ucontext of the kernel's rt_sigframe, which holds every
- * register of the interrupted code. A handler on a sigaltstack interrupted
- * code on another stack, which then gets a window of its own.
+ * The read lock is held for a whole walk, not a frame, so that unwinds pay
+ * for one lock pair each; a miss trades it for the write lock. A waiting
+ * writer keeps new readers out (PREFER_WRITER), so a miss is not starved
+ * by tracer threads that take turns holding it for reading.
  */
-static int
-ud_step_signal(struct uw_dw *u, struct ud_regs *rs)
+void
+ud_rule_get(struct uw_dw *u, pid_t tid, uint64_t pc, uint64_t code, struct ud_rule *out)
 {
-	uint64_t g[REG_RIP + 1];
-	int i;
+	const struct ud_rule *r = ud_rule_slot(u, pc);
 
-	if (ud_read(u, rs->r[UD_RSP] + UD_UC_GREGS, g, sizeof(g)) != 0)
-		return 0;
-	for (i = 0; i < UD_NREGS; i++)
-		rs->r[i] = g[ud_greg[i]];
-	rs->known = (1u << UD_NREGS) - 1;
-	if (!ud_window_has(&u->w, rs->r[UD_RSP], 8))
-		ud_window_fill(u, rs->r[UD_RSP]);
-	return 1;
-}
-
-/* Hands the whole unwind to libunwind, for CFI we do not evaluate. */
-static int
-ud_stack_slow(struct uw_dw *u, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max)
-{
-	int i;
-
-	if (!u->slow && !(u->slow = uw_backend_libunwind.new(u->mods)))
-		return 1;	/* pcs[0] is set */
-	for (i = 0; i < u->ov.n; i++)
-		uw_backend_libunwind.override(u->slow, u->ov.addr[i], u->ov.value[i]);
-	u->n_slow++;
-	return uw_backend_libunwind.stack(u->slow, tid, regs, pcs, max);
-}
-
-/* Walks the frames above frame 0 into pcs[1..max-1]; returns the count, or -1 to go slow. */
-static int
-ud_walk(struct uw_dw *u, struct ud_regs *rs, uint64_t *pcs, int max)
-{
-	const struct ud_rule *r;
-	int n = 1, exact = 1, rc = 1;
-
-	while (n < max && rc > 0) {
-		/* A return address is looked up in its call, an interrupted pc as it is. */
-		r = ud_rule_get(u, rs->r[UD_RA] - !exact, rs->r[UD_RA]);
-		u->floor = rs->r[UD_RSP];
-		if (r->kind == UD_SLOW)
-			return -1;
-		exact = r->kind == UD_SIGNAL;
-		if (exact)	/* this frame is the trampoline; the next is the interrupted pc */
-			pcs[n - 1] |= UNWIND_PC_SIGNAL;
-		if (r->kind == UD_CFI)
-			rc = ud_step_cfi(u, r, rs);
-		else
-			rc = exact ? ud_step_signal(u, rs) : 0;
-		if (rc > 0 && rs->r[UD_RA] != 0)
-			pcs[n++] = rs->r[UD_RA];
-		else
-			rc = 0;
+	if (r->kind != UD_EMPTY) {
+		*out = *r;
+		return;
 	}
-	return n;
-}
-
-static int
-ud_stack(void *state, pid_t tid, const struct user_regs_struct *regs, uint64_t *pcs, int max)
-{
-	struct uw_dw *u = state;
-	struct ud_regs rs;
-	int i, n;
-
-	if (max < 1) {
-		u->ov.n = 0;
-		return -1;
-	}
-	if (u->mods_generation != u->mods->generation || u->nm != u->mods->n)
-		ud_mods_sync(u);
+	pthread_rwlock_unlock(&u->lock);
+	pthread_rwlock_wrlock(&u->lock);
 	u->tid = tid;
-	for (i = 0; i < UD_NREGS; i++)
-		memcpy(&rs.r[i], (const char *) regs + uw_user_offset[i], sizeof(rs.r[i]));
-	rs.known = (1u << UD_NREGS) - 1;
-	u->floor = u->w.rsp0 = u->w.top = regs->rsp;
-	ud_window_fill(u, regs->rsp);
-	pcs[0] = regs->rip;
-	n = ud_walk(u, &rs, pcs, max);
-	if (n < 0)
-		n = ud_stack_slow(u, tid, regs, pcs, max);
-	ud_window_learn(&u->w);
-	u->ov.n = 0;
-	return n;
+	ud_rule_insert(u, pc, code, out);
+	pthread_rwlock_unlock(&u->lock);
+	pthread_rwlock_rdlock(&u->lock);
 }
 
-/* ---- the backend ---- */
+void
+ud_begin(struct uw_dw *u)
+{
+	if (__atomic_load_n(&u->mods_generation, __ATOMIC_ACQUIRE) != u->mods->generation
+	    || u->nm != u->mods->n) {
+		pthread_rwlock_wrlock(&u->lock);
+		if (u->mods_generation != u->mods->generation || u->nm != u->mods->n)
+			ud_mods_sync(u);
+		pthread_rwlock_unlock(&u->lock);
+	}
+	pthread_rwlock_rdlock(&u->lock);
+}
 
-static void *
+void
+ud_end(struct uw_dw *u)
+{
+	pthread_rwlock_unlock(&u->lock);
+}
+
+/* ---- the shared state ---- */
+
+void *
 ud_new(struct jt_modules *mods)
 {
 	struct uw_dw *u = xcalloc(1, sizeof(*u));
+	pthread_rwlockattr_t attr;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		free(u);
 		return NULL;
 	}
 	u->mods = mods;
-	u->w.buf = xmalloc(UD_WIN_CAP);
-	u->w.span = UD_SPAN_MIN;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&u->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	ud_mods_sync(u);
 	return u;
 }
 
-static void
+void
 ud_flush(void *state)
 {
 	struct uw_dw *u = state;
 	size_t i;
 
+	pthread_rwlock_wrlock(&u->lock);
+	pthread_mutex_lock(&u->mods->elf_lock);
 	for (i = 0; i < u->nm; i++)
 		ud_mod_close(&u->m[i]);
+	pthread_mutex_unlock(&u->mods->elf_lock);
 	ud_mods_sync(u);
+	pthread_rwlock_unlock(&u->lock);
 	if (u->slow)
 		uw_backend_libunwind.flush(u->slow);
 }
 
-static void
+void
 ud_destroy(void *state)
 {
 	struct uw_dw *u = state;
@@ -701,23 +431,8 @@ ud_destroy(void *state)
 		ud_mod_close(&u->m[i]);
 	if (u->slow)
 		uw_backend_libunwind.destroy(u->slow);
+	pthread_rwlock_destroy(&u->lock);
 	free(u->m);
 	free(u->rules);
-	free(u->w.buf);
 	free(u);
 }
-
-static void
-ud_override(void *state, uint64_t addr, uint64_t value)
-{
-	uw_overrides_add(&((struct uw_dw *) state)->ov, addr, value);
-}
-
-const struct uw_backend uw_backend_dw = {
-	.name = "dw",
-	.new = ud_new,
-	.destroy = ud_destroy,
-	.stack = ud_stack,
-	.override = ud_override,
-	.flush = ud_flush,
-};

@@ -1,0 +1,273 @@
+/* unwind_child.h - builds unwind_target.c and runs it under ptrace until it stops at its int3, for the unwind tests (static functions: one copy per test). */
+#ifndef JT_UNWIND_CHILD_H
+#define JT_UNWIND_CHILD_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "modules.h"
+#include "tap.h"
+#include "util.h"
+
+#define WAIT_SECONDS	20
+#define MAX_FRAMES	64
+
+/* One link mode of unwind_target.c. */
+struct target {
+	const char *mode;
+	const char *flags;
+	int pie;			/* expect a non-zero bias */
+	int is_static;			/* expect the executable to be the only module */
+	char path[PATH_MAX];
+	struct { uint64_t addr, size; char name[16]; } sym[16];
+	int nsym;
+};
+
+/* A stopped child: the process and the thread that hit int3. */
+struct child {
+	pid_t pid, tid;
+	struct user_regs_struct regs;
+};
+
+static const char *const chain_main[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "main" };
+/* Besides the chain, load_syms wants these. */
+static const char *const other_syms[] = { "thread_main", "on_signal", "sig_main" };
+
+static volatile pid_t live_child;
+
+/* On timeout: kill the child (PTRACE_O_EXITKILL may not be set yet) and bail out. */
+static void
+on_alarm(int sig)
+{
+	static const char msg[] = "Bail out! timeout waiting for the child\n";
+
+	if (live_child > 0)
+		kill(live_child, SIGKILL);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+/* Finds unwind_target.c: $JT_UNWIND_TARGET_SRC, next to this file, or from the binary's place in build/unit. */
+static int
+find_source(char *out, size_t len)
+{
+	const char *env = getenv("JT_UNWIND_TARGET_SRC");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && access(env, R_OK) == 0)
+		return snprintf(out, len, "%s", env), 0;
+	snprintf(out, len, "%.*s/unwind_target.c",
+		 (int) (strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') - __FILE__ : 1),
+		 strrchr(__FILE__, '/') ? __FILE__ : ".");
+	if (access(out, R_OK) == 0)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(out, len, "%.*s/../../tests/unit/unwind_target.c", PATH_MAX / 2, exe);
+	return access(out, R_OK);
+}
+
+/* Reads the addresses and sizes of the chain's functions with nm. */
+static int
+load_syms(struct target *t)
+{
+	char cmd[PATH_MAX + 64], line[256], name[64], type;
+	unsigned long addr, size;
+	FILE *p;
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", t->path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	t->nsym = 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%lx %lx %c %63s", &addr, &size, &type, name) != 4)
+			continue;
+		for (i = 0; i < ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms); i++)
+			if (strcmp(name, i < ARRAY_SIZE(chain_main) ? chain_main[i]
+				   : other_syms[i - ARRAY_SIZE(chain_main)]) == 0)
+				break;
+		if (i == ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms) || t->nsym == (int) ARRAY_SIZE(t->sym))
+			continue;
+		t->sym[t->nsym].addr = addr;
+		t->sym[t->nsym].size = size;
+		snprintf(t->sym[t->nsym].name, sizeof(t->sym[0].name), "%.15s", name);
+		t->nsym++;
+	}
+	pclose(p);
+	return t->nsym == (int) (ARRAY_SIZE(chain_main) + ARRAY_SIZE(other_syms)) ? 0 : -1;
+}
+
+static int
+build_target(struct target *t, const char *dir, const char *src)
+{
+	char cmd[3 * PATH_MAX];
+
+	snprintf(t->path, sizeof(t->path), "%s/target-%s", dir, t->mode);
+	snprintf(cmd, sizeof(cmd),
+		 "cc -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables -pthread %s -o '%s' '%s'",
+		 t->flags, t->path, src);
+	if (system(cmd) != 0)
+		return -1;
+	return load_syms(t);
+}
+
+/* Waits for any stop or exit of our children, with a timeout. */
+static pid_t
+wait_any(int *status)
+{
+	pid_t r;
+
+	alarm(WAIT_SECONDS);
+	r = waitpid(-1, status, __WALL);
+	alarm(0);
+	return r;
+}
+
+/* Runs the target until some thread hits the int3 in f8. Returns 0 or -1. */
+static int
+child_start(const struct target *t, const char *arg, struct child *c)
+{
+	int status, sig;
+	pid_t w;
+
+	c->pid = fork();
+	if (c->pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		execl(t->path, t->path, arg, (char *) NULL);
+		_exit(127);
+	}
+	live_child = c->pid;
+	if (c->pid < 0 || wait_any(&status) != c->pid || !WIFSTOPPED(status))
+		return -1;
+	/* The exec stop; from now on the child dies with us. */
+	ptrace(PTRACE_SETOPTIONS, c->pid, 0, PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE);
+	ptrace(PTRACE_CONT, c->pid, 0, 0);
+	for (;;) {
+		w = wait_any(&status);
+		if (w < 0 || WIFEXITED(status) || WIFSIGNALED(status))
+			return -1;
+		sig = WSTOPSIG(status);
+		if (sig == SIGTRAP && (status >> 16) == 0)
+			break;
+		/* Clone events and a new thread's first SIGSTOP are not for the child to see. */
+		ptrace(PTRACE_CONT, w, 0, (sig == SIGTRAP || sig == SIGSTOP) ? 0 : sig);
+	}
+	c->tid = w;
+	return ptrace(PTRACE_GETREGS, w, 0, &c->regs) == 0 ? 0 : -1;
+}
+
+/* Kills the child and reaps all of its threads. */
+static void
+child_kill(struct child *c)
+{
+	int status;
+
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, SIGKILL);
+	while (wait_any(&status) > 0)
+		;
+	live_child = 0;
+}
+
+static struct jt_module *
+main_module(const struct jt_modules *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->v[i]->is_main)
+			return m->v[i];
+	return NULL;
+}
+
+/* Link-time address of the first .plt entry after PLT0, or 0 without a .plt. */
+static uint64_t
+plt_entry(const struct target *t)
+{
+	char cmd[PATH_MAX + 32], line[256], name[64];
+	unsigned long addr, size;
+	uint64_t found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s'", t->path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, " [%*d] %63s %*s %lx %*s %lx", name, &addr, &size) == 3
+		    && strcmp(name, ".plt") == 0 && size >= 32)
+			found = addr + 16;
+	pclose(p);
+	return found;
+}
+
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Whether two backends' unwinds agree; prints the first difference when they do not. */
+static int
+same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
+{
+	int i;
+
+	for (i = 0; i < na && i < nb; i++)
+		if (a[i] != b[i])
+			break;
+	if (i < na || i < nb)
+		printf("# frame %d differs: %#llx (%d frames) vs %#llx (%d frames)\n", i,
+		       i < na ? (unsigned long long) a[i] : 0ull, na, i < nb ? (unsigned long long) b[i] : 0ull, nb);
+	return na == nb && i == na;
+}
+
+/*
+ * Readies a test that builds targets: line-buffered output, the timeout,
+ * the target's source in src (PATH_MAX bytes) and the directory dir (a
+ * mkdtemp template) to build in. Returns 0, or -1 when it cannot (said).
+ */
+static int
+child_test_begin(char *src, char *dir)
+{
+	int good;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, on_alarm);
+	good = find_source(src, PATH_MAX) == 0 && mkdtemp(dir);
+	ok(good, "found %s, made %s", src, dir);
+	return good ? 0 : -1;
+}
+
+/* Removes what child_test_begin made. */
+static void
+child_test_end(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+}
+
+#endif
