@@ -4,7 +4,7 @@
 #define NA 0xff
 
 /*
- * Argument indexes follow the SysV calling convention order (rdi, rsi, rdx).
+ * Argument indexes count the integer argument registers in order (arch_arg's n).
  * Aligned operator new takes (size, align); posix_memalign (out, align, size).
  */
 const struct jt_fn_desc alloc_fns[FN_COUNT] = {
