@@ -43,10 +43,3 @@ const struct jt_fn_desc alloc_fns[FN_COUNT] = {
 	[FN_UNWIND_FORCED] = { "_Unwind_ForcedUnwind", "_Unwind_ForcedUnwind", FK_UNWIND, NA, NA, NA },
 	[FN_DL_DEBUG_STATE] = { "_dl_debug_state", "_dl_debug_state", FK_RTLD, NA, NA, NA },
 };
-
-void
-alloc_fn_names(const char **out)
-{
-	for (int i = 0; i < FN_REPORTED; i++)
-		out[i] = alloc_fns[i].name;
-}

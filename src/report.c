@@ -24,13 +24,6 @@ struct jt_json_out {
 	unsigned nsnapshots;	/* written so far: decides whether a comma is due */
 };
 
-/* Non-zero for the names of deallocating functions: they are not allocation calls. */
-static int
-report_is_free(const char *name)
-{
-	return strcmp(name, "free") == 0 || strncmp(name, "operator delete", 15) == 0;
-}
-
 static uint64_t
 report_alloc_calls(const struct jt_snapshot *s)
 {
@@ -38,7 +31,7 @@ report_alloc_calls(const struct jt_snapshot *s)
 	unsigned i;
 
 	for (i = 0; i < s->ncalls; i++)
-		if (!report_is_free(s->call_names[i]))
+		if (!alloc_fn_is_free(s->call_fns[i]))
 			sum += s->calls[i];
 	return sum;
 }
@@ -129,8 +122,8 @@ text_name_width(const struct jt_snapshot *s)
 	unsigned i;
 
 	for (i = 0; i < s->ncalls; i++)
-		if (s->calls[i] && (int)strlen(s->call_names[i]) > w)
-			w = (int)strlen(s->call_names[i]);
+		if (s->calls[i] && (int)strlen(alloc_fns[s->call_fns[i]].name) > w)
+			w = (int)strlen(alloc_fns[s->call_fns[i]].name);
 	return w;
 }
 
@@ -144,7 +137,7 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fprintf(f, "calls:\n");
 	for (i = 0; i < s->ncalls; i++)
 		if (s->calls[i])
-			fprintf(f, "  %-*s %15s\n", w, s->call_names[i], report_num(a, s->calls[i]));
+			fprintf(f, "  %-*s %15s\n", w, alloc_fns[s->call_fns[i]].name, report_num(a, s->calls[i]));
 	fprintf(f, "totals:\n");
 	fprintf(f, "  %-*s %15s\n", w, "allocation calls", report_num(a, report_alloc_calls(s)));
 	fprintf(f, "  %-*s %15s\n", w, "bytes allocated", report_num(a, t->bytes_allocated));
@@ -469,7 +462,7 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fputs(" \"totals\": {\"calls\": {", f);
 	for (i = 0; i < s->ncalls; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, s->call_names[i]);
+		json_str(f, alloc_fns[s->call_fns[i]].name);
 		fprintf(f, ": %" PRIu64, s->calls[i]);
 	}
 	fprintf(f, "}, \"alloc_calls\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
