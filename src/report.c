@@ -248,7 +248,7 @@ report_invalid_stacks(const struct jt_heap *h, uint32_t *n)
 	uint32_t count = heap_stack_count(h);
 	uint32_t *ids = xmalloc((count ? count : 1) * sizeof(*ids));
 
-	*n = heap_invalid_stacks(h, ids, count);
+	*n = heap_rank_stacks(h, HEAP_RANK_INVALID, ids, count);
 	return ids;
 }
 
@@ -285,7 +285,7 @@ report_live_stacks(const struct jt_heap *h, uint32_t *n)
 	uint32_t count = heap_stack_count(h);
 	uint32_t *ids = xmalloc((count ? count : 1) * sizeof(*ids));
 
-	*n = heap_top_stacks(h, ids, count);
+	*n = heap_rank_stacks(h, HEAP_RANK_LIVE, ids, count);
 	return ids;
 }
 
