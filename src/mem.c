@@ -1,6 +1,7 @@
 /* mem.c - bulk reads and writes of a traced process's memory (process_vm_readv, /proc/PID/mem). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -10,9 +11,12 @@
 /*
  * A tiny cache of open /proc/PID/mem descriptors, keyed by pid. It holds no
  * per-thread state, only descriptors, so that a breakpoint insertion does not
- * cost an open() and a close() each time. jmptrace is single-threaded, so no
- * lock. A cached descriptor can go stale: after execve it still points at the
- * old address space, and after the pid is reused it points at a dead one.
+ * cost an open() and a close() each time. Tracer threads share it:
+ * mem_fds_lock covers the cache and every use of a descriptor from it, so no
+ * thread closes one that another reads through (process_vm_readv, mem_read's
+ * common path, takes no lock). A cached descriptor can go stale: after
+ * execve it still points at the old address space, and after the pid is
+ * reused it points at a dead one.
  * Both show up as end-of-file (a bad address gives EIO instead), so mem_pio()
  * then retries once with a fresh descriptor.
  */
@@ -24,13 +28,16 @@ struct mem_fd_slot {
 };
 
 static struct mem_fd_slot mem_fds[MEM_FD_SLOTS];
+static pthread_mutex_t mem_fds_lock = PTHREAD_MUTEX_INITIALIZER;
 static void mem_fd_drop(pid_t pid);
 static unsigned int mem_fd_next;	/* round-robin victim */
 
 void
 mem_forget(pid_t pid)
 {
+	pthread_mutex_lock(&mem_fds_lock);
 	mem_fd_drop(pid);
+	pthread_mutex_unlock(&mem_fds_lock);
 }
 
 static void
@@ -96,9 +103,9 @@ mem_pio_once(int fd, uint64_t addr, void *buf, size_t len, int write)
 	return done;
 }
 
-/* Returns 0 when all len bytes moved, -1 with errno set otherwise. */
+/* mem_pio with mem_fds_lock held. */
 static int
-mem_pio(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
+mem_pio_locked(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
 {
 	size_t done;
 	int fd, attempt;
@@ -123,6 +130,20 @@ mem_pio(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
 	}
 	errno = ESRCH;	/* even a fresh descriptor sees no address space */
 	return -1;
+}
+
+/* Returns 0 when all len bytes moved, -1 with errno set otherwise. */
+static int
+mem_pio(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
+{
+	int ret, err;
+
+	pthread_mutex_lock(&mem_fds_lock);
+	ret = mem_pio_locked(pid, addr, buf, len, write);
+	err = errno;
+	pthread_mutex_unlock(&mem_fds_lock);
+	errno = err;
+	return ret;
 }
 
 int
