@@ -178,6 +178,14 @@ leave(uint64_t sp, uint64_t retval)
 	return arch_pc(&regs);
 }
 
+/* A call of fn for size bytes, entered and returned with addr. */
+static void
+allocated(int fn, uint64_t size, uint64_t addr)
+{
+	enter(fn, SP0, CALLER_RET, size, 0, 0);
+	leave(SP0, addr);
+}
+
 static struct jt_heap_totals
 totals(void)
 {
@@ -235,8 +243,7 @@ static void
 test_free(void)
 {
 	reset();
-	enter(FN_MALLOC, SP0, CALLER_RET, 100, 0, 0);
-	leave(SP0, 0x10000);
+	allocated(FN_MALLOC, 100, 0x10000);
 	fk.writes = 0;
 	is_u64(enter(FN_FREE, SP0, CALLER_RET, 0x10000, 0, 0), CALL_STEP, "free: steps");
 	is_u64(fake_word(SP0), CALLER_RET, "free: the slot is left alone (no return is awaited)");
@@ -257,8 +264,7 @@ static void
 test_realloc(void)
 {
 	reset();
-	enter(FN_MALLOC, SP0, CALLER_RET, 100, 0, 0);
-	leave(SP0, 0x10000);
+	allocated(FN_MALLOC, 100, 0x10000);
 	enter(FN_REALLOC, SP0, CALLER_RET, 0x10000, 200, 0);
 	is_u64(leave(SP0, 0x20000), CALLER_RET, "realloc: real return address");
 	is_u64(live_size(0x10000), (uint64_t)-1, "realloc: the old block is gone");
@@ -322,8 +328,7 @@ test_tail_and_nested(void)
 
 	/* realloc(p, 0) tail-calling free: the free is inside the realloc. */
 	reset();
-	enter(FN_MALLOC, SP0, CALLER_RET, 10, 0, 0);
-	leave(SP0, 0x10000);
+	allocated(FN_MALLOC, 10, 0x10000);
 	enter(FN_REALLOC, SP0, CALLER_RET, 0x10000, 0, 0);
 	enter(FN_FREE, SP0, FN_ADDR(FN_REALLOC), 0x10000, 0, 0);
 	is_u64(proc.calls[FN_FREE], 0, "free tail-called by realloc: not counted");
@@ -361,8 +366,7 @@ static void
 test_invalid_free(void)
 {
 	reset();
-	enter(FN_MALLOC, SP0, CALLER_RET, 100, 0, 0);
-	leave(SP0, 0x10000);
+	allocated(FN_MALLOC, 100, 0x10000);
 	enter(FN_FREE, SP0, CALLER_RET, 0x10000, 0, 0);
 	enter(FN_FREE, SP0, CALLER_RET, 0x10000, 0, 0);
 	is_u64(proc.calls[FN_FREE], 2, "double free: two calls");
@@ -382,8 +386,7 @@ static void
 test_delete_chain(void)
 {
 	reset();
-	enter(FN_NEW, SP0, CALLER_RET, 64, 0, 0);
-	leave(SP0, 0x10000);
+	allocated(FN_NEW, 64, 0x10000);
 	enter(FN_DEL, SP0, CALLER_RET, 0x10000, 0, 0);
 	enter(FN_FREE, SP0 - 8, 0x7f0000200000ull, 0x10000, 0, 0);
 	is_u64(proc.calls[FN_DEL], 1, "delete -> free: delete counted");
@@ -393,8 +396,7 @@ test_delete_chain(void)
 
 	/* Another event between them breaks the chain: a double free. */
 	enter(FN_DEL, SP0, CALLER_RET, 0x10000, 0, 0);
-	enter(FN_MALLOC, SP0, CALLER_RET, 1, 0, 0);
-	leave(SP0, 0x20000);
+	allocated(FN_MALLOC, 1, 0x20000);
 	enter(FN_FREE, SP0 - 8, 0x7f0000200000ull, 0x10000, 0, 0);
 	is_u64(totals().invalid_frees, 2, "delete, malloc, free: both invalid");
 }
