@@ -12,9 +12,10 @@ struct jt_options;
 /*
  * What call matching needs from the traced process, given by its caller:
  * the plain functions below use thread t itself; a unit test gives a fake
- * memory map and a fake unwinder, and needs no process. Nothing in the
- * matching logic reaches the target any other way, except alias_resolve
- * for aligned_alloc and memalign (alias.c, by thread id).
+ * memory map and a fake unwinder, and needs no process. Nothing else in
+ * call.c reaches the target but alias_resolve (alias.c, by thread id, only
+ * for aligned_alloc and memalign when the program has alias slots) and
+ * image_update at the dynamic linker's rendezvous breakpoint.
  */
 struct jt_call_io {
 	const struct jt_mem_ops *mem;	/* the target's memory, written at once */

@@ -136,15 +136,16 @@ call_finish(struct jt_proc *p, const struct jt_call_io *io, const struct jt_call
 }
 
 /*
- * A thread arrived at the entry breakpoint with sp one word above the slot
- * of a call in flight that returns through this breakpoint: that is the
- * return. Returns the call's index, or -1 for a fresh entry.
+ * A thread arrived at the entry breakpoint with the stack pointer a return
+ * leaves (arch_sp_after_ret) from the slot of a call in flight that returns
+ * through this breakpoint: that is the return. Returns the call's index, or
+ * -1 for a fresh entry.
  */
 static int
 call_find_return(const struct jt_thread *t, uint64_t addr, uint64_t sp)
 {
 	for (int i = t->ncalls - 1; i >= 0; i--)
-		if (t->calls[i].trampoline == addr && t->calls[i].entry_sp + 8 == sp)
+		if (t->calls[i].trampoline == addr && arch_sp_after_ret(t->calls[i].entry_sp) == sp)
 			return i;
 	return -1;
 }
@@ -227,15 +228,15 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 {
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[CALL_MAX_PCS];
-	uint64_t sp = arch_sp(regs), ret;
+	uint64_t slot = arch_ret_slot(regs), ret;
 	struct jt_call *c;
 	int fn = bp->fn, n;
 
 	n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
-	/* At the first instruction the caller's frame starts at the word at sp. */
+	/* At the first instruction the return address is the word in the slot. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
-	else if (io->mem->read(io->mem->arg, sp, &ret, sizeof(ret)) < 0)
+	else if (io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
 		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
@@ -245,7 +246,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	c = &t->calls[t->ncalls];
 	memset(c, 0, sizeof(*c));
 	c->fn = fn;
-	c->entry_sp = sp;
+	c->entry_sp = slot;
 	c->ret_addr = ret;
 	c->trampoline = bp->addr;
 	c->size = call_size(fn, regs);
@@ -253,7 +254,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
 	c->stack_id = call_intern(p, pcs, n, opt);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
-	if (call_write_held(t, io, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
+	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
 	t->ncalls++;
 }

@@ -171,7 +171,7 @@ leave(uint64_t sp, uint64_t retval)
 		return pc;	/* not hijacked: the real return address */
 	memset(&regs, 0, sizeof(regs));
 	arch_set_pc(&regs, pc);
-	arch_set_sp(&regs, sp + 8);
+	arch_set_sp(&regs, arch_sp_after_ret(sp));
 	arch_set_retval(&regs, retval);
 	if (call_on_trap_io(&thr, &io, &bps[fn], &regs, &opt) != CALL_RESUME)
 		return 0;
@@ -438,7 +438,7 @@ test_settle_and_restore(void)
 	enter(FN_MALLOC, SP0, CALLER_RET, 100, 0, 0);
 	memset(&regs, 0, sizeof(regs));
 	arch_set_pc(&regs, FN_ADDR(FN_MALLOC));
-	arch_set_sp(&regs, SP0 + 8);
+	arch_set_sp(&regs, arch_sp_after_ret(SP0));
 	arch_set_retval(&regs, 0x10000);
 	is_u64(call_settle_io(&thr, &io, &regs), 1, "settle: finishes the return");
 	is_u64(arch_pc(&regs), CALLER_RET, "settle: pc is the real return address");
