@@ -40,17 +40,8 @@ enum jt_fn {
 };
 
 extern const struct jt_fn_desc alloc_fns[FN_COUNT];
-/* Stores alloc_fns[i].name for every i < FN_REPORTED into out[i], for struct jt_snapshot. */
-void alloc_fn_names(const char **out);
 
-/* Non-zero when the function's entry is tracked as an allocation (it needs its return). */
-static inline int
-alloc_fn_returns_block(enum jt_fn fn)
-{
-	enum jt_fn_kind k = alloc_fns[fn].kind;
-	return k == FK_ALLOC || k == FK_CALLOC || k == FK_REALLOC || k == FK_MEMALIGN_PTR;
-}
-
+/* Non-zero when the function releases a block: its calls are frees, not allocation calls. */
 static inline int
 alloc_fn_is_free(enum jt_fn fn)
 {

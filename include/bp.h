@@ -1,4 +1,4 @@
-/* bp.h - int3 breakpoints on allocator entries, with the displaced instruction decoded for emulation. */
+/* bp.h - trap-byte breakpoints on allocator entries, with the displaced instruction decoded for emulation. */
 #ifndef JT_BP_H
 #define JT_BP_H
 

@@ -87,17 +87,16 @@ void heap_totals(const struct jt_heap *h, struct jt_heap_totals *out);
  */
 void heap_clear_live(struct jt_heap *h);
 
-/*
- * Fills ids[] with the ids of stacks that have live_blocks > 0 sorted by
- * live_bytes descending (ties: more blocks first, then lower id). Returns
- * how many were written, at most max.
- */
-uint32_t heap_top_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max);
+/* The orders heap_rank_stacks knows. */
+enum heap_rank {
+	HEAP_RANK_LIVE,		/* stacks with live blocks, by live_bytes descending (ties: more blocks, then lower id) */
+	HEAP_RANK_INVALID,	/* stacks that made invalid frees, most first (ties: lower id) */
+};
 
 /*
- * Fills ids[] with the ids of stacks that made invalid frees, most first
- * (ties: lower id first). Returns how many were written, at most max.
+ * Fills ids[] with the ids of the stacks that rank by `by`, in its order.
+ * Returns how many were written, at most max.
  */
-uint32_t heap_invalid_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max);
+uint32_t heap_rank_stacks(const struct jt_heap *h, enum heap_rank by, uint32_t *ids, uint32_t max);
 
 #endif

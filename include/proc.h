@@ -27,7 +27,6 @@ struct jt_call {
 	uint64_t size;		/* bytes requested */
 	uint64_t ptr_arg;	/* realloc's old block, posix_memalign's out pointer */
 	uint32_t stack_id;
-	uint64_t seq;		/* thread event number at entry, to tell tail calls from stale calls */
 };
 
 /* Everything about one traced thread (strace's tcb). */

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "alloc.h"
+
 struct jt_heap;
 struct jt_sym;
 
@@ -17,8 +19,8 @@ struct jt_snapshot {
 	int exit_status;	/* valid when exited and !killed_by */
 	int killed_by;		/* signal number that killed it, or 0 */
 	int attached;		/* 1 when we attached to a running process: older blocks are unknown */
-	unsigned ncalls;	/* entries in call_names / calls */
-	const char *const *call_names;	/* allocator function names: "malloc", "operator new", ..., "free" */
+	unsigned ncalls;	/* entries in call_fns / calls */
+	const enum jt_fn *call_fns;	/* the functions whose calls are listed, in report order */
 	const uint64_t *calls;		/* traced calls per function, nested calls counted once */
 	const struct jt_heap *heap;
 	struct jt_sym *sym;

@@ -4,7 +4,7 @@
 #define NA 0xff
 
 /*
- * Argument indexes follow the SysV calling convention order (rdi, rsi, rdx).
+ * Argument indexes count the integer argument registers in order (arch_arg's n).
  * Aligned operator new takes (size, align); posix_memalign (out, align, size).
  */
 const struct jt_fn_desc alloc_fns[FN_COUNT] = {
@@ -43,10 +43,3 @@ const struct jt_fn_desc alloc_fns[FN_COUNT] = {
 	[FN_UNWIND_FORCED] = { "_Unwind_ForcedUnwind", "_Unwind_ForcedUnwind", FK_UNWIND, NA, NA, NA },
 	[FN_DL_DEBUG_STATE] = { "_dl_debug_state", "_dl_debug_state", FK_RTLD, NA, NA, NA },
 };
-
-void
-alloc_fn_names(const char **out)
-{
-	for (int i = 0; i < FN_REPORTED; i++)
-		out[i] = alloc_fns[i].name;
-}

@@ -1,4 +1,4 @@
-/* bp.c - inserts and removes the int3 bytes jmptrace keeps on allocator entries. */
+/* bp.c - inserts and removes the trap bytes jmptrace keeps on allocator entries. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -103,14 +103,15 @@ bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn)
 	return 0;
 }
 
+/* Writes the original byte back at every inserted breakpoint of t in pid. Returns 0 or -1. */
 static int
-bp_restore(const struct jt_bps *t, pid_t pid, int only_inserted)
+bp_restore(const struct jt_bps *t, pid_t pid)
 {
 	int ret = 0;
 
 	for (uint32_t i = 0; i <= t->mask; i++) {
 		struct jt_bp *bp = t->slots[i];
-		if (!bp || (only_inserted && !bp->inserted))
+		if (!bp || !bp->inserted)
 			continue;
 		if (mem_write(pid, bp->addr, bp->insn.bytes, 1) < 0)
 			ret = -1;
@@ -121,7 +122,7 @@ bp_restore(const struct jt_bps *t, pid_t pid, int only_inserted)
 int
 bp_remove_all(const struct jt_bps *t, pid_t pid)
 {
-	int ret = bp_restore(t, pid, 1);
+	int ret = bp_restore(t, pid);
 
 	for (uint32_t i = 0; i <= t->mask; i++)
 		if (t->slots[i])
@@ -132,5 +133,5 @@ bp_remove_all(const struct jt_bps *t, pid_t pid)
 int
 bp_restore_into(const struct jt_bps *t, pid_t pid)
 {
-	return bp_restore(t, pid, 1);
+	return bp_restore(t, pid);
 }

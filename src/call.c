@@ -1,85 +1,15 @@
 /* call.c - turns breakpoint hits into allocation events, matching each call with its return. */
-#include <errno.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "call.h"
-#include "emu.h"
+#include "call_io.h"
 #include "heap.h"
 #include "image.h"
-#include "mem.h"
 #include "own.h"
 #include "proc.h"
 #include "unwind.h"
 #include "util.h"
-
-/* Writes the stack bytes held back for this event (the hijacked slot and an emulated push) at once. */
-static int
-call_flush(struct jt_thread *t)
-{
-	int ret = 0;
-
-	if (t->wb_len)
-		ret = mem_write(t->tid, t->wb_addr, t->wb_buf, t->wb_len);
-	t->wb_len = 0;
-	return ret;
-}
-
-/*
- * Holds a small target write back so that adjacent ones share one system
- * call: at an allocation entry the return-address slot and the push the
- * first instruction makes just below it are neighbours.
- */
-static int
-call_write(struct jt_thread *t, uint64_t addr, const void *buf, size_t len)
-{
-	if (t->wb_len && addr + len == t->wb_addr && t->wb_len + len <= sizeof(t->wb_buf)) {
-		memmove(t->wb_buf + len, t->wb_buf, t->wb_len);
-		memcpy(t->wb_buf, buf, len);
-		t->wb_addr = addr;
-		t->wb_len += len;
-		return 0;
-	}
-	if (t->wb_len && t->wb_addr + t->wb_len == addr && t->wb_len + len <= sizeof(t->wb_buf)) {
-		memcpy(t->wb_buf + t->wb_len, buf, len);
-		t->wb_len += len;
-		return 0;
-	}
-	if (call_flush(t) < 0 || len > sizeof(t->wb_buf))
-		return len > sizeof(t->wb_buf) ? mem_write(t->tid, addr, buf, len) : -1;
-	memcpy(t->wb_buf, buf, len);
-	t->wb_addr = addr;
-	t->wb_len = len;
-	return 0;
-}
-
-static int
-call_mem_read(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	struct jt_thread *t = arg;
-
-	/* A read must see what we wrote before it. */
-	if (call_flush(t) < 0)
-		return -1;
-	return mem_read(t->tid, addr, buf, len);
-}
-
-static int
-call_mem_write(void *arg, uint64_t addr, const void *buf, size_t len)
-{
-	return call_write(arg, addr, buf, len);
-}
-
-static enum call_action
-call_emulate(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
-{
-	struct jt_mem_ops ops = { call_mem_read, call_mem_write, t };
-
-	if (bp->insn.supported && !opt->no_emulate && emu_exec(&bp->insn, regs, &ops) == 0 && call_flush(t) == 0)
-		return CALL_RESUME;
-	call_flush(t);
-	return CALL_STEP;
-}
 
 /* The return address slot of call c no longer holds our trampoline's job: forget c. */
 static void
@@ -89,7 +19,7 @@ call_drop_top(struct jt_thread *t)
 }
 
 void
-call_restore_all(struct jt_thread *t)
+call_restore_all_io(struct jt_thread *t, const struct jt_call_io *io)
 {
 	while (t->ncalls > 0) {
 		struct jt_call *c = &t->calls[t->ncalls - 1];
@@ -100,21 +30,29 @@ call_restore_all(struct jt_thread *t)
 			continue;
 		}
 		/* Only put it back if the slot still holds our trampoline; the frame may be gone. */
-		if (mem_read(t->tid, c->entry_sp, &cur, sizeof(cur)) == 0 && cur == c->trampoline)
-			mem_write(t->tid, c->entry_sp, &c->ret_addr, sizeof(c->ret_addr));
+		if (io->mem->read(io->mem->arg, c->entry_sp, &cur, sizeof(cur)) == 0 && cur == c->trampoline)
+			io->mem->write(io->mem->arg, c->entry_sp, &c->ret_addr, sizeof(c->ret_addr));
 		call_drop_top(t);
 	}
 }
 
+void
+call_restore_all(struct jt_thread *t)
+{
+	struct call_proc cp;
+
+	call_restore_all_io(t, call_proc_io(t, &cp));
+}
+
 /* Non-zero while the return-address slot of c still holds our trampoline. */
 static int
-call_slot_live(const struct jt_thread *t, const struct jt_call *c)
+call_slot_live(const struct jt_call_io *io, const struct jt_call *c)
 {
 	uint64_t slot;
 
 	if (c->fn == CALL_SIGNAL)
 		return 0;
-	return mem_read(t->tid, c->entry_sp, &slot, sizeof(slot)) == 0 && slot == c->trampoline;
+	return io->mem->read(io->mem->arg, c->entry_sp, &slot, sizeof(slot)) == 0 && slot == c->trampoline;
 }
 
 /*
@@ -124,10 +62,10 @@ call_slot_live(const struct jt_thread *t, const struct jt_call *c)
  * signal handler on another stack and will come back to return through it.
  */
 static void
-call_drop_stale(struct jt_thread *t, uint64_t sp)
+call_drop_stale(struct jt_thread *t, const struct jt_call_io *io, uint64_t sp)
 {
 	while (t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp < sp &&
-	       !call_slot_live(t, &t->calls[t->ncalls - 1]))
+	       !call_slot_live(io, &t->calls[t->ncalls - 1]))
 		call_drop_top(t);
 }
 
@@ -167,7 +105,7 @@ call_realloc_free(struct jt_proc *p, const struct jt_call *c)
 }
 
 static void
-call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
+call_finish(struct jt_proc *p, const struct jt_call_io *io, const struct jt_call *c, uint64_t ret)
 {
 	struct jt_heap *h = p->heap;
 	uint64_t block;
@@ -189,7 +127,7 @@ call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 		}
 		break;
 	case FK_MEMALIGN_PTR:
-		if (ret == 0 && mem_read(p->pid, c->ptr_arg, &block, sizeof(block)) == 0 && block)
+		if (ret == 0 && io->mem->read(io->mem->arg, c->ptr_arg, &block, sizeof(block)) == 0 && block)
 			heap_alloc(h, block, c->size, c->stack_id);
 		break;
 	default:
@@ -198,26 +136,27 @@ call_finish(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
 }
 
 /*
- * A thread arrived at the entry breakpoint with sp one word above the slot
- * of a call in flight that returns through this breakpoint: that is the
- * return. Returns the call's index, or -1 for a fresh entry.
+ * A thread arrived at the entry breakpoint with the stack pointer a return
+ * leaves (arch_sp_after_ret) from the slot of a call in flight that returns
+ * through this breakpoint: that is the return. Returns the call's index, or
+ * -1 for a fresh entry.
  */
 static int
 call_find_return(const struct jt_thread *t, uint64_t addr, uint64_t sp)
 {
 	for (int i = t->ncalls - 1; i >= 0; i--)
-		if (t->calls[i].trampoline == addr && t->calls[i].entry_sp + 8 == sp)
+		if (t->calls[i].trampoline == addr && arch_sp_after_ret(t->calls[i].entry_sp) == sp)
 			return i;
 	return -1;
 }
 
 static void
-call_return(struct jt_thread *t, int i, arch_regs *regs)
+call_return(struct jt_thread *t, const struct jt_call_io *io, int i, arch_regs *regs)
 {
 	struct jt_call *c = &t->calls[i];
 
 	t->ncalls = i;
-	call_finish(t->proc, c, arch_retval(regs));
+	call_finish(t->proc, io, c, arch_retval(regs));
 	arch_set_pc(regs, c->ret_addr);
 }
 
@@ -227,11 +166,11 @@ call_return(struct jt_thread *t, int i, arch_regs *regs)
  * holds our trampoline) or a call made after the old one was abandoned.
  */
 static int
-call_is_nested(struct jt_thread *t, uint64_t sp)
+call_is_nested(struct jt_thread *t, const struct jt_call_io *io, uint64_t sp)
 {
 	struct jt_call *c;
 
-	call_drop_stale(t, sp);
+	call_drop_stale(t, io, sp);
 	if (t->ncalls == 0)
 		return 0;
 	c = &t->calls[t->ncalls - 1];
@@ -240,7 +179,7 @@ call_is_nested(struct jt_thread *t, uint64_t sp)
 		return 0;
 	if (c->entry_sp != sp)
 		return c->entry_sp > sp;
-	if (call_slot_live(t, c))
+	if (call_slot_live(io, c))
 		return 1;
 	call_drop_top(t);
 	return t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp > sp;
@@ -275,28 +214,29 @@ call_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_optio
  * allocator's own entry address or go on into garbage.
  */
 static int
-call_unwind(struct jt_thread *t, const arch_regs *regs, uint64_t *pcs, int max)
+call_unwind(struct jt_thread *t, const struct jt_call_io *io, const arch_regs *regs, uint64_t *pcs, int max)
 {
 	for (int i = 0; i < t->ncalls; i++)
-		if (call_slot_live(t, &t->calls[i]))
-			unwind_override(t->proc->uw, t->calls[i].entry_sp, t->calls[i].ret_addr);
-	return unwind_stack(t->proc->uw, t->tid, regs, pcs, max);
+		if (call_slot_live(io, &t->calls[i]))
+			io->override(io->arg, t->calls[i].entry_sp, t->calls[i].ret_addr);
+	return io->unwind(io->arg, regs, pcs, max);
 }
 
 static void
-call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
+call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
+		 const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[CALL_MAX_PCS];
-	uint64_t sp = arch_sp(regs), ret;
+	uint64_t slot = arch_ret_slot(regs), ret;
 	struct jt_call *c;
 	int fn = bp->fn, n;
 
-	n = call_unwind(t, regs, pcs, call_max_pcs(opt));
-	/* At the first instruction the caller's frame starts at the word at sp. */
+	n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
+	/* At the first instruction the return address is the word in the slot. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
-	else if (mem_read(t->tid, sp, &ret, sizeof(ret)) < 0)
+	else if (io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
 		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
@@ -306,7 +246,7 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 	c = &t->calls[t->ncalls];
 	memset(c, 0, sizeof(*c));
 	c->fn = fn;
-	c->entry_sp = sp;
+	c->entry_sp = slot;
 	c->ret_addr = ret;
 	c->trampoline = bp->addr;
 	c->size = call_size(fn, regs);
@@ -314,9 +254,8 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
 	c->stack_id = call_intern(p, pcs, n, opt);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
-	if (call_write(t, sp, &c->trampoline, sizeof(c->trampoline)) < 0)
+	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
-	c->seq = t->seq;
 	t->ncalls++;
 }
 
@@ -330,13 +269,13 @@ call_enter_alloc(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const s
  * free, recorded with the stack it was made from. Only this rare path unwinds.
  */
 static void
-call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *regs,
-		    const struct jt_options *opt)
+call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, uint64_t ptr,
+		    const arch_regs *regs, const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[CALL_MAX_PCS];
 	int max = call_max_pcs(opt);
-	int n = call_unwind(t, regs, pcs, max);
+	int n = call_unwind(t, io, regs, pcs, max);
 
 	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
 		return;
@@ -346,7 +285,8 @@ call_unmatched_free(struct jt_thread *t, int fn, uint64_t ptr, const arch_regs *
 }
 
 static void
-call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
+call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
+		const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(regs);
 	uint64_t ptr = arch_arg(regs, 0);
@@ -362,12 +302,12 @@ call_enter_free(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const st
 	t->free_sp = sp;
 	t->free_ptr = ptr;
 	t->free_fn = bp->fn;
-	if (chained || call_is_nested(t, sp))
+	if (chained || call_is_nested(t, io, sp))
 		return;
 	if (ptr && heap_free(t->proc->heap, ptr, NULL) == 0)
 		t->proc->calls[bp->fn]++;
 	else
-		call_unmatched_free(t, bp->fn, ptr, regs, opt);
+		call_unmatched_free(t, io, bp->fn, ptr, regs, opt);
 }
 
 void
@@ -399,42 +339,51 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 }
 
 int
-call_settle(struct jt_thread *t, arch_regs *regs)
+call_settle_io(struct jt_thread *t, const struct jt_call_io *io, arch_regs *regs)
 {
 	int i = call_find_return(t, arch_pc(regs), arch_sp(regs));
 
 	if (i < 0)
 		return 0;
-	call_return(t, i, regs);
+	call_return(t, io, i, regs);
 	return 1;
 }
 
+int
+call_settle(struct jt_thread *t, arch_regs *regs)
+{
+	struct call_proc cp;
+
+	return call_settle_io(t, call_proc_io(t, &cp), regs);
+}
+
 enum call_action
-call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
+call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
+		const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(regs);
 	int i;
 
 	t->seq++;
 	if (t->proc->vfork_child)
-		return call_emulate(t, bp, regs, opt);
+		return call_emulate(t, io, bp, regs, opt);
 	switch (alloc_fns[bp->fn].kind) {
 	case FK_RTLD:
 		image_update(t->proc);
 		break;
 	case FK_UNWIND:
-		call_restore_all(t);
+		call_restore_all_io(t, io);
 		break;
 	case FK_FREE:
-		call_enter_free(t, bp, regs, opt);
+		call_enter_free(t, io, bp, regs, opt);
 		break;
 	default:
 		if ((i = call_find_return(t, bp->addr, sp)) >= 0) {
-			call_return(t, i, regs);
+			call_return(t, io, i, regs);
 			return CALL_RESUME;
 		}
-		if (!call_is_nested(t, sp))
-			call_enter_alloc(t, bp, regs, opt);
+		if (!call_is_nested(t, io, sp))
+			call_enter_alloc(t, io, bp, regs, opt);
 		else
 			debug_msg("nested %s in thread %d at sp %#lx (%d in flight, top %s sp %#lx)",
 				  alloc_fns[bp->fn].name, t->tid, (unsigned long)sp, t->ncalls,
@@ -442,5 +391,13 @@ call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struc
 				  (unsigned long)t->calls[t->ncalls - 1].entry_sp);
 		break;
 	}
-	return call_emulate(t, bp, regs, opt);
+	return call_emulate(t, io, bp, regs, opt);
+}
+
+enum call_action
+call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *regs, const struct jt_options *opt)
+{
+	struct call_proc cp;
+
+	return call_on_trap_io(t, call_proc_io(t, &cp), bp, regs, opt);
 }

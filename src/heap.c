@@ -456,7 +456,7 @@ heap_clear_live(struct jt_heap *h)
 
 /* qsort_r comparator: live bytes, then live blocks, descending; then id. */
 static int
-rank_cmp(const void *a, const void *b, void *arg)
+live_cmp(const void *a, const void *b, void *arg)
 {
 	const struct jt_stack *x = stack_at(arg, *(const uint32_t *)a);
 	const struct jt_stack *y = stack_at(arg, *(const uint32_t *)b);
@@ -466,25 +466,6 @@ rank_cmp(const void *a, const void *b, void *arg)
 	if (x->live_blocks != y->live_blocks)
 		return x->live_blocks > y->live_blocks ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-uint32_t
-heap_top_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max)
-{
-	uint32_t *all, id, n = 0;
-
-	if (!max || !h->nstacks)
-		return 0;
-	all = xmalloc(h->nstacks * sizeof(*all));
-	for (id = 0; id < h->nstacks; id++)
-		if (stack_at(h, id)->live_blocks)
-			all[n++] = id;
-	qsort_r(all, n, sizeof(*all), rank_cmp, (void *)h);
-	if (n > max)
-		n = max;
-	memcpy(ids, all, n * sizeof(*ids));
-	free(all);
-	return n;
 }
 
 /* qsort_r comparator: invalid frees descending, then id. */
@@ -499,19 +480,19 @@ invalid_cmp(const void *a, const void *b, void *arg)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Invalid frees are rare: a scan of the stack table when a report is written is enough. */
+/* Reports are rare: a scan of the stack table when one is written is enough. */
 uint32_t
-heap_invalid_stacks(const struct jt_heap *h, uint32_t *ids, uint32_t max)
+heap_rank_stacks(const struct jt_heap *h, enum heap_rank by, uint32_t *ids, uint32_t max)
 {
 	uint32_t *all, id, n = 0;
 
-	if (!max || !h->tot.invalid_frees)
+	if (!max || !h->nstacks)
 		return 0;
 	all = xmalloc(h->nstacks * sizeof(*all));
 	for (id = 0; id < h->nstacks; id++)
-		if (stack_at(h, id)->invalid_frees)
+		if (by == HEAP_RANK_LIVE ? stack_at(h, id)->live_blocks : stack_at(h, id)->invalid_frees)
 			all[n++] = id;
-	qsort_r(all, n, sizeof(*all), invalid_cmp, (void *)h);
+	qsort_r(all, n, sizeof(*all), by == HEAP_RANK_LIVE ? live_cmp : invalid_cmp, (void *)h);
 	if (n > max)
 		n = max;
 	memcpy(ids, all, n * sizeof(*ids));

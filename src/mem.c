@@ -11,11 +11,12 @@
 /*
  * A tiny cache of open /proc/PID/mem descriptors, keyed by pid. It holds no
  * per-thread state, only descriptors, so that a breakpoint insertion does not
- * cost an open() and a close() each time. Tracer threads, and unwinds outside
- * the tracer lock, share it: mem_fd_lock guards it and each pread or pwrite
- * on a cached descriptor (which another thread could otherwise close and
- * reopen as another file); process_vm_readv needs no lock. A cached descriptor can go stale: after execve it still points at the
- * old address space, and after the pid is reused it points at a dead one.
+ * cost an open() and a close() each time. Tracer threads share it:
+ * mem_fds_lock covers the cache and every use of a descriptor from it, so no
+ * thread closes one that another reads through (process_vm_readv, mem_read's
+ * common path, takes no lock). A cached descriptor can go stale: after
+ * execve it still points at the old address space, and after the pid is
+ * reused it points at a dead one.
  * Both show up as end-of-file (a bad address gives EIO instead), so mem_pio()
  * then retries once with a fresh descriptor.
  */
@@ -27,16 +28,16 @@ struct mem_fd_slot {
 };
 
 static struct mem_fd_slot mem_fds[MEM_FD_SLOTS];
+static pthread_mutex_t mem_fds_lock = PTHREAD_MUTEX_INITIALIZER;
 static void mem_fd_drop(pid_t pid);
 static unsigned int mem_fd_next;	/* round-robin victim */
-static pthread_mutex_t mem_fd_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void
 mem_forget(pid_t pid)
 {
-	pthread_mutex_lock(&mem_fd_lock);
+	pthread_mutex_lock(&mem_fds_lock);
 	mem_fd_drop(pid);
-	pthread_mutex_unlock(&mem_fd_lock);
+	pthread_mutex_unlock(&mem_fds_lock);
 }
 
 static void
@@ -102,7 +103,7 @@ mem_pio_once(int fd, uint64_t addr, void *buf, size_t len, int write)
 	return done;
 }
 
-/* Returns 0 when all len bytes moved, -1 with errno set otherwise; under mem_fd_lock. */
+/* mem_pio with mem_fds_lock held. */
 static int
 mem_pio_locked(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
 {
@@ -131,17 +132,18 @@ mem_pio_locked(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
 	return -1;
 }
 
+/* Returns 0 when all len bytes moved, -1 with errno set otherwise. */
 static int
 mem_pio(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
 {
-	int rc, err;
+	int ret, err;
 
-	pthread_mutex_lock(&mem_fd_lock);
-	rc = mem_pio_locked(pid, addr, buf, len, write);
+	pthread_mutex_lock(&mem_fds_lock);
+	ret = mem_pio_locked(pid, addr, buf, len, write);
 	err = errno;
-	pthread_mutex_unlock(&mem_fd_lock);
+	pthread_mutex_unlock(&mem_fds_lock);
 	errno = err;
-	return rc;
+	return ret;
 }
 
 int

@@ -10,7 +10,7 @@
 int
 snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 {
-	const char *names[FN_REPORTED];
+	enum jt_fn fns[FN_REPORTED];
 	struct jt_snapshot s = {
 		.reason = reason,
 		.pid = p->pid,
@@ -20,7 +20,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.killed_by = p->killed_by,
 		.attached = p->attached,
 		.ncalls = FN_REPORTED,
-		.call_names = names,
+		.call_fns = fns,
 		.calls = p->calls,
 		.heap = p->heap,
 		.sym = p->sym,
@@ -28,7 +28,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	};
 	int ret = 0;
 
-	alloc_fn_names(names);
+	for (int i = 0; i < FN_REPORTED; i++)
+		fns[i] = (enum jt_fn)i;
 	if (report_text(tr->out, &s) < 0) {
 		perror_msg("cannot write the report");
 		ret = -1;

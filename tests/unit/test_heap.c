@@ -271,7 +271,7 @@ test_invalid_frees(void)
 
 	for (int i = 0; i < 4; i++)
 		s[i] = heap_stack_intern(h, &pc[i], 1);
-	is_u64(heap_invalid_stacks(h, ids, 4), 0, "invalid: none at first");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_INVALID, ids, 4), 0, "invalid: none at first");
 	heap_alloc(h, 0x9000, 32, s[0]);
 	heap_invalid_free(h, s[2]);
 	heap_invalid_free(h, s[1]);
@@ -284,13 +284,13 @@ test_invalid_frees(void)
 		.peak_live_bytes = 32, .allocs = 1, .unknown_frees = 6, .invalid_frees = 5 };
 	check_totals(h, &want, "invalid frees");
 	is_u64(heap_stack_get(h, s[2])->invalid_frees, 3, "invalid: per stack");
-	n = heap_invalid_stacks(h, ids, 4);
+	n = heap_rank_stacks(h, HEAP_RANK_INVALID, ids, 4);
 	ok(n == 3 && ids[0] == s[2] && ids[1] == s[1] && ids[2] == s[3],
 	   "invalid: order 2,1,3 (most first, then id; got %u: %u,%u,%u)", n, ids[0], ids[1], ids[2]);
-	is_u64(heap_invalid_stacks(h, ids, 1), 1, "invalid: max 1 writes one");
-	is_u64(heap_top_stacks(h, ids, 4), 1, "invalid: only the live stack is in the top");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_INVALID, ids, 1), 1, "invalid: max 1 writes one");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 4), 1, "invalid: only the live stack is in the top");
 	heap_clear_live(h);
-	is_u64(heap_invalid_stacks(h, ids, 4), 0, "invalid: clear_live forgets them");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_INVALID, ids, 4), 0, "invalid: clear_live forgets them");
 	want = (struct jt_heap_totals){ .bytes_allocated = 32, .peak_live_bytes = 32, .allocs = 1,
 		.unknown_frees = 6 };
 	check_totals(h, &want, "invalid frees after clear_live");
@@ -355,16 +355,16 @@ test_top_and_clear(void)
 	heap_free(h, 0xa600, NULL);		/* s4: no live block left */
 	heap_alloc(h, 0xa700, 100, s[6]);	/* s5 is never used */
 
-	n = heap_top_stacks(h, ids, 10);
+	n = heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 10);
 	is_u64(n, 5, "top: five stacks have live blocks");
 	ok(n == 5 && ids[0] == s[3] && ids[1] == s[1] && ids[2] == s[2] &&
 	   ids[3] == s[0] && ids[4] == s[6],
 	   "top: order is 3,1,2,0,6 (got %u,%u,%u,%u,%u)", ids[0], ids[1], ids[2], ids[3], ids[4]);
 	memset(ids, 0xff, sizeof(ids));
-	n = heap_top_stacks(h, ids, 3);
+	n = heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 3);
 	ok(n == 3 && ids[0] == s[3] && ids[1] == s[1] && ids[2] == s[2] && ids[3] == UINT32_MAX,
 	   "top: max 3 writes exactly the first three");
-	is_u64(heap_top_stacks(h, NULL, 0), 0, "top: max 0 writes nothing");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_LIVE, NULL, 0), 0, "top: max 0 writes nothing");
 
 	heap_clear_live(h);
 	/* Peak was 1799, just before the 999-byte block was freed. */
@@ -373,7 +373,7 @@ test_top_and_clear(void)
 	check_totals(h, &want, "clear_live");
 	check_stack(h, s[1], 0, 0, 2, 100, "clear_live keeps alloc counters");
 	check_stack(h, s[4], 0, 0, 1, 999, "clear_live keeps alloc counters");
-	is_u64(heap_top_stacks(h, ids, 10), 0, "top after clear_live: nothing live");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 10), 0, "top after clear_live: nothing live");
 	ok(heap_lookup(h, 0xa500, NULL, NULL) == -1, "clear_live: old block is gone");
 	ok(heap_free(h, 0xa500, NULL) == -1, "clear_live: freeing an old block is unknown");
 	heap_unknown_free(h);
@@ -618,7 +618,7 @@ stress_check_stacks(const struct jt_heap *h, const struct stress_expect *e)
 		       s->alloc_calls != e->blocks[i] || s->alloc_bytes != e->bytes[i];
 	}
 	is_u64(bad, 0, "stress: all 1000 stacks have exact live and alloc figures");
-	n = heap_top_stacks(h, ids, STRESS_STACKS);
+	n = heap_rank_stacks(h, HEAP_RANK_LIVE, ids, STRESS_STACKS);
 	is_u64(n, STRESS_STACKS, "stress: top lists all 1000 stacks");
 	for (i = 1; i < n; i++) {
 		const struct jt_stack *a = heap_stack_get(h, ids[i - 1]), *b = heap_stack_get(h, ids[i]);
@@ -679,7 +679,7 @@ test_stress(void)
 	for (i = 0; i < STRESS_STACKS; i++)
 		bad += heap_stack_get(h, i)->live_blocks != 0 || heap_stack_get(h, i)->live_bytes != 0;
 	is_u64(bad, 0, "stress drained: every stack has zero live figures");
-	is_u64(heap_top_stacks(h, ids, 4), 0, "stress drained: top is empty");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 4), 0, "stress drained: top is empty");
 	free(e);
 	heap_destroy(h);
 }

@@ -330,8 +330,8 @@ tr_build_heap(uint64_t newaddr)
 	return h;
 }
 
-static const char *const call_names[] = {
-	"malloc", "calloc", "realloc", "free", "operator new", "operator delete",
+static const enum jt_fn call_fns[] = {
+	FN_MALLOC, FN_CALLOC, FN_REALLOC, FN_FREE, FN_NEW, FN_DEL,
 };
 static const uint64_t calls[] = { 6, 0, 1, 3, 1, 0 };
 
@@ -345,7 +345,7 @@ tr_snapshot(struct jt_snapshot *snap, struct jt_heap *h, struct jt_sym *s)
 	snap->exited = 1;
 	snap->exit_status = 3;
 	snap->ncalls = 6;
-	snap->call_names = call_names;
+	snap->call_fns = call_fns;
 	snap->calls = calls;
 	snap->heap = h;
 	snap->sym = s;
@@ -620,6 +620,54 @@ test_signal_frame(struct jt_sym *s)
 	heap_destroy(h);
 }
 
+/*
+ * Which calls are allocation calls comes from the allocator table's kinds,
+ * not from names: one call of each reported function in turn, and the
+ * "allocation calls" total counts it unless its kind is FK_FREE (an
+ * sdallocx added as FK_FREE must not count as an allocation).
+ */
+static void
+test_free_kinds(void)
+{
+	struct jt_heap *h = heap_new();
+	struct jt_snapshot snap;
+	uint64_t one = 1, got;
+	unsigned frees = 0, bad = 0;
+	enum jt_fn fn;
+
+	for (int i = 0; i < FN_REPORTED; i++) {
+		int is_free = alloc_fns[i].kind == FK_FREE;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		const char *at;
+
+		fn = (enum jt_fn)i;
+		memset(&snap, 0, sizeof(snap));
+		snap.reason = "exit";
+		snap.ncalls = 1;
+		snap.call_fns = &fn;
+		snap.calls = &one;
+		snap.heap = h;
+		snap.top = 1;
+		report_text(f, &snap);
+		fclose(f);
+		frees += is_free;
+		/* The column is as wide as the longest name: skip to the figure. */
+		at = strstr(text, "  allocation calls ");
+		got = at ? strtoull(at + strlen("  allocation calls "), NULL, 10) : 99;
+		if (got != (is_free ? 0u : 1u)) {
+			bad++;
+			printf("# %s (%s) counted as %llu allocation calls\n", alloc_fns[i].name,
+			       is_free ? "a free" : "an allocation", (unsigned long long)got);
+		}
+		free(text);
+	}
+	ok(bad == 0, "allocation calls: every reported function counted by its kind in the table");
+	ok(frees > 0 && frees < FN_REPORTED, "allocation calls: the table has frees and allocations (%u frees)", frees);
+	heap_destroy(h);
+}
+
 int
 main(void)
 {
@@ -645,6 +693,7 @@ main(void)
 	test_text(&snap, newaddr);
 	test_json(&snap, newaddr);
 	test_signal_frame(s);
+	test_free_kinds();
 	heap_destroy(h);
 	sym_destroy(s);
 	return tap_done();

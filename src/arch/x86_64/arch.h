@@ -72,4 +72,23 @@ arch_is_sigreturn(const uint8_t *code)
 /* At a function's first instruction the return address is the word at the stack pointer. */
 static inline uint64_t arch_ret_slot(const arch_regs *r) { return r->rsp; }
 
+/* The stack pointer after a function returns whose return address was in slot (arch_ret_slot at its entry). */
+static inline uint64_t arch_sp_after_ret(uint64_t slot) { return slot + 8; }
+
+/* Setters for what the getters above read (a unit test builds a stopped thread's registers). */
+static inline void arch_set_sp(arch_regs *r, uint64_t sp) { r->rsp = sp; }
+static inline void arch_set_retval(arch_regs *r, uint64_t v) { r->rax = v; }
+static inline void
+arch_set_arg(arch_regs *r, unsigned n, uint64_t v)
+{
+	switch (n) {
+	case 0: r->rdi = v; break;
+	case 1: r->rsi = v; break;
+	case 2: r->rdx = v; break;
+	case 3: r->rcx = v; break;
+	case 4: r->r8 = v; break;
+	default: r->r9 = v; break;
+	}
+}
+
 #endif

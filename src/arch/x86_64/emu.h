@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/user.h>
 
+#include "mem.h"
+
 /*
  * A decoded instruction, prepared once when the breakpoint is inserted.
  * Opaque to callers apart from len and supported.
@@ -24,17 +26,6 @@ struct jt_insn {
 	uint8_t seg;		/* memory operand segment base: 0 none, 1 fs, 2 gs */
 	int64_t imm;		/* immediate; for a direct branch, its absolute target */
 	int64_t disp;		/* memory displacement; rip-relative ones already made absolute */
-};
-
-/* Reads len bytes of target memory at addr into buf; returns 0 or -1. */
-typedef int (*emu_read_fn)(void *arg, uint64_t addr, void *buf, size_t len);
-/* Writes len bytes of target memory (the stack, for push); returns 0 or -1. */
-typedef int (*emu_write_fn)(void *arg, uint64_t addr, const void *buf, size_t len);
-
-struct jt_mem_ops {
-	emu_read_fn read;
-	emu_write_fn write;
-	void *arg;
 };
 
 /*

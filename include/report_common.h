@@ -1,0 +1,35 @@
+/* report_common.h - what report.c gives the text (report_text.c) and JSON (report_json.c) writers. */
+#ifndef JT_REPORT_COMMON_H
+#define JT_REPORT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap.h"
+
+struct jt_snapshot;
+struct jt_sym;
+struct jt_frame;
+
+/* Source-level frames kept for one pc: the function and what was inlined into it. */
+#define REPORT_MAX_FRAMES 32
+
+/* Calls of the snapshot's functions that are not frees (by the allocator table's kinds). */
+uint64_t report_alloc_calls(const struct jt_snapshot *s);
+
+/* Writes "SIGSEGV" (or "signal 99" for a number the C library cannot name) into buf; returns buf. */
+const char *report_signame(int sig, char *buf, size_t len);
+
+/*
+ * Symbolizes frame i of st into fr[0..REPORT_MAX_FRAMES) and returns how
+ * many source-level frames it is (at least 1). A return address is looked
+ * up in its call, a pc above a signal frame as it is; a signal frame is one
+ * frame, named as gdb names it, in the trampoline's module. Without a
+ * symbolizer (sym NULL) a bare frame.
+ */
+int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr);
+
+/* Returns a malloc'ed array of the stack ids ranked by `by` (heap_rank_stacks); *n gets the count. */
+uint32_t *report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n);
+
+#endif
