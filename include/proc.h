@@ -86,8 +86,8 @@ struct jt_proc {
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
-	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
-	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
+	uint64_t park_pc;		/* a system call instruction where handed-over threads wait (worker.c) */
+	uint64_t spin_pc;		/* a jump to itself where they wait under seccomp */
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
 	int exited, exit_status, killed_by;

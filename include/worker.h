@@ -68,14 +68,14 @@ void worker_wake_all(struct jt_tracer *tr);
 /* The tracer thread with the fewest active tracees. */
 struct jt_worker *worker_least_loaded(struct jt_tracer *tr);
 
-/* The address of a `syscall` instruction in p's memory (found once, then cached), or 0. */
+/* The address of a system call instruction in p's memory (found once, then cached), or 0. */
 uint64_t worker_syscall_pc(struct jt_proc *p);
 
 /*
  * Hands t, stopped and traced by the calling thread, to worker `to`. t is
  * parked first, so it cannot run into a breakpoint while nobody traces it:
- * every signal blocked, and its pc on a `syscall` instruction that calls
- * pause() (on a `jmp .` under seccomp, which might forbid pause()). Its real
+ * every signal blocked, and its pc on a system call instruction that calls
+ * pause() (on a jump to itself under seccomp, which might forbid pause()). Its real
  * registers and signal mask travel with it. Returns 0, or
  * -1 when it could not be parked (it is then still ours, stopped, unchanged).
  */

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "regs.h"
 #include "detach.h"
 #include "proc.h"
 #include "trace.h"
@@ -66,8 +67,8 @@ detach_unhijack(struct jt_tracer *tr, struct jt_thread *t)
 	arch_regs regs;
 
 	(void)tr;
-	if (t->ncalls > 0 && ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0 && call_settle(t, &regs))
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+	if (t->ncalls > 0 && arch_regs_get(t->tid, &regs) == 0 && call_settle(t, &regs))
+		arch_regs_set(t->tid, &regs);
 	call_restore_all(t);
 	/* Once the trap bytes are out it simply runs the original instruction. */
 	t->step_pending = 0;

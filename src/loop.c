@@ -15,6 +15,7 @@
 #include "heap.h"
 #include "loop.h"
 #include "proc.h"
+#include "regs.h"
 #include "snapshot.h"
 #include "trace.h"
 #include "util.h"
@@ -218,7 +219,7 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
 	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
 	w->regs_tid = 0;
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
-	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
+	    arch_regs_get(tid, &w->regs) == 0)
 		w->regs_tid = tid;
 	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))

@@ -13,6 +13,7 @@
 #include <linux/kcmp.h>
 
 #include "arch.h"
+#include "regs.h"
 #include "call.h"
 #include "elfhdr.h"
 #include "image.h"
@@ -142,8 +143,8 @@ trace_flush(struct jt_worker *w)
 	if (!tid)
 		return;
 	w->resume_tid = 0;
-	if (ptrace(PTRACE_SETREGS, tid, 0L, &w->resume_regs) < 0 && errno != ESRCH)
-		perror_msg("ptrace(PTRACE_SETREGS, %d)", tid);
+	if (arch_regs_set(tid, &w->resume_regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", tid);
 	trace_resume(tid, 0);
 }
 
@@ -212,7 +213,7 @@ trace_step_one(struct jt_thread *t, int *end)
 	mem_write(t->tid, bp->addr, &trap, 1);
 	if (ret < 0)
 		return ret;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0)
+	if (arch_regs_get(t->tid, &regs) == 0)
 		trace_note_resume(t, &regs);
 	/* The step's trap resets the program's SIGTRAP handler as our int3 does. */
 	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
@@ -330,7 +331,7 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 
 	if (t->owner->regs_tid == t->tid)
 		regs = t->owner->regs;
-	else if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+	else if (arch_regs_get(t->tid, &regs) < 0)
 		return errno == ESRCH;
 	t->owner->regs_tid = 0;
 	addr = arch_pc(&regs) - ARCH_TRAP_PC_ADJUST;
@@ -349,7 +350,7 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 	arch_set_pc(&regs, addr);
 	if (call_on_trap(t, bp, &regs, tr->opt) == CALL_STEP) {
 		/* The event is recorded; what is left is running the displaced instruction. */
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+		arch_regs_set(t->tid, &regs);
 		t->step_pending = 1;
 		t->step_addr = addr;
 		t->resume_pc = 0;	/* trace_step_one notes where the step ends */
@@ -364,8 +365,8 @@ trace_trap(struct jt_tracer *tr, struct jt_thread *t, int collecting)
 		t->owner->resume_regs = regs;
 		return 1;
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0 && errno != ESRCH)
-		perror_msg("ptrace(PTRACE_SETREGS, %d)", t->tid);
+	if (arch_regs_set(t->tid, &regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", t->tid);
 	if (!collecting && !trace_rebalance(tr, t))
 		trace_resume(t->tid, 0);
 	return 1;
@@ -605,11 +606,11 @@ trace_note_handler(struct jt_thread *t, int sig)
 {
 	arch_regs regs;
 
-	if (!trace_sig_caught(t->tid, sig) || ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+	if (!trace_sig_caught(t->tid, sig) || arch_regs_get(t->tid, &regs) < 0)
 		return;
 	if (call_settle(t, &regs)) {
 		debug_msg("signal %d: thread %d had returned to a trampoline; return finished first", sig, t->tid);
-		if (ptrace(PTRACE_SETREGS, t->tid, 0L, &regs) < 0)
+		if (arch_regs_set(t->tid, &regs) < 0)
 			return;
 	}
 	call_signal_delivered(t, arch_sp(&regs));

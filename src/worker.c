@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "park.h"
+#include "regs.h"
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
@@ -177,25 +179,26 @@ worker_least_loaded(struct jt_tracer *tr)
 	return best;
 }
 
-/* Looks for two instruction bytes in one mapping. Returns their address or 0. */
+/* Looks for the bytes of code in one mapping, at an address the CPU can run them from. Returns it or 0. */
 static uint64_t
-worker_find_bytes(pid_t pid, uint64_t start, uint64_t end, uint8_t b0, uint8_t b1)
+worker_find_bytes(pid_t pid, uint64_t start, uint64_t end, const uint8_t *code)
 {
 	static const size_t chunk = 16384;
+	const size_t n = ARCH_PARK_CODE_LEN;
 	uint8_t *buf = xcalloc(1, chunk);
 	uint64_t found = 0;
 
 	/* Look at the first MiB only: the vDSO is two pages, and a libc has both early. */
 	if (end - start > (1u << 20))
 		end = start + (1u << 20);
-	/* Chunks overlap by a byte, so a pair across a chunk boundary is seen too. */
-	for (uint64_t a = start; a + 1 < end && !found; a += chunk - 1) {
+	/* Chunks overlap by n - 1 bytes, so code across a chunk boundary is seen too. */
+	for (uint64_t a = start; a + n <= end && !found; a += chunk - (n - 1)) {
 		size_t len = end - a < chunk ? end - a : chunk;
 
 		if (mem_read(pid, a, buf, len) < 0)
 			break;
-		for (size_t i = 0; i + 1 < len; i++)
-			if (buf[i] == b0 && buf[i + 1] == b1) {
+		for (size_t i = 0; i + n <= len; i++)
+			if ((a + i) % ARCH_PARK_CODE_ALIGN == 0 && memcmp(buf + i, code, n) == 0) {
 				found = a + i;
 				break;
 			}
@@ -205,12 +208,13 @@ worker_find_bytes(pid_t pid, uint64_t start, uint64_t end, uint8_t b0, uint8_t b
 }
 
 /*
- * Finds two bytes anywhere in the process's executable memory, the vDSO
+ * Finds park code anywhere in the process's executable memory, the vDSO
  * first (every process has one, static ones too). The CPU decodes from
- * wherever pc points, so they need not be on an instruction boundary.
+ * wherever pc points, so it need not be on an instruction boundary of the
+ * code around it.
  */
 static uint64_t
-worker_find_code(struct jt_proc *p, uint8_t b0, uint8_t b1)
+worker_find_code(struct jt_proc *p, enum arch_park_code code)
 {
 	char path[64], line[512];
 	uint64_t found = 0;
@@ -229,7 +233,7 @@ worker_find_code(struct jt_proc *p, uint8_t b0, uint8_t b1)
 				continue;
 			if ((pass == 0) != (strstr(line, "[vdso]") != NULL))
 				continue;
-			found = worker_find_bytes(p->pid, start, end, b0, b1);
+			found = worker_find_bytes(p->pid, start, end, arch_park_bytes(code));
 		}
 	}
 	fclose(f);
@@ -237,24 +241,24 @@ worker_find_code(struct jt_proc *p, uint8_t b0, uint8_t b1)
 }
 
 /*
- * Where a parked thread waits, with every signal blocked: on a `syscall`
+ * Where a parked thread waits, with every signal blocked: on a system call
  * instruction calling pause(), which only SIGKILL or our PTRACE_INTERRUPT
  * ends. A thread under seccomp might not be allowed pause(), so it spins on
- * a `jmp .` instead, for the moment the hand-over takes. Returns the pc and
- * sets *rax, or 0 when the process has no such bytes.
+ * a jump to itself instead, for the moment the hand-over takes. Returns the
+ * pc and sets *code, or 0 when the process has no such code.
  */
 static uint64_t
-worker_park_pc(struct jt_thread *t, uint64_t *rax)
+worker_park_pc(struct jt_thread *t, enum arch_park_code *code)
 {
 	struct jt_proc *p = t->proc;
 
 	if (procfs_seccomp(t->tid)) {
 		if (!p->spin_pc)
-			p->spin_pc = worker_find_code(p, 0xeb, 0xfe);
-		*rax = t->park_regs.rax;
+			p->spin_pc = worker_find_code(p, ARCH_PARK_SPIN);
+		*code = ARCH_PARK_SPIN;
 		return p->spin_pc;
 	}
-	*rax = SYS_pause;
+	*code = ARCH_PARK_SYSCALL;
 	return worker_syscall_pc(p);
 }
 
@@ -262,7 +266,7 @@ uint64_t
 worker_syscall_pc(struct jt_proc *p)
 {
 	if (!p->park_pc)
-		p->park_pc = worker_find_code(p, 0x0f, 0x05);
+		p->park_pc = worker_find_code(p, ARCH_PARK_SYSCALL);
 	return p->park_pc;
 }
 
@@ -270,18 +274,16 @@ int
 worker_send(struct jt_thread *t, struct jt_worker *to)
 {
 	struct jt_worker *from = t->owner;
-	uint64_t all = ~0ull, pc, rax;
+	uint64_t all = ~0ull, pc;
+	enum arch_park_code code;
 	arch_regs park;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &t->park_regs) < 0 ||
+	if (arch_regs_get(t->tid, &t->park_regs) < 0 ||
 	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask) < 0 ||
-	    !(pc = worker_park_pc(t, &rax)))
+	    !(pc = worker_park_pc(t, &code)))
 		return -1;
 	park = t->park_regs;
-	park.rip = pc;
-	park.rax = rax;
-	/* Not in a system call as far as the kernel is concerned: no restart of the interrupted one. */
-	park.orig_rax = (unsigned long)-1;
+	arch_park_setup(&park, code, pc);
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &all) < 0)
 		return -1;
 	/*
@@ -292,9 +294,9 @@ worker_send(struct jt_thread *t, struct jt_worker *to)
 	 * would be lost: the new tracer thread restarts t from an interrupt
 	 * stop, where a restart's signal is ignored.
 	 */
-	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &park) < 0 ||
+	if (arch_regs_set(t->tid, &park) < 0 ||
 	    ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &t->park_regs);
+		arch_regs_set(t->tid, &t->park_regs);
 		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask);
 		return -1;
 	}
@@ -342,7 +344,7 @@ worker_seize(struct jt_tracer *tr, struct jt_thread *t)
 		/* SIGSTOP or SIGKILL-class signal dequeued before our interrupt: deliver it later. */
 		t->pending_sig = WSTOPSIG(status);
 	}
-	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &t->park_regs) < 0 ||
+	if (arch_regs_set(t->tid, &t->park_regs) < 0 ||
 	    ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(t->park_mask), &t->park_mask) < 0) {
 		perror_msg("thread %d: cannot restore it after the hand-over", t->tid);
 		return -1;
