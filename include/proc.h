@@ -13,7 +13,7 @@
 #include "modules.h"
 #include "own.h"
 #include "sigtrap.h"
-#include "worker.h"
+#include "tthread.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
 #define JT_MAX_DEPTH 256
@@ -52,7 +52,7 @@ struct jt_thread {
 	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
 	int vforking;			/* resumed from a vfork event: waits in the kernel for its child (until its vfork-done stop) */
-	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
+	struct jt_tthread *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
 	int in_transit;			/* parked, in owner's inbox, traced by nobody */
 	struct jt_thread *inext;	/* inbox or deferred list link */
@@ -86,7 +86,7 @@ struct jt_proc {
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
-	uint64_t park_pc;		/* a system call instruction where handed-over threads wait (worker.c) */
+	uint64_t park_pc;		/* a system call instruction where handed-over threads wait (handover.c) */
 	uint64_t spin_pc;		/* a jump to itself where they wait under seccomp */
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
@@ -109,7 +109,7 @@ struct jt_options {
 	pid_t attach_pid;		/* -p */
 	int follow_forks;		/* -f */
 	double duration;		/* --duration */
-	unsigned tracer_threads;	/* --tracer-threads: 1..JT_MAX_WORKERS, 0 for one per CPU */
+	unsigned tracer_threads;	/* --tracer-threads: 1..JT_MAX_TTHREADS, 0 for one per CPU */
 	const char *unwinder;		/* --unwinder: a backend name unwind_backend_known accepts */
 	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
@@ -122,16 +122,12 @@ struct jt_json_out;
 
 /*
  * The tracer session: every process and thread, and where reports go.
- * Shared by the tracer threads: whoever touches it holds lock.
+ * Shared by the tracer threads: whoever touches it holds tthreads.lock.
  */
 struct jt_tracer {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* a hand-over happened (an inbox filled) */
-	struct jt_worker workers[JT_MAX_WORKERS];
-	int nworkers;
-	int quit;			/* workers: finish */
-	struct jt_proc *recall;		/* every thread of this process is being brought to worker 0 */
-	struct jt_thread *deferred;	/* arrived at worker 0 during a recall, to handle after it */
+	struct jt_tthreads tthreads;	/* the tracer threads, and the lock */
+	struct jt_proc *recall;		/* every thread of this process is being brought to tracer thread 0 */
+	struct jt_thread *deferred;	/* arrived at tracer thread 0 during a recall, to handle after it */
 	unsigned long ptrace_options;	/* PTRACE_O_* every seized thread gets */
 	const struct jt_options *opt;
 	struct jt_proc *procs;
@@ -147,7 +143,7 @@ struct jt_tracer {
 	int detaching;			/* letting every process go: hold every thread that stops */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
-	uint64_t start_ms, status_ms, status_events, tick_ms;
+	uint64_t start_ms, status_ms, status_events;
 };
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);

@@ -15,7 +15,7 @@
 #include "elfhdr.h"
 #include "proc.h"
 #include "procfs.h"
-#include "trace.h"
+#include "stopall.h"
 #include "util.h"
 
 #define ATTACH_ROUNDS 100
@@ -219,5 +219,5 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 			break;
 	}
 	*out = p;
-	return trace_wait_stopped(tr, p);
+	return stopall_wait(tr, p);
 }

@@ -9,13 +9,14 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "regs.h"
+#include "handover.h"
 #include "inject.h"
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
+#include "regs.h"
+#include "stop.h"
 #include "util.h"
-#include "worker.h"
 
 /* Stops that are not the end of the step (a signal, a group-stop) before we give up. */
 #define INJECT_TRIES 16
@@ -34,7 +35,7 @@ inject_step(struct jt_thread *t, int *held)
 		siginfo_t si;
 		int status;
 
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 || util_wait_tid(t->tid, &status) < 0 ||
+		if (stop_restart(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0 ||
 		    !WIFSTOPPED(status))
 			return -1;
 		if ((unsigned)status >> 16)
@@ -72,7 +73,7 @@ inject_run(struct jt_thread *t, const arch_regs *saved, uint64_t pc, long nr, co
 int
 inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *ret)
 {
-	uint64_t pc = worker_syscall_pc(t->proc), mask;
+	uint64_t pc = handover_syscall_pc(t->proc), mask;
 	arch_regs saved;
 	int rc, held = 0;
 
