@@ -27,7 +27,7 @@ int handover_send(struct jt_thread *t, struct jt_tthread *to);
 /*
  * Seizes every thread in the calling tracer thread's inbox, gives each its
  * real registers and signal mask back, and calls arrived(t) with t stopped
- * (t->stopped set). Threads that died on the way are freed.
+ * (thread_is_stopped(t)). Threads that died on the way are freed.
  */
 void handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, struct jt_thread *));
 

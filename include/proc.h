@@ -30,6 +30,23 @@ struct jt_call {
 	uint64_t seq;		/* thread event number at entry, to tell tail calls from stale calls */
 };
 
+/*
+ * Where a traced thread is, as far as we are concerned. A thread is in one
+ * of these at a time; read them through the predicates below.
+ *   RUNNING -> STOPPING: we PTRACE_INTERRUPT it (attach, a step, a detach, a recall)
+ *   STOPPING -> STOPPED or GROUP_STOPPED: its stop is collected (stopall_collect)
+ *   RUNNING -> STOPPED: a breakpoint stop kept for a step or a hand-over
+ *   STOPPED, GROUP_STOPPED -> RUNNING: stop_restart_stopped
+ *   STOPPED, GROUP_STOPPED -> IN_TRANSIT: handover_send; back to one of them at handover_receive
+ */
+enum jt_thread_state {
+	TS_RUNNING = 0,		/* runs, or sits in a stop being handled now: we wait for nothing */
+	TS_STOPPING,		/* we asked it to stop and wait for that stop */
+	TS_STOPPED,		/* it sits in a stop we hold: restart with PTRACE_CONT, delivering pending_sig */
+	TS_GROUP_STOPPED,	/* it sits in a group-stop we hold: restart with PTRACE_LISTEN */
+	TS_IN_TRANSIT,		/* parked, in owner's inbox, traced by nobody */
+};
+
 /* Everything about one traced thread (strace's tcb). */
 struct jt_thread {
 	pid_t tid;
@@ -42,19 +59,26 @@ struct jt_thread {
 	uint64_t free_seq, free_sp, free_ptr;
 	int free_fn;
 	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
-	int step_pending;		/* its event is handled; it must still step over step_addr */
+	/*
+	 * Its event is handled; it must still step over step_addr. Orthogonal
+	 * to state: the work goes with it while it is held, handed over or
+	 * parked, until stopall.c steps it (or a detach drops it).
+	 */
+	int step_pending;
 	uint64_t step_addr;
 	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */
 	size_t wb_len;
 	uint8_t wb_buf[32];
-	int want_stop;			/* we asked it to stop (attach, detach) and wait for that */
-	int stopped;			/* it sits in a stop we have not restarted */
-	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
+	enum jt_thread_state state;	/* where it is as far as we are concerned (thread_is_stopped...) */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
-	int vforking;			/* resumed from a vfork event: waits in the kernel for its child (until its vfork-done stop) */
+	/*
+	 * Resumed from a vfork event: waits in the kernel for its child (until
+	 * its next stop). A fact about the kernel side, orthogonal to state: it
+	 * cannot stop meanwhile, so it counts as stopped for whole-process work.
+	 */
+	int vforking;
 	struct jt_tthread *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
-	int in_transit;			/* parked, in owner's inbox, traced by nobody */
 	struct jt_thread *inext;	/* inbox or deferred list link */
 	arch_regs park_regs;		/* its real registers while parked */
 	uint64_t park_mask;		/* its real signal mask while parked */
@@ -145,6 +169,27 @@ struct jt_tracer {
 	int status_shown;
 	uint64_t start_ms, status_ms, status_events;
 };
+
+/* It sits in a stop we hold (a group-stop too). */
+static inline int
+thread_is_stopped(const struct jt_thread *t)
+{
+	return t->state == TS_STOPPED || t->state == TS_GROUP_STOPPED;
+}
+
+/* We asked it to stop: its next stop is collected, not handled (stopall_collect). */
+static inline int
+thread_wants_stop(const struct jt_thread *t)
+{
+	return t->state == TS_STOPPING || thread_is_stopped(t);
+}
+
+/* Parked on its way to another tracer thread: nobody traces it. */
+static inline int
+thread_in_transit(const struct jt_thread *t)
+{
+	return t->state == TS_IN_TRANSIT;
+}
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
 void proc_free(struct jt_tracer *tr, struct jt_proc *p);

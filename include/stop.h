@@ -42,7 +42,7 @@ struct jt_stop {
 /* How a handled stop ends: what stop_restart does with the thread. */
 enum restart_op {
 	RESTART_NONE,		/* nothing: gone, handed over, let go, or already restarted */
-	RESTART_HOLD,		/* leave it stopped (t->stopped says so) for whole-process work */
+	RESTART_HOLD,		/* leave it stopped (thread_is_stopped) for whole-process work */
 	RESTART_CONT,		/* PTRACE_CONT, delivering sig (0: none) */
 	RESTART_LISTEN,		/* PTRACE_LISTEN: stay in the group-stop, still reporting events */
 	RESTART_STEP,		/* PTRACE_SINGLESTEP (the step loops) */

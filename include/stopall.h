@@ -26,7 +26,7 @@ int stopall_is_stopped(struct jt_tracer *tr, struct jt_proc *p);
 void stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t);
 
 /*
- * A stop of t while we wait for it to stop (t->want_stop): it is noted
+ * A stop of t while we wait for it to stop (thread_wants_stop): it is noted
  * and t held, or let out of a stop where it must not be held (inside a
  * system call) and interrupted again. Returns the decision left to apply.
  */

@@ -175,7 +175,7 @@ attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p, pid_t *failed)
 			/* Ours already: its first stop is on its way to us. */
 		}
 		t = thread_new(tr, p, tid);
-		t->want_stop = 1;
+		t->state = TS_STOPPING;
 		ptrace(PTRACE_INTERRUPT, tid, 0L, 0L);
 		added++;
 	}

@@ -147,8 +147,7 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 	to->ntracees++;
 	to->nactive += t->active;
 	t->owner = to;
-	t->in_transit = 1;
-	t->stopped = 0;
+	t->state = TS_IN_TRANSIT;
 	t->pending_sig = 0;
 	t->inext = to->inbox;
 	to->inbox = t;
@@ -161,7 +160,7 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 static int
 handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 {
-	int status;
+	int status, group;
 
 	if (ptrace(PTRACE_SEIZE, t->tid, 0L, (long)tr->ptrace_options) < 0) {
 		if (errno != ESRCH)
@@ -171,9 +170,8 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 	ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L);
 	if (util_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
 		return -1;	/* killed while parked; nobody else will report it */
-	if ((unsigned)status >> 16 == PTRACE_EVENT_STOP) {
-		t->group_stop = stop_is_stop_signal(WSTOPSIG(status));
-	} else if (((unsigned)status >> 16) == 0 && !t->pending_sig) {
+	group = (unsigned)status >> 16 == PTRACE_EVENT_STOP && stop_is_stop_signal(WSTOPSIG(status));
+	if ((unsigned)status >> 16 == 0 && !t->pending_sig) {
 		/* SIGSTOP or SIGKILL-class signal dequeued before our interrupt: deliver it later. */
 		t->pending_sig = WSTOPSIG(status);
 	}
@@ -182,7 +180,7 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 		perror_msg("thread %d: cannot restore it after the hand-over", t->tid);
 		return -1;
 	}
-	t->stopped = 1;
+	t->state = group ? TS_GROUP_STOPPED : TS_STOPPED;
 	return 0;
 }
 
@@ -194,7 +192,6 @@ handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, stru
 	while ((t = tt->inbox)) {
 		tt->inbox = t->inext;
 		t->inext = NULL;
-		t->in_transit = 0;
 		if (handover_seize(tt->tr, t) < 0) {
 			thread_free(tt->tr, t);
 			continue;
@@ -223,10 +220,10 @@ handover_rebalance(struct jt_tracer *tr, struct jt_thread *t)
 
 	if (!to)
 		return 0;
-	t->stopped = 1;
+	t->state = TS_STOPPED;
 	if (handover_send(t, to) == 0)
 		return 1;
-	t->stopped = 0;
+	t->state = TS_RUNNING;
 	return 0;
 }
 
@@ -241,7 +238,7 @@ handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *s
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && (t->in_transit || (t->owner != self && !t->vforking)))
+			if (t->proc == p && (thread_in_transit(t) || (t->owner != self && !t->vforking)))
 				return 1;
 	return 0;
 }
@@ -253,7 +250,6 @@ handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *s
 void
 handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
 {
-	t->stopped = t->want_stop = 1;
 	if (tr->recall == t->proc || tr->detaching)
 		return;
 	if (!t->step_pending) {
@@ -321,15 +317,15 @@ handover_serve_recall(struct jt_tracer *tr, struct jt_tthread *tt)
 
 		for (; t; t = next) {
 			next = t->hnext;
-			if (t->owner != tt || t->proc != tr->recall || t->in_transit)
+			if (t->owner != tt || t->proc != tr->recall || thread_in_transit(t))
 				continue;
-			if (t->stopped) {
+			if (thread_is_stopped(t)) {
 				if (handover_send(t, &tr->tthreads.t[0]) < 0)
 					debug_msg("thread %d: cannot hand it over for a recall", t->tid);
-			} else if (!t->want_stop) {
-				t->want_stop = 1;
+			} else if (t->state == TS_RUNNING) {
+				t->state = TS_STOPPING;
 				if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
-					t->stopped = 1;
+					t->state = TS_STOPPED;
 			}
 		}
 	}

@@ -123,7 +123,7 @@ loop_pin(struct jt_tthread *tt, struct jt_thread *t)
 	struct jt_proc *p = t->proc;
 	int cpu = tt->cpu.bound, first = t->pin_cpu < 0;
 
-	if (cpu < 0 || t->pin_cpu == cpu || t->owner != tt || t->in_transit)
+	if (cpu < 0 || t->pin_cpu == cpu || t->owner != tt || thread_in_transit(t))
 		return;
 	if (cpu_pin(t->tid, cpu, first ? &t->pin_saved : NULL) < 0) {
 		if (errno != ESRCH)
@@ -325,7 +325,7 @@ loop_stop_tthreads(struct jt_tracer *tr)
 	handover_receive(self, loop_arrived);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
+			if (thread_is_stopped(t) && !t->step_pending && !tr->detached && !tr->main_exited)
 				stop_restart_stopped(tr, t);
 	tr->deferred = NULL;
 }

@@ -266,7 +266,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	}
 	tr->main_pid = pid;
 	/* A thread may be in its SIGTRAP handler already: learn the handler to keep. */
-	if ((t = thread_find(tr, pid)) && !t->group_stop)
+	if ((t = thread_find(tr, pid)) && t->state != TS_GROUP_STOPPED)
 		sigtrap_learn(t);
 	if (image_setup(p) < 0) {
 		detach_all(tr);

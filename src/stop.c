@@ -89,18 +89,19 @@ stop_restart_stopped(struct jt_tracer *tr, struct jt_thread *t)
 	int sig = t->pending_sig;
 
 	(void)tr;
-	if (!t->stopped) {
+	if (!thread_is_stopped(t)) {
 		/* A vfork parent counted as stopped: its stop, when it comes, is not one we wait for. */
-		t->want_stop = 0;
+		if (t->state == TS_STOPPING)
+			t->state = TS_RUNNING;
 		return;
 	}
-	t->stopped = t->want_stop = 0;
 	t->pending_sig = 0;
-	if (t->group_stop) {
-		t->group_stop = 0;
+	if (t->state == TS_GROUP_STOPPED) {
+		t->state = TS_RUNNING;
 		stop_restart(t->tid, RESTART_LISTEN, 0, "back into its group-stop");
 		return;
 	}
+	t->state = TS_RUNNING;
 	stop_restart(t->tid, RESTART_CONT, sig, "after a stop we held");
 }
 
@@ -351,5 +352,5 @@ stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	if (st.ev == STOP_NONE)
 		return;
 	t->vforking = 0;
-	stop_apply(t->want_stop ? stopall_collect(tr, t, &st) : stop_handle(tr, t, &st));
+	stop_apply(thread_wants_stop(t) ? stopall_collect(tr, t, &st) : stop_handle(tr, t, &st));
 }

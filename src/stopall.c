@@ -114,7 +114,9 @@ stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 		stopall_step_locked(tr, t);
 		return;
 	}
-	t->stopped = t->want_stop = 1;
+	/* Held now (a thread that arrived stopped keeps its kind of stop). */
+	if (!thread_is_stopped(t))
+		t->state = TS_STOPPED;
 	if (handover_send(t, &tr->tthreads.t[0]) == 0)
 		return;
 	/* Cannot hand it over: step it with the others running, the old way, rather than stall it. */
@@ -136,13 +138,12 @@ stopall_trap_queued(pid_t tid)
 struct restart
 stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 {
-	t->stopped = 1;
+	t->state = TS_STOPPED;
 	switch (st->ev) {
 	case STOP_GROUP:
-		t->group_stop = 1;
+		t->state = TS_GROUP_STOPPED;
 		return stop_decide(RESTART_HOLD, t->tid, 0, "group-stop, while stopping its process");
 	case STOP_INTERRUPT:
-		t->group_stop = 0;
 		if (!stopall_trap_queued(t->tid))
 			return stop_decide(RESTART_HOLD, t->tid, 0, "interrupted, while stopping its process");
 		/*
@@ -151,13 +152,13 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * handled as ours); left queued, it would hit the program after
 		 * the detach.
 		 */
-		t->stopped = 0;
+		t->state = TS_STOPPING;
 		return stop_decide(RESTART_CONT, t->tid, 0, "a SIGTRAP queued behind our interrupt");
 	case STOP_EXEC: {
 		pid_t pid = t->proc->pid;
 
 		/* Our breakpoints went with the old image: nothing may be written by its table now. */
-		t->stopped = t->want_stop = 0;
+		t->state = TS_RUNNING;
 		stop_apply(lifecycle_exec(tr, t));
 		/* It is resumed on the new image (as the leader); stop it again, as below. */
 		if ((t = thread_find(tr, pid)))
@@ -178,7 +179,7 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * it stops on its way back, before any instruction of its own.
 		 */
 		lifecycle_take_child(tr, t, st->event);
-		t->stopped = t->want_stop = 0;
+		t->state = TS_RUNNING;
 		stop_restart(t->tid, RESTART_CONT, 0, "out of an event stop, to be interrupted again");
 		stopall_interrupt(tr, t);
 		return stop_decide(RESTART_NONE, 0, 0, NULL);
@@ -216,11 +217,11 @@ stopall_each_thread(struct jt_tracer *tr, struct jt_proc *p, void (*fn)(struct j
 void
 stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t)
 {
-	if (t->stopped || t->want_stop)
-		return;
-	t->want_stop = 1;
+	if (t->state != TS_RUNNING)
+		return;	/* stopped, asked already, or in transit: not ours to interrupt */
+	t->state = TS_STOPPING;
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
-		t->stopped = 1;	/* gone; its exit is reported later */
+		t->state = TS_STOPPED;	/* gone; its exit is reported later */
 }
 
 int
@@ -228,7 +229,7 @@ stopall_is_stopped(struct jt_tracer *tr, struct jt_proc *p)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && !t->stopped && !t->vforking)
+			if (t->proc == p && !thread_is_stopped(t) && !t->vforking)
 				return 0;
 	return 1;
 }
@@ -272,7 +273,7 @@ stopall_step_if_pending(struct jt_tracer *tr, struct jt_thread *t)
 {
 	int end;
 
-	if (t->step_pending && t->stopped && stopall_step_one(t, &end) < 0)
+	if (t->step_pending && thread_is_stopped(t) && stopall_step_one(t, &end) < 0)
 		lifecycle_exited(tr, t->tid, end);
 }
 
@@ -291,7 +292,8 @@ stopall_step_locked(struct jt_tracer *tr, struct jt_thread *t)
 	struct jt_proc *p = t->proc;
 	pid_t pid = p->pid;
 
-	t->stopped = t->want_stop = 1;
+	if (!thread_is_stopped(t))
+		t->state = TS_STOPPED;
 	/* While we wait, t may exit and be freed, and a followed child's p with it. */
 	if ((p->nthreads > 1 || p->vfork_child) && stopall_wait(tr, p) < 0 && proc_find(tr, pid) != p)
 		return;
