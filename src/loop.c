@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -19,7 +18,6 @@
 #include "regs.h"
 #include "snapshot.h"
 #include "stop.h"
-#include "stopall.h"
 #include "tthread.h"
 #include "util.h"
 
@@ -205,9 +203,10 @@ loop_run_deferred(struct jt_tracer *tr)
 }
 
 /*
- * Waits for the next stop of one of tt's own tracees, with tr->tthreads.lock released
- * meanwhile. Returns its tid, 0 when woken for other work, -1 on ECHILD
- * (nothing to wait for) or another error.
+ * Waits for the next stop of one of tt's own tracees, with the lock
+ * released meanwhile; does tt's held-back restart first. Returns its tid, 0
+ * when woken for other work, -1 on ECHILD (nothing to wait for) or another
+ * error.
  */
 static pid_t
 loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)

@@ -5,8 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util.h"
 #include "tthread.h"
+#include "util.h"
 
 /*
  * Which jt_tthread the calling thread is. Thread-local by nature: it names
