@@ -316,7 +316,8 @@ stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		/* Stay stopped the way the program expects, but keep seeing events. */
 		return stop_decide(RESTART_LISTEN, t->tid, 0, "group-stop");
 	case STOP_INTERRUPT:
-		return stop_decide(RESTART_CONT, t->tid, 0, "an interrupt stop we do not wait for (a new thread's first, or one overtaken)");
+		return stop_decide(RESTART_CONT, t->tid, 0,
+				   "an interrupt stop we do not wait for (a new thread's first, or one overtaken)");
 	case STOP_EXEC:
 		return lifecycle_exec(tr, t);
 	case STOP_FORK:
