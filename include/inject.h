@@ -17,7 +17,7 @@ struct inject_sigaction {
 /*
  * Runs system call nr with up to six arguments in t, which must be stopped
  * under the calling tracer thread, and puts its registers, signal mask and
- * the stack bytes used back as they were. The thread runs one `syscall`
+ * the stack bytes used back as they were. The thread runs one system call
  * instruction of its own process's code. A signal that arrives meanwhile is
  * sent to it again afterwards (its si_pid is then ours). Refused for threads under seccomp (the filter
  * could kill the program for a call it never made). Returns 0 and sets *ret

@@ -13,7 +13,7 @@
 #include "modules.h"
 #include "own.h"
 #include "sigtrap.h"
-#include "worker.h"
+#include "tthread.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
 #define JT_MAX_DEPTH 256
@@ -29,6 +29,23 @@ struct jt_call {
 	uint32_t stack_id;
 };
 
+/*
+ * Where a traced thread is, as far as we are concerned. A thread is in one
+ * of these at a time; read them through the predicates below.
+ *   RUNNING -> STOPPING: we PTRACE_INTERRUPT it (attach, a step, a detach, a recall)
+ *   STOPPING -> STOPPED or GROUP_STOPPED: its stop is collected (stopall_collect)
+ *   RUNNING -> STOPPED: a breakpoint stop kept for a step or a hand-over
+ *   STOPPED, GROUP_STOPPED -> RUNNING: stop_restart_stopped
+ *   STOPPED, GROUP_STOPPED -> IN_TRANSIT: handover_send; back to one of them at handover_receive
+ */
+enum jt_thread_state {
+	TS_RUNNING = 0,		/* runs, or sits in a stop being handled now: we wait for nothing */
+	TS_STOPPING,		/* we asked it to stop and wait for that stop */
+	TS_STOPPED,		/* it sits in a stop we hold: restart with PTRACE_CONT, delivering pending_sig */
+	TS_GROUP_STOPPED,	/* it sits in a group-stop we hold: restart with PTRACE_LISTEN */
+	TS_IN_TRANSIT,		/* parked, in owner's inbox, traced by nobody */
+};
+
 /* Everything about one traced thread (strace's tcb). */
 struct jt_thread {
 	pid_t tid;
@@ -41,19 +58,26 @@ struct jt_thread {
 	uint64_t free_seq, free_sp, free_ptr;
 	int free_fn;
 	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
-	int step_pending;		/* its event is handled; it must still step over step_addr */
+	/*
+	 * Its event is handled; it must still step over step_addr. Orthogonal
+	 * to state: the work goes with it while it is held, handed over or
+	 * parked, until stopall.c steps it (or a detach drops it).
+	 */
+	int step_pending;
 	uint64_t step_addr;
 	uint64_t wb_addr;		/* target bytes held back to write in one go (call.c) */
 	size_t wb_len;
 	uint8_t wb_buf[32];
-	int want_stop;			/* we asked it to stop (attach, detach) and wait for that */
-	int stopped;			/* it sits in a stop we have not restarted */
-	int group_stop;			/* that stop is a group-stop: restart with PTRACE_LISTEN */
+	enum jt_thread_state state;	/* where it is as far as we are concerned (thread_is_stopped...) */
 	int pending_sig;		/* a signal for the program we hold while it is stopped */
-	int vforking;			/* resumed from a vfork event: waits in the kernel for its child (until its vfork-done stop) */
-	struct jt_worker *owner;	/* the tracer thread that traces it (or is being handed it) */
+	/*
+	 * Resumed from a vfork event: waits in the kernel for its child (until
+	 * its next stop). A fact about the kernel side, orthogonal to state: it
+	 * cannot stop meanwhile, so it counts as stopped for whole-process work.
+	 */
+	int vforking;
+	struct jt_tthread *owner;	/* the tracer thread that traces it (or is being handed it) */
 	int active;			/* it hit a breakpoint at least once (counted in owner->nactive) */
-	int in_transit;			/* parked, in owner's inbox, traced by nobody */
 	struct jt_thread *inext;	/* inbox or deferred list link */
 	arch_regs park_regs;		/* its real registers while parked */
 	uint64_t park_mask;		/* its real signal mask while parked */
@@ -85,8 +109,8 @@ struct jt_proc {
 	uint64_t calls[FN_COUNT];
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
-	uint64_t park_pc;		/* a `syscall` instruction where handed-over threads wait (worker.c) */
-	uint64_t spin_pc;		/* a `jmp .` where they wait under seccomp */
+	uint64_t park_pc;		/* a system call instruction where handed-over threads wait (handover.c) */
+	uint64_t spin_pc;		/* a jump to itself where they wait under seccomp */
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
 	int exited, exit_status, killed_by;
@@ -108,7 +132,7 @@ struct jt_options {
 	pid_t attach_pid;		/* -p */
 	int follow_forks;		/* -f */
 	double duration;		/* --duration */
-	unsigned tracer_threads;	/* --tracer-threads: 1..JT_MAX_WORKERS, 0 for one per CPU */
+	unsigned tracer_threads;	/* --tracer-threads: 1..JT_MAX_TTHREADS, 0 for one per CPU */
 	const char *unwinder;		/* --unwinder: a backend name unwind_backend_known accepts */
 	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
@@ -121,16 +145,12 @@ struct jt_json_out;
 
 /*
  * The tracer session: every process and thread, and where reports go.
- * Shared by the tracer threads: whoever touches it holds lock.
+ * Shared by the tracer threads: whoever touches it holds tthreads.lock.
  */
 struct jt_tracer {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* a hand-over happened (an inbox filled) */
-	struct jt_worker workers[JT_MAX_WORKERS];
-	int nworkers;
-	int quit;			/* workers: finish */
-	struct jt_proc *recall;		/* every thread of this process is being brought to worker 0 */
-	struct jt_thread *deferred;	/* arrived at worker 0 during a recall, to handle after it */
+	struct jt_tthreads tthreads;	/* the tracer threads, and the lock */
+	struct jt_proc *recall;		/* every thread of this process is being brought to tracer thread 0 */
+	struct jt_thread *deferred;	/* arrived at tracer thread 0 during a recall, to handle after it */
 	unsigned long ptrace_options;	/* PTRACE_O_* every seized thread gets */
 	const struct jt_options *opt;
 	struct jt_proc *procs;
@@ -146,8 +166,29 @@ struct jt_tracer {
 	int detaching;			/* letting every process go: hold every thread that stops */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
-	uint64_t start_ms, status_ms, status_events, tick_ms;
+	uint64_t start_ms, status_ms, status_events;
 };
+
+/* It sits in a stop we hold (a group-stop too). */
+static inline int
+thread_is_stopped(const struct jt_thread *t)
+{
+	return t->state == TS_STOPPED || t->state == TS_GROUP_STOPPED;
+}
+
+/* We asked it to stop: its next stop is collected, not handled (stopall_collect). */
+static inline int
+thread_wants_stop(const struct jt_thread *t)
+{
+	return t->state == TS_STOPPING || thread_is_stopped(t);
+}
+
+/* Parked on its way to another tracer thread: nobody traces it. */
+static inline int
+thread_in_transit(const struct jt_thread *t)
+{
+	return t->state == TS_IN_TRANSIT;
+}
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
 void proc_free(struct jt_tracer *tr, struct jt_proc *p);

@@ -15,7 +15,7 @@
 #include "elfhdr.h"
 #include "proc.h"
 #include "procfs.h"
-#include "trace.h"
+#include "stopall.h"
 #include "util.h"
 
 #define ATTACH_ROUNDS 100
@@ -175,7 +175,7 @@ attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p, pid_t *failed)
 			/* Ours already: its first stop is on its way to us. */
 		}
 		t = thread_new(tr, p, tid);
-		t->want_stop = 1;
+		t->state = TS_STOPPING;
 		ptrace(PTRACE_INTERRUPT, tid, 0L, 0L);
 		added++;
 	}
@@ -219,5 +219,5 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 			break;
 	}
 	*out = p;
-	return trace_wait_stopped(tr, p);
+	return stopall_wait(tr, p);
 }

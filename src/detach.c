@@ -6,10 +6,14 @@
 
 #include "call.h"
 #include "detach.h"
+#include "handover.h"
+#include "lifecycle.h"
 #include "proc.h"
-#include "trace.h"
+#include "regs.h"
+#include "stop.h"
+#include "stopall.h"
+#include "tthread.h"
 #include "util.h"
-#include "worker.h"
 
 #define DETACH_PASSES 1000	/* stop passes over the processes before giving up */
 #define DETACH_VFORK_MS 2000	/* how long a vfork parent may keep us waiting */
@@ -43,18 +47,18 @@ detach_gone(const struct jt_tracer *tr, const struct jt_proc *p)
 static void
 detach_stop_all(struct jt_tracer *tr)
 {
-	struct jt_worker *self = worker_self();
+	struct jt_tthread *self = tthread_self();
 
 	for (int pass = 0; pass < DETACH_PASSES; pass++) {
 		struct jt_proc *p;
 
 		for (p = tr->procs; p; p = p->next)
 			if (!detach_gone(tr, p) && p->nthreads > 0 &&
-			    (!trace_all_stopped(tr, p) || trace_elsewhere(tr, p, self)))
+			    (!stopall_is_stopped(tr, p) || handover_elsewhere(tr, p, self)))
 				break;
 		if (!p)
 			return;
-		trace_wait_stopped(tr, p);
+		stopall_wait(tr, p);
 	}
 	error_msg("some threads could not be stopped for the detach");
 }
@@ -66,8 +70,8 @@ detach_unhijack(struct jt_tracer *tr, struct jt_thread *t)
 	arch_regs regs;
 
 	(void)tr;
-	if (t->ncalls > 0 && ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) == 0 && call_settle(t, &regs))
-		ptrace(PTRACE_SETREGS, t->tid, 0L, &regs);
+	if (t->ncalls > 0 && arch_regs_get(t->tid, &regs) == 0 && call_settle(t, &regs))
+		arch_regs_set(t->tid, &regs);
 	call_restore_all(t);
 	/* Once the trap bytes are out it simply runs the original instruction. */
 	t->step_pending = 0;
@@ -85,7 +89,7 @@ detach_remove_breakpoints(struct jt_tracer *tr)
 static void
 detach_let_go(struct jt_tracer *tr, struct jt_thread *t)
 {
-	trace_unpin(t);
+	lifecycle_unpin(t);
 	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
 		if (errno == ESRCH && t->vforking)
 			return;	/* not in a stop yet: see detach_vfork_parents */
@@ -112,7 +116,7 @@ detach_vfork_parent(struct jt_tracer *tr, struct jt_thread *t, int last)
 		/* A signal-delivery stop carries a signal for the program: deliver it. */
 		int sig = ((unsigned)status >> 16) == 0 ? WSTOPSIG(status) : 0;
 
-		trace_unpin(t);
+		lifecycle_unpin(t);
 		if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
 			perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
 		debug_msg("thread %d: let go once its vfork child was gone", t->tid);
@@ -151,7 +155,7 @@ detach_all(struct jt_tracer *tr)
 	struct jt_proc *p, *next;
 
 	tr->detaching = 1;
-	trace_flush(worker_self());
+	stop_restart_held(tthread_self());
 	detach_stop_all(tr);
 	detach_each_thread(tr, detach_unhijack);
 	detach_remove_breakpoints(tr);

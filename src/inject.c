@@ -9,21 +9,21 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "handover.h"
 #include "inject.h"
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
+#include "regs.h"
+#include "stop.h"
 #include "util.h"
-#include "worker.h"
 
 /* Stops that are not the end of the step (a signal, a group-stop) before we give up. */
 #define INJECT_TRIES 16
-/* Bytes below the stack pointer the x86-64 ABI lets a function use without moving it. */
-#define INJECT_RED_ZONE 128
 #define INJECT_SCRATCH 64
 
 /*
- * Single-steps t over the `syscall` instruction its registers point at. The
+ * Single-steps t over the system call instruction its registers point at. The
  * step ends in a SIGTRAP the kernel sends itself (si_code > 0); a signal of
  * the program's that comes first (si_code <= 0 for SIGTRAP) is kept in
  * *held, and a group-stop passed over. Returns 0, or -1 when t is gone.
@@ -35,7 +35,7 @@ inject_step(struct jt_thread *t, int *held)
 		siginfo_t si;
 		int status;
 
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, 0L) < 0 || util_wait_tid(t->tid, &status) < 0 ||
+		if (stop_restart(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0 ||
 		    !WIFSTOPPED(status))
 			return -1;
 		if ((unsigned)status >> 16)
@@ -61,37 +61,28 @@ inject_run(struct jt_thread *t, const arch_regs *saved, uint64_t pc, long nr, co
 	uint64_t only_trap = ~(1ull << (SIGTRAP - 1));
 	arch_regs r = *saved;
 
-	r.rip = pc;
-	r.rax = (uint64_t)nr;
-	r.rdi = args[0];
-	r.rsi = args[1];
-	r.rdx = args[2];
-	r.r10 = args[3];
-	r.r8 = args[4];
-	r.r9 = args[5];
-	/* Not in a system call as far as the kernel is concerned: no restart of the interrupted one. */
-	r.orig_rax = (uint64_t)-1;
+	arch_syscall_setup(&r, pc, nr, args);
 	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(only_trap), &only_trap) < 0 ||
-	    ptrace(PTRACE_SETREGS, t->tid, 0L, &r) < 0 || inject_step(t, held) < 0 ||
-	    ptrace(PTRACE_GETREGS, t->tid, 0L, &r) < 0)
+	    arch_regs_set(t->tid, &r) < 0 || inject_step(t, held) < 0 ||
+	    arch_regs_get(t->tid, &r) < 0)
 		return -1;
-	*ret = (long)r.rax;
+	*ret = (long)arch_retval(&r);
 	return 0;
 }
 
 int
 inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *ret)
 {
-	uint64_t pc = worker_syscall_pc(t->proc), mask;
+	uint64_t pc = handover_syscall_pc(t->proc), mask;
 	arch_regs saved;
 	int rc, held = 0;
 
 	if (!pc || procfs_seccomp(t->tid) ||
-	    ptrace(PTRACE_GETREGS, t->tid, 0L, &saved) < 0 ||
+	    arch_regs_get(t->tid, &saved) < 0 ||
 	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
 		return -1;
 	rc = inject_run(t, &saved, pc, nr, args, ret, &held);
-	if (ptrace(PTRACE_SETREGS, t->tid, 0L, &saved) < 0 ||
+	if (arch_regs_set(t->tid, &saved) < 0 ||
 	    ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
 		rc = -1;
 	/*
@@ -117,10 +108,10 @@ inject_sigaction(struct jt_thread *t, int sig, const struct inject_sigaction *ac
 	long ret = -1;
 	int rc = -1;
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0L, &regs) < 0)
+	if (arch_regs_get(t->tid, &regs) < 0)
 		return -1;
 	/* Below the red zone, where not even a leaf function of the thread keeps anything. */
-	base = (arch_sp(&regs) - INJECT_RED_ZONE - INJECT_SCRATCH) & ~15ull;
+	base = (arch_sp(&regs) - ARCH_RED_ZONE - INJECT_SCRATCH) & ~15ull;
 	if (mem_read(t->tid, base, keep, sizeof(keep)) < 0)
 		return -1;
 	memset(buf, 0, sizeof(buf));

@@ -5,20 +5,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "cpu.h"
 #include "detach.h"
+#include "handover.h"
 #include "heap.h"
 #include "loop.h"
 #include "proc.h"
+#include "regs.h"
 #include "snapshot.h"
-#include "trace.h"
+#include "stop.h"
+#include "tthread.h"
 #include "util.h"
-#include "worker.h"
 
 static uint64_t
 loop_now_ms(void)
@@ -111,16 +112,16 @@ loop_flags(struct jt_tracer *tr)
 }
 
 /*
- * --pin: pins t to the CPU of w, the tracer thread that traces it, if it is
+ * --pin: pins t to the CPU of tt, the tracer thread that traces it, if it is
  * not there yet (new, or handed over from another tracer thread).
  */
 static void
-loop_pin(struct jt_worker *w, struct jt_thread *t)
+loop_pin(struct jt_tthread *tt, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
-	int cpu = w->cpu.bound, first = t->pin_cpu < 0;
+	int cpu = tt->cpu.bound, first = t->pin_cpu < 0;
 
-	if (cpu < 0 || t->pin_cpu == cpu || t->owner != w || t->in_transit)
+	if (cpu < 0 || t->pin_cpu == cpu || t->owner != tt || thread_in_transit(t))
 		return;
 	if (cpu_pin(t->tid, cpu, first ? &t->pin_saved : NULL) < 0) {
 		if (errno != ESRCH)
@@ -148,47 +149,47 @@ loop_arrived(struct jt_tracer *tr, struct jt_thread *t)
 {
 	if (tr->opt->pin)
 		loop_pin(t->owner, t);
-	trace_arrived(tr, t);
+	handover_arrived(tr, t);
 }
 
-/* --pin: every thread w traces, blocked ones too, which may never stop. */
+/* --pin: every thread tt traces, blocked ones too, which may never stop. */
 static void
-loop_pin_all(struct jt_tracer *tr, struct jt_worker *w)
+loop_pin_all(struct jt_tracer *tr, struct jt_tthread *tt)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			loop_pin(w, t);
+			loop_pin(tt, t);
 }
 
 /*
- * Work done a few times a second: waking the workers, and the status line.
+ * Work done a few times a second: waking the other tracer threads, and the status line.
  * CPU placement is done at stops, where the tracee is known to be stopped;
  * a tracer thread without tracees has no stops, but while it wakes up on a
  * busy tracer thread's CPU in SCHED_OTHER, that CPU is not idle for the
  * scheduler and the tracee there is woken on another: it adapts here.
  */
 static void
-loop_tick(struct jt_tracer *tr, struct jt_worker *w)
+loop_tick(struct jt_tracer *tr, struct jt_tthread *tt)
 {
 	uint64_t now = loop_now_ms();
 	struct jt_proc *p;
 
-	if (now - w->tick_ms < 200)
+	if (now - tt->tick_ms < 200)
 		return;
-	w->tick_ms = now;
-	if (w->ntracees == 0 && !tr->opt->no_cpu_follow && !tr->opt->pin)
-		cpu_adapt(&w->cpu);
+	tt->tick_ms = now;
+	if (tt->ntracees == 0 && !tr->opt->no_cpu_follow && !tr->opt->pin)
+		cpu_adapt(&tt->cpu);
 	if (tr->opt->pin)
-		loop_pin_all(tr, w);
-	if (w->index != 0)
+		loop_pin_all(tr, tt);
+	if (tt->index != 0)
 		return;
-	/* The timer signal reaches worker 0 only; it passes the tick on (and makes up for lost wakes). */
-	worker_wake_all(tr);
+	/* The timer signal reaches tracer thread 0 only; it passes the tick on (and makes up for lost wakes). */
+	tthread_wake_all(&tr->tthreads);
 	if (tr->show_status && (p = proc_find(tr, tr->main_pid)))
 		loop_status_line(tr, p);
 }
 
-/* Threads that arrived to be stepped while worker 0 was recalling another process. */
+/* Threads that arrived to be stepped while tracer thread 0 was recalling another process. */
 static void
 loop_run_deferred(struct jt_tracer *tr)
 {
@@ -197,37 +198,38 @@ loop_run_deferred(struct jt_tracer *tr)
 	while (!tr->recall && (t = tr->deferred)) {
 		tr->deferred = t->inext;
 		t->inext = NULL;
-		trace_arrived(tr, t);
+		handover_arrived(tr, t);
 	}
 }
 
 /*
- * Waits for the next stop of one of w's own tracees, with tr->lock released
- * meanwhile. Returns its tid, 0 when woken for other work, -1 on ECHILD
- * (nothing to wait for) or another error.
+ * Waits for the next stop of one of tt's own tracees, with the lock
+ * released meanwhile; does tt's held-back restart first. Returns its tid, 0
+ * when woken for other work, -1 on ECHILD (nothing to wait for) or another
+ * error.
  */
 static pid_t
-loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
+loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 {
 	struct jt_thread *t;
 	pid_t tid;
 
-	pthread_mutex_unlock(&tr->lock);
-	trace_flush(w);
+	pthread_mutex_unlock(&tr->tthreads.lock);
+	stop_restart_held(tt);
 	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
 	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
-	w->regs_tid = 0;
+	tt->regs_tid = 0;
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
-	    ptrace(PTRACE_GETREGS, tid, 0L, &w->regs) == 0)
-		w->regs_tid = tid;
+	    arch_regs_get(tid, &tt->regs) == 0)
+		tt->regs_tid = tid;
 	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))
-		cpu_on_stop(&w->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
-	pthread_mutex_lock(&tr->lock);
+		cpu_on_stop(&tt->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
+	pthread_mutex_lock(&tr->tthreads.lock);
 	if (tid < 0 && errno == EINTR)
 		return 0;
 	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid)))
-		loop_pin(w, t);
+		loop_pin(tt, t);
 	return tid;
 }
 
@@ -237,54 +239,54 @@ loop_wait_next(struct jt_tracer *tr, struct jt_worker *w, int *status)
  * such stop costs a cross-CPU wakeup both ways). make bench reads this line.
  */
 static void
-loop_report_cpu(const struct jt_worker *w)
+loop_report_cpu(const struct jt_tthread *tt)
 {
-	const struct jt_cpu *c = &w->cpu;
+	const struct jt_cpu *c = &tt->cpu;
 
 	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%; %lu other checks, %lu moves",
-		  w->index, (unsigned long)w->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
+		  tt->index, (unsigned long)tt->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
 		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0, c->checks, c->moves);
 }
 
 /* A tracer thread other than the main one: serves its own tracees until told to quit. */
 static void *
-loop_worker(void *arg)
+loop_tthread(void *arg)
 {
-	struct jt_worker *w = arg;
-	struct jt_tracer *tr = w->tr;
+	struct jt_tthread *tt = arg;
+	struct jt_tracer *tr = tt->tr;
 
 	/* --pin: one tracer thread per CPU, each staying on its own. */
 	if (tr->opt->pin)
-		cpu_bind_nth(&w->cpu, w->index);
-	pthread_mutex_lock(&tr->lock);
-	while (!tr->quit) {
+		cpu_bind_nth(&tt->cpu, tt->index);
+	pthread_mutex_lock(&tr->tthreads.lock);
+	while (!tr->tthreads.quit) {
 		int status;
 		pid_t tid;
 
-		worker_receive(w, loop_arrived);
-		trace_serve_recall(tr, w);
-		loop_tick(tr, w);
-		if (w->ntracees == 0) {
-			trace_cond_wait(tr, 200);
+		handover_receive(tt, loop_arrived);
+		handover_serve_recall(tr, tt);
+		loop_tick(tr, tt);
+		if (tt->ntracees == 0) {
+			handover_wait(tr, 200);
 			continue;
 		}
-		tid = loop_wait_next(tr, w, &status);
+		tid = loop_wait_next(tr, tt, &status);
 		if (tid < 0) {
-			trace_cond_wait(tr, 200);
+			handover_wait(tr, 200);
 			continue;
 		}
 		if (tid > 0)
-			trace_dispatch(tr, tid, status);
+			stop_dispatch(tr, tid, status);
 	}
-	cpu_release(&w->cpu);
-	loop_report_cpu(w);
-	pthread_mutex_unlock(&tr->lock);
+	cpu_release(&tt->cpu);
+	loop_report_cpu(tt);
+	pthread_mutex_unlock(&tr->tthreads.lock);
 	return NULL;
 }
 
 /*
  * How many tracer threads to run: one per CPU we may use, unless
- * --tracer-threads chose (main.c keeps that within 1..JT_MAX_WORKERS). One
+ * --tracer-threads chose (main.c keeps that within 1..JT_MAX_TTHREADS). One
  * thread per CPU lets each stop be a same-CPU switch between a tracee and its
  * own tracer thread while the other CPUs do the same.
  */
@@ -293,37 +295,37 @@ loop_thread_count(const struct jt_tracer *tr)
 {
 	int n = tr->opt->tracer_threads ? (int)tr->opt->tracer_threads : cpu_count_allowed();
 
-	return n > JT_MAX_WORKERS ? JT_MAX_WORKERS : n;
+	return n > JT_MAX_TTHREADS ? JT_MAX_TTHREADS : n;
 }
 
-/* Brings every thread back to worker 0 and ends the other tracer threads (tr->lock held). */
+/* Brings every thread back to tracer thread 0 and ends the other tracer threads (tr->tthreads.lock held). */
 static void
-loop_stop_workers(struct jt_tracer *tr)
+loop_stop_tthreads(struct jt_tracer *tr)
 {
-	struct jt_worker *self = worker_self();
+	struct jt_tthread *self = tthread_self();
 	struct jt_proc *p;
 
-	trace_flush(self);
-	if (tr->nworkers <= 1)
+	stop_restart_held(self);
+	if (tr->tthreads.n <= 1)
 		return;
-	/* A worker that ends takes its tracees with it (killed, or detached onto our int3s). */
+	/* A tracer thread that ends takes its tracees with it (killed, or detached onto our trap bytes). */
 	for (int again = 1; again;) {
 		again = 0;
 		for (p = tr->procs; p; p = p->next)
-			if (trace_elsewhere(tr, p, self)) {
-				trace_recall(tr, p);
-				again = trace_elsewhere(tr, p, self) ? 0 : 1;
+			if (handover_elsewhere(tr, p, self)) {
+				handover_recall(tr, p);
+				again = handover_elsewhere(tr, p, self) ? 0 : 1;
 				break;
 			}
 	}
-	tr->quit = 1;
-	worker_join_all(tr);
-	/* What came back stopped runs on under worker 0, which is the only tracer thread now. */
-	worker_receive(self, loop_arrived);
+	tr->tthreads.quit = 1;
+	tthread_join_all(&tr->tthreads);
+	/* What came back stopped runs on under tracer thread 0, which is the only tracer thread now. */
+	handover_receive(self, loop_arrived);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-			if (t->stopped && !t->step_pending && !tr->detached && !tr->main_exited)
-				trace_restart(tr, t);
+			if (thread_is_stopped(t) && !t->step_pending && !tr->detached && !tr->main_exited)
+				stop_restart_stopped(tr, t);
 	tr->deferred = NULL;
 }
 
@@ -346,17 +348,17 @@ loop_done(const struct jt_tracer *tr)
 int
 loop_run(struct jt_tracer *tr)
 {
-	struct jt_worker *self = worker_self();
+	struct jt_tthread *self = tthread_self();
 
 	tr->start_ms = tr->status_ms = loop_now_ms();
-	worker_start(tr, loop_thread_count(tr), loop_worker);
-	/* Only now: the workers must not inherit a single CPU. */
+	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);
+	/* Only now: the other tracer threads must not inherit a single CPU. */
 	if (tr->opt->pin)
 		cpu_bind_nth(&self->cpu, 0);
-	debug_msg("%d tracer thread%s, CPU placement %s, breakpoints %s", tr->nworkers,
-		  tr->nworkers == 1 ? "" : "s", tr->opt->pin ? "pinned" : tr->opt->no_cpu_follow ? "off" : "on",
+	debug_msg("%d tracer thread%s, CPU placement %s, breakpoints %s", tr->tthreads.n,
+		  tr->tthreads.n == 1 ? "" : "s", tr->opt->pin ? "pinned" : tr->opt->no_cpu_follow ? "off" : "on",
 		  tr->opt->no_emulate ? "stepped over" : "emulated");
-	pthread_mutex_lock(&tr->lock);
+	pthread_mutex_lock(&tr->tthreads.lock);
 	while (!loop_done(tr)) {
 		int status;
 		pid_t tid;
@@ -365,26 +367,26 @@ loop_run(struct jt_tracer *tr)
 		if (tr->detached)
 			break;
 		loop_tick(tr, self);
-		worker_receive(self, loop_arrived);
+		handover_receive(self, loop_arrived);
 		loop_run_deferred(tr);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
 			continue;
 		if (tid < 0) {
 			/* With -f, the processes left may all be traced by other tracer threads. */
-			if (errno == ECHILD && tr->nworkers > 1 && !loop_done(tr)) {
-				trace_cond_wait(tr, 200);
+			if (errno == ECHILD && tr->tthreads.n > 1 && !loop_done(tr)) {
+				handover_wait(tr, 200);
 				continue;
 			}
 			if (errno != ECHILD)
 				perror_msg("wait4");
 			break;
 		}
-		trace_dispatch(tr, tid, status);
+		stop_dispatch(tr, tid, status);
 	}
 	loop_report_cpu(self);
-	loop_stop_workers(tr);
-	pthread_mutex_unlock(&tr->lock);
+	loop_stop_tthreads(tr);
+	pthread_mutex_unlock(&tr->tthreads.lock);
 	cpu_release(&self->cpu);
 	if (tr->status_shown)
 		fputc('\n', stderr);

@@ -20,10 +20,10 @@
 #include "report.h"
 #include "sigtrap.h"
 #include "snapshot.h"
-#include "trace.h"
+#include "stopall.h"
+#include "tthread.h"
 #include "unwind.h"
 #include "util.h"
-#include "worker.h"
 
 #define JT_VERSION "0.1"
 /* A macro's value as a string literal, for messages. */
@@ -69,7 +69,7 @@ usage(FILE *f)
 		"Never stop jmptrace with SIGKILL (kill -9): a launched program dies with it,\n"
 		"and an attached process is left with breakpoints in its code and is killed\n"
 		"by SIGTRAP at the next one.\n",
-		JT_MAX_DEPTH, JT_MAX_WORKERS);
+		JT_MAX_DEPTH, JT_MAX_TTHREADS);
 }
 
 static int
@@ -170,8 +170,8 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		return parse_duration(arg, &o->duration) < 0
 			? bad_value(c, arg, "give seconds, from 0.001 to " JT_STR(JT_MAX_DURATION)) : 0;
 	case OPT_TRACER_THREADS:
-		if (parse_uint(arg, JT_MAX_WORKERS, &o->tracer_threads) < 0 || o->tracer_threads == 0)
-			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_WORKERS));
+		if (parse_uint(arg, JT_MAX_TTHREADS, &o->tracer_threads) < 0 || o->tracer_threads == 0)
+			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_TTHREADS));
 		return 0;
 	case OPT_UNWINDER:
 		if (!*arg || !unwind_backend_known(arg))
@@ -266,14 +266,14 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	}
 	tr->main_pid = pid;
 	/* A thread may be in its SIGTRAP handler already: learn the handler to keep. */
-	if ((t = thread_find(tr, pid)) && !t->group_stop)
+	if ((t = thread_find(tr, pid)) && t->state != TS_GROUP_STOPPED)
 		sigtrap_learn(t);
 	if (image_setup(p) < 0) {
 		detach_all(tr);
 		close_outputs(tr);
 		return 1;
 	}
-	trace_resume_all(tr, p);
+	stopall_resume(tr, p);
 	/* Whoever stops us must know that kill -9 is the one way to harm the process. */
 	error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches; "
 		  "never SIGKILL jmptrace (pid %d): that would kill process %d",
@@ -314,7 +314,7 @@ main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	jt_debug = opt.verbose;
 	tr.opt = &opt;
-	worker_init(&tr);
+	tthread_init(&tr.tthreads, &tr);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
 	if (open_outputs(&tr, &opt) < 0) {
 		close_outputs(&tr);

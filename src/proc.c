@@ -99,7 +99,7 @@ thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid)
 	t->proc = p;
 	t->pin_cpu = -1;
 	/* ptrace makes it a tracee of the thread that attached it, or of the one tracing its creator. */
-	t->owner = worker_self();
+	t->owner = tthread_self();
 	if (t->owner)
 		t->owner->ntracees++;
 	t->hnext = tr->threads[TID_HASH(tid)];

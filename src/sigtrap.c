@@ -12,6 +12,7 @@
 #include "proc.h"
 #include "procfs.h"
 #include "sigtrap.h"
+#include "stop.h"
 #include "util.h"
 
 /*
@@ -173,7 +174,8 @@ sigtrap_deliver(struct jt_thread *t, int *end)
 	 * ptrace notification, not a forced SIGTRAP: nothing is reset), with
 	 * the handler's mask in place.
 	 */
-	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0L, (long)SIGTRAP) < 0 || util_wait_tid(t->tid, &status) < 0)
+	if (stop_restart(t->tid, RESTART_STEP, SIGTRAP, "into its SIGTRAP handler") < 0 ||
+	    util_wait_tid(t->tid, &status) < 0)
 		return 0;	/* gone: nothing more to do */
 	if (!WIFSTOPPED(status)) {
 		*end = status;
@@ -183,7 +185,6 @@ sigtrap_deliver(struct jt_thread *t, int *end)
 		mask &= ~SIGTRAP_BIT;
 		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask);
 	}
-	if (ptrace(PTRACE_CONT, t->tid, 0L, 0L) < 0 && errno != ESRCH)
-		perror_msg("ptrace(PTRACE_CONT, %d)", t->tid);
+	stop_restart(t->tid, RESTART_CONT, 0, "in its SIGTRAP handler");
 	return 0;
 }

@@ -1,0 +1,65 @@
+/* handover.h - moving a stopped thread from one tracer thread to another: rebalancing, and recalling a whole process to tracer thread 0. */
+#ifndef JT_HANDOVER_H
+#define JT_HANDOVER_H
+
+#include <stdint.h>
+
+#include "tthread.h"
+
+struct jt_tracer;
+struct jt_proc;
+struct jt_thread;
+
+/* The address of a system call instruction in p's memory (found once, then cached), or 0. */
+uint64_t handover_syscall_pc(struct jt_proc *p);
+
+/*
+ * Hands t, stopped and traced by the calling thread, to tracer thread `to`.
+ * t is parked first, so it cannot run into a breakpoint while nobody traces
+ * it: every signal blocked, and its pc on a system call instruction that
+ * calls pause() (on a jump to itself under seccomp, which might forbid
+ * pause()). Its real registers and signal mask travel with it, and a signal
+ * held for it is queued again. Returns 0, or -1 when it could not be parked
+ * (it is then still ours, stopped, unchanged).
+ */
+int handover_send(struct jt_thread *t, struct jt_tthread *to);
+
+/*
+ * Seizes every thread in the calling tracer thread's inbox, gives each its
+ * real registers and signal mask back, and calls arrived(t) with t stopped
+ * (thread_is_stopped(t)). Threads that died on the way are freed.
+ */
+void handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, struct jt_thread *));
+
+/*
+ * Where t, stopped and about to be restarted, should go to keep the busy
+ * threads spread over the tracer threads: the one with the fewest active
+ * tracees when t's own has two more; NULL to stay. The main thread of each
+ * process stays with the tracer thread that traces it, so its exit is seen
+ * by its parent.
+ */
+struct jt_tthread *handover_rebalance_due(struct jt_tracer *tr, struct jt_thread *t);
+
+/* Hands t over where handover_rebalance_due says. Returns 1 when it was handed over, 0 when it is still ours. */
+int handover_rebalance(struct jt_tracer *tr, struct jt_thread *t);
+
+/* Non-zero while some thread of p is traced by, or on its way to, a tracer thread other than self. */
+int handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *self);
+
+/* A thread handed to the calling tracer thread arrived, stopped: hold, step or restart it. */
+void handover_arrived(struct jt_tracer *tr, struct jt_thread *t);
+
+/*
+ * Does the calling tracer thread's held-back restart, then waits up to ms on
+ * tr's cond (its lock held, released meanwhile): for a hand-over, or for
+ * time to pass.
+ */
+void handover_wait(struct jt_tracer *tr, unsigned ms);
+
+/* Tracer thread 0: brings every thread of p over from the other tracer threads, stopped. */
+void handover_recall(struct jt_tracer *tr, struct jt_proc *p);
+
+/* Another tracer thread: while a recall is on, stops its threads of that process and hands them over. */
+void handover_serve_recall(struct jt_tracer *tr, struct jt_tthread *tt);
+
+#endif

@@ -1,0 +1,43 @@
+/* stopall.h - work that needs a whole process stopped: stopping every thread of it, stepping one over a breakpoint meanwhile, restarting them all. */
+#ifndef JT_STOPALL_H
+#define JT_STOPALL_H
+
+#include "stop.h"
+
+struct jt_tracer;
+struct jt_proc;
+struct jt_thread;
+
+/*
+ * Stops every thread of p (PTRACE_INTERRUPT) and waits until each one sits
+ * in a stop, handling breakpoint hits on the way without restarting them.
+ * Tracer thread 0 only: the threads traced elsewhere are recalled first.
+ * Returns 0, or -1 when p vanished.
+ */
+int stopall_wait(struct jt_tracer *tr, struct jt_proc *p);
+
+/* Steps the threads of p that must step over a breakpoint, then restarts every stopped one. */
+void stopall_resume(struct jt_tracer *tr, struct jt_proc *p);
+
+/* Non-zero when no thread of p can run: each sits in a stop, or waits for its vfork child. */
+int stopall_is_stopped(struct jt_tracer *tr, struct jt_proc *p);
+
+/* Asks t to stop (PTRACE_INTERRUPT) unless it is stopped or asked already. */
+void stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t);
+
+/*
+ * A stop of t while we wait for it to stop (thread_wants_stop): it is noted
+ * and t held, or let out of a stop where it must not be held (inside a
+ * system call) and interrupted again. Returns the decision left to apply.
+ */
+struct restart stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st);
+
+/*
+ * t must step over a breakpoint with every other thread of its process
+ * stopped. Only tracer thread 0 stops a whole process: it does it at once;
+ * another tracer thread hands t to it (or, when it cannot, steps t with the
+ * others running).
+ */
+void stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t);
+
+#endif

@@ -1,0 +1,85 @@
+/* tthread.h - tracer threads: each traces its own share of the program's threads, under one lock they share. */
+#ifndef JT_TTHREAD_H
+#define JT_TTHREAD_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "cpu.h"
+
+#define JT_MAX_TTHREADS 8
+
+struct jt_tracer;
+struct jt_thread;
+
+/*
+ * One tracer thread. ptrace ties a tracee to the tracer *thread* that
+ * attached it: only that thread may restart it or read its registers, and
+ * only it sees its stops (with __WNOTHREAD). Index 0 is the main thread.
+ */
+struct jt_tthread {
+	struct jt_tracer *tr;		/* the session it serves (opaque here) */
+	int index;
+	pthread_t thread;
+	pid_t ktid;			/* kernel thread id, for tgkill */
+	int running;			/* a started tracer thread (index > 0) */
+	int ntracees;			/* program threads it traces or is being handed */
+	int nactive;			/* of those, threads that hit a breakpoint at least once */
+	struct jt_thread *inbox;	/* parked threads handed to it, to seize */
+	struct jt_cpu cpu;
+	uint64_t events;		/* breakpoint hits it handled */
+	uint64_t tick_ms;		/* when its loop last did its periodic work (loop.c) */
+	/*
+	 * The registers of the stop just reported, read before taking the lock,
+	 * and a restart held back to be done after releasing it: system calls
+	 * on our own tracee need no lock, and the other tracer threads should
+	 * not wait for them.
+	 */
+	pid_t regs_tid;			/* regs belong to this stop, or 0 */
+	arch_regs regs;
+	pid_t resume_tid;		/* set resume_regs and continue it, or 0 */
+	arch_regs resume_regs;
+};
+
+/*
+ * The tracer threads of one session and the lock they share. Whoever
+ * touches the session (struct jt_tracer) holds lock.
+ */
+struct jt_tthreads {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* a hand-over happened (an inbox filled) */
+	struct jt_tthread t[JT_MAX_TTHREADS];
+	int n;				/* t[0..n-1] are in use */
+	int quit;			/* the other tracer threads: finish */
+};
+
+/* The calling tracer thread's block (NULL before tthread_init). */
+struct jt_tthread *tthread_self(void);
+
+/*
+ * Makes the calling thread tracer thread 0 of set, serving tr, and sets up
+ * the lock. Call it once, before any thread is traced.
+ */
+void tthread_init(struct jt_tthreads *set, struct jt_tracer *tr);
+
+/*
+ * Starts tracer threads 1..n-1, each running loop(tt). The signals the main
+ * thread acts on (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM) are blocked in
+ * them; only the wake signal reaches them. Returns how many tracer threads
+ * there now are (1 when none could be started).
+ */
+int tthread_start(struct jt_tthreads *set, int n, void *(*loop)(void *));
+
+/* Tells the other tracer threads to finish (set->quit must be set) and joins them (set->lock held). */
+void tthread_join_all(struct jt_tthreads *set);
+
+/* Interrupts tracer thread tt's wait4 so that it looks at its inbox and at the session's requests. */
+void tthread_wake(struct jt_tthread *tt);
+void tthread_wake_all(struct jt_tthreads *set);
+
+/* The tracer thread with the fewest active tracees. */
+struct jt_tthread *tthread_least_loaded(struct jt_tthreads *set);
+
+#endif

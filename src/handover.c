@@ -1,0 +1,332 @@
+/* handover.c - moving a stopped thread from one tracer thread to another: parking it, seizing it, rebalancing, recalling a process. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "handover.h"
+#include "mem.h"
+#include "park.h"
+#include "proc.h"
+#include "procfs.h"
+#include "regs.h"
+#include "stop.h"
+#include "stopall.h"
+#include "util.h"
+
+/* Looks for the bytes of code in one mapping, at an address the CPU can run them from. Returns it or 0. */
+static uint64_t
+handover_find_bytes(pid_t pid, uint64_t start, uint64_t end, const uint8_t *code)
+{
+	static const size_t chunk = 16384;
+	const size_t n = ARCH_PARK_CODE_LEN;
+	uint8_t *buf = xcalloc(1, chunk);
+	uint64_t found = 0;
+
+	/* Look at the first MiB only: the vDSO is two pages, and a libc has both early. */
+	if (end - start > (1u << 20))
+		end = start + (1u << 20);
+	/* Chunks overlap by n - 1 bytes, so code across a chunk boundary is seen too. */
+	for (uint64_t a = start; a + n <= end && !found; a += chunk - (n - 1)) {
+		size_t len = end - a < chunk ? end - a : chunk;
+
+		if (mem_read(pid, a, buf, len) < 0)
+			break;
+		for (size_t i = 0; i + n <= len; i++)
+			if ((a + i) % ARCH_PARK_CODE_ALIGN == 0 && memcmp(buf + i, code, n) == 0) {
+				found = a + i;
+				break;
+			}
+	}
+	free(buf);
+	return found;
+}
+
+/*
+ * Finds park code anywhere in the process's executable memory, the vDSO
+ * first (every process has one, static ones too). The CPU decodes from
+ * wherever pc points, so it need not be on an instruction boundary of the
+ * code around it.
+ */
+static uint64_t
+handover_find_code(struct jt_proc *p, enum arch_park_code code)
+{
+	char path[64], line[512];
+	uint64_t found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		rewind(f);
+		while (!found && fgets(line, sizeof(line), f)) {
+			unsigned long start, end;
+			char perms[8];
+
+			if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x')
+				continue;
+			if ((pass == 0) != (strstr(line, "[vdso]") != NULL))
+				continue;
+			found = handover_find_bytes(p->pid, start, end, arch_park_bytes(code));
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Where a parked thread waits, with every signal blocked: on a system call
+ * instruction calling pause(), which only SIGKILL or our PTRACE_INTERRUPT
+ * ends. A thread under seccomp might not be allowed pause(), so it spins on
+ * a jump to itself instead, for the moment the hand-over takes. Returns the
+ * pc and sets *code, or 0 when the process has no such code.
+ */
+static uint64_t
+handover_park_pc(struct jt_thread *t, enum arch_park_code *code)
+{
+	struct jt_proc *p = t->proc;
+
+	if (procfs_seccomp(t->tid)) {
+		if (!p->spin_pc)
+			p->spin_pc = handover_find_code(p, ARCH_PARK_SPIN);
+		*code = ARCH_PARK_SPIN;
+		return p->spin_pc;
+	}
+	*code = ARCH_PARK_SYSCALL;
+	return handover_syscall_pc(p);
+}
+
+uint64_t
+handover_syscall_pc(struct jt_proc *p)
+{
+	if (!p->park_pc)
+		p->park_pc = handover_find_code(p, ARCH_PARK_SYSCALL);
+	return p->park_pc;
+}
+
+int
+handover_send(struct jt_thread *t, struct jt_tthread *to)
+{
+	struct jt_tthread *from = t->owner;
+	uint64_t all = ~0ull, pc;
+	enum arch_park_code code;
+	arch_regs park;
+
+	if (arch_regs_get(t->tid, &t->park_regs) < 0 ||
+	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask) < 0 ||
+	    !(pc = handover_park_pc(t, &code)))
+		return -1;
+	park = t->park_regs;
+	arch_park_setup(&park, code, pc);
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &all) < 0)
+		return -1;
+	/*
+	 * A signal held for t goes with the detach. t sits in the
+	 * signal-delivery-stop it came in (nothing else holds one), and the
+	 * kernel queues a signal injected while blocked again: t gets it once
+	 * the new tracer thread gives it its own mask back. Held instead, it
+	 * would be lost: the new tracer thread restarts t from an interrupt
+	 * stop, where a restart's signal is ignored.
+	 */
+	if (arch_regs_set(t->tid, &park) < 0 ||
+	    ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
+		arch_regs_set(t->tid, &t->park_regs);
+		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask);
+		return -1;
+	}
+	debug_msg("thread %d: handed from tracer thread %d to %d", t->tid, from ? from->index : -1, to->index);
+	if (from) {
+		from->ntracees--;
+		from->nactive -= t->active;
+	}
+	to->ntracees++;
+	to->nactive += t->active;
+	t->owner = to;
+	t->state = TS_IN_TRANSIT;
+	t->pending_sig = 0;
+	t->inext = to->inbox;
+	to->inbox = t;
+	tthread_wake(to);
+	pthread_cond_broadcast(&to->tr->tthreads.cond);
+	return 0;
+}
+
+/* Takes t over from its parked state. Returns 0 with t stopped under us, or -1 when it is gone. */
+static int
+handover_seize(struct jt_tracer *tr, struct jt_thread *t)
+{
+	int status, group;
+
+	if (ptrace(PTRACE_SEIZE, t->tid, 0L, (long)tr->ptrace_options) < 0) {
+		if (errno != ESRCH)
+			perror_msg("thread %d: cannot take it over (PTRACE_SEIZE)", t->tid);
+		return -1;
+	}
+	ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L);
+	if (util_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
+		return -1;	/* killed while parked; nobody else will report it */
+	group = (unsigned)status >> 16 == PTRACE_EVENT_STOP && stop_is_stop_signal(WSTOPSIG(status));
+	if ((unsigned)status >> 16 == 0 && !t->pending_sig) {
+		/* SIGSTOP or SIGKILL-class signal dequeued before our interrupt: deliver it later. */
+		t->pending_sig = WSTOPSIG(status);
+	}
+	if (arch_regs_set(t->tid, &t->park_regs) < 0 ||
+	    ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(t->park_mask), &t->park_mask) < 0) {
+		perror_msg("thread %d: cannot restore it after the hand-over", t->tid);
+		return -1;
+	}
+	t->state = group ? TS_GROUP_STOPPED : TS_STOPPED;
+	return 0;
+}
+
+void
+handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, struct jt_thread *))
+{
+	struct jt_thread *t;
+
+	while ((t = tt->inbox)) {
+		tt->inbox = t->inext;
+		t->inext = NULL;
+		if (handover_seize(tt->tr, t) < 0) {
+			thread_free(tt->tr, t);
+			continue;
+		}
+		arrived(tt->tr, t);
+	}
+}
+
+struct jt_tthread *
+handover_rebalance_due(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_tthread *to;
+
+	if (tr->tthreads.n <= 1 || tr->recall || t->tid == t->proc->pid || t->proc->vfork_child)
+		return NULL;
+	to = tthread_least_loaded(&tr->tthreads);
+	if (to == t->owner || t->owner->nactive < to->nactive + 2)
+		return NULL;
+	return to;
+}
+
+int
+handover_rebalance(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_tthread *to = handover_rebalance_due(tr, t);
+
+	if (!to)
+		return 0;
+	t->state = TS_STOPPED;
+	if (handover_send(t, to) == 0)
+		return 1;
+	t->state = TS_RUNNING;
+	return 0;
+}
+
+/*
+ * A vfork parent waiting in the kernel does not count: it cannot stop until
+ * its child execs or exits, and the child may be the very thread we hold
+ * stopped; it cannot run either, so it is as good as stopped
+ * (stopall_is_stopped says so too). Waiting for it was a deadlock.
+ */
+int
+handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *self)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			if (t->proc == p && (thread_in_transit(t) || (t->owner != self && !t->vforking)))
+				return 1;
+	return 0;
+}
+
+/*
+ * Threads of a process being recalled are held; one that must step over a
+ * breakpoint is stepped (by tracer thread 0); any other runs on.
+ */
+void
+handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (tr->recall == t->proc || tr->detaching)
+		return;
+	if (!t->step_pending) {
+		stop_restart_stopped(tr, t);
+		return;
+	}
+	if (t->owner->index == 0 && tr->recall) {
+		/* Tracer thread 0 is busy recalling another process: step this one after. */
+		t->inext = tr->deferred;
+		tr->deferred = t;
+		return;
+	}
+	stopall_step_or_send(tr, t);
+}
+
+void
+handover_wait(struct jt_tracer *tr, unsigned ms)
+{
+	struct timespec ts;
+
+	stop_restart_held(tthread_self());
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&tr->tthreads.cond, &tr->tthreads.lock, &ts);
+}
+
+void
+handover_recall(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_tthread *self = tthread_self();
+	pid_t pid = p->pid;
+	int rounds = 0;
+
+	if (tr->tthreads.n <= 1 || !self || self->index != 0)
+		return;
+	tr->recall = p;
+	while (proc_find(tr, pid) == p) {
+		handover_receive(self, handover_arrived);
+		if (!handover_elsewhere(tr, p, self))
+			break;
+		if (++rounds > 500) {	/* 10 s of 20 ms waits */
+			error_msg("process %d: some threads could not be brought back from the other tracer threads", pid);
+			break;
+		}
+		/* Wake them each round: a wake that lands just before a tracer thread blocks is lost. */
+		tthread_wake_all(&tr->tthreads);
+		handover_wait(tr, 20);
+	}
+	tr->recall = NULL;
+}
+
+void
+handover_serve_recall(struct jt_tracer *tr, struct jt_tthread *tt)
+{
+	if (!tr->recall)
+		return;
+	stop_restart_held(tt);
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->owner != tt || t->proc != tr->recall || thread_in_transit(t))
+				continue;
+			if (thread_is_stopped(t)) {
+				if (handover_send(t, &tr->tthreads.t[0]) < 0)
+					debug_msg("thread %d: cannot hand it over for a recall", t->tid);
+			} else if (t->state == TS_RUNNING) {
+				t->state = TS_STOPPING;
+				if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+					t->state = TS_STOPPED;
+			}
+		}
+	}
+}

@@ -1,0 +1,345 @@
+/* lifecycle.c - processes and threads coming and going: a new thread or child adopted, fork, exec, exit. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/kcmp.h>
+
+#include "bp.h"
+#include "cpu.h"
+#include "elfhdr.h"
+#include "image.h"
+#include "lifecycle.h"
+#include "mem.h"
+#include "proc.h"
+#include "procfs.h"
+#include "snapshot.h"
+#include "stop.h"
+#include "util.h"
+
+static void lifecycle_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
+
+/* Reads the Tgid and PPid lines of /proc/TID/status. Returns 0 or -1. */
+static int
+lifecycle_read_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
+{
+	char buf[32];
+
+	*tgid = *ppid = 0;
+	if (procfs_status_field(tid, "Tgid", buf, sizeof(buf)) == 0)
+		*tgid = atoi(buf);
+	if (procfs_status_field(tid, "PPid", buf, sizeof(buf)) == 0)
+		*ppid = atoi(buf);
+	return *tgid ? 0 : -1;
+}
+
+/*
+ * A forked child inherited our trap bytes but is not traced (no -f): give it
+ * back its original code and let it go, so it runs exactly as it would.
+ */
+static void
+lifecycle_release_child(struct jt_proc *parent, pid_t pid)
+{
+	/* --pin: it inherited the pinned affinity of the thread that forked; not ours to keep. */
+	if (parent->pin_orig_set && cpu_unpin(pid, &parent->pin_orig) < 0 && errno != ESRCH)
+		perror_msg("child %d: cannot give its CPU affinity back", pid);
+	if (bp_restore_into(&parent->bps, pid) < 0)
+		debug_msg("could not clean breakpoints out of child %d", pid);
+	if (ptrace(PTRACE_DETACH, pid, 0L, 0L) < 0 && errno != ESRCH)
+		perror_msg("ptrace(PTRACE_DETACH, %d)", pid);
+}
+
+void
+lifecycle_unpin(struct jt_thread *t)
+{
+	if (t->pin_cpu >= 0 && cpu_unpin(t->tid, &t->pin_saved) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot give its CPU affinity back", t->tid);
+	t->pin_cpu = -1;
+}
+
+/*
+ * -f: a forked child gets its own tables. Its memory is a copy of the
+ * parent's, trap bytes included: clean it and set it up like a new image.
+ * Blocks it inherited are unknown to it, like blocks before an attach.
+ */
+static struct jt_thread *
+lifecycle_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
+{
+	struct jt_proc *p = proc_new(tr, pid, parent->command);
+	struct jt_thread *t = thread_new(tr, p, pid);
+
+	p->unseen_blocks = 1;
+	/* fork copies the signal dispositions, handler addresses still valid in the copy. */
+	p->sigtrap = parent->sigtrap;
+	/* --pin: it inherited its parent's pinned affinity; its own is the parent's from before. */
+	p->pin_orig_set = parent->pin_orig_set;
+	p->pin_orig = parent->pin_orig;
+	bp_restore_into(&parent->bps, pid);
+	if (image_setup(p) < 0) {
+		lifecycle_detach_proc(tr, p);
+		return NULL;
+	}
+	return t;
+}
+
+struct jt_thread *
+lifecycle_adopt(struct jt_tracer *tr, pid_t tid)
+{
+	pid_t tgid, ppid;
+	struct jt_proc *p, *parent;
+
+	if (lifecycle_read_ids(tid, &tgid, &ppid) < 0)
+		return NULL;
+	if ((p = proc_find(tr, tgid)))
+		return thread_new(tr, p, tid);
+	parent = proc_find(tr, ppid);
+	if (!parent)
+		parent = tr->procs;
+	if (!parent)
+		return NULL;
+	if (syscall(SYS_kcmp, parent->pid, tid, KCMP_VM, 0L, 0L) == 0) {
+		/* vfork or CLONE_VM: it runs in the parent's memory, over our trap bytes. */
+		p = proc_new(tr, tid, parent->command);
+		p->vfork_child = 1;
+		p->vm_owner = parent;
+		p->pin_orig_set = parent->pin_orig_set;
+		p->pin_orig = parent->pin_orig;
+		return thread_new(tr, p, tid);
+	}
+	if (!tr->opt->follow_forks) {
+		lifecycle_release_child(parent, tid);
+		return NULL;
+	}
+	return lifecycle_follow_child(tr, parent, tid);
+}
+
+/* Forgets every thread of p but keep (the one that survives an execve). */
+static void
+lifecycle_drop_threads(struct jt_tracer *tr, struct jt_proc *p, struct jt_thread *keep)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc == p && t != keep)
+				thread_free(tr, t);
+		}
+	}
+}
+
+/* Lets every thread of p go as it is, and forgets p unless it is the main process. */
+static void
+lifecycle_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc != p)
+				continue;
+			lifecycle_unpin(t);
+			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
+			thread_free(tr, t);
+		}
+	}
+	if (p->pid != tr->main_pid)
+		proc_free(tr, p);
+}
+
+/* After an exec the process is another program: label it with its executable. */
+static void
+lifecycle_name_proc(struct jt_proc *p)
+{
+	char link[64], exe[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
+	if ((n = readlink(link, exe, sizeof(exe) - 1)) <= 0)
+		return;
+	exe[n] = 0;
+	free(p->command);
+	p->command = xstrdup(exe);
+}
+
+/*
+ * Non-zero when p exec'd a program of another architecture (a 32-bit one:
+ * only x86-64 programs have the symbols and registers we expect); what says
+ * what it is.
+ */
+static int
+lifecycle_exec_foreign(const struct jt_proc *p, char *what, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
+	return elfhdr_classify_file(path, what, size) == ELFHDR_OTHER_ARCH;
+}
+
+/* An image we cannot trace: let the program run on untraced, or end the run if it is the first. */
+static void
+lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *foreign)
+{
+	int attached_main = p->pid == tr->main_pid && p->attached;
+
+	if (!tr->image_seen) {
+		/* A #! script whose interpreter launch_check could not look at. */
+		if (foreign)
+			error_msg("cannot trace '%s': it is %s; jmptrace traces %s programs only",
+				  p->command, foreign, elfhdr_our_arch);
+		kill(p->pid, SIGKILL);
+		tr->fatal = 1;
+		return;
+	}
+	if (foreign)
+		error_msg("process %d: %s is %s; jmptrace traces %s programs only: it runs on untraced",
+			  p->pid, p->command, foreign, elfhdr_our_arch);
+	else
+		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
+	lifecycle_detach_proc(tr, p);	/* frees p unless it is the main process */
+	if (attached_main) {
+		/*
+		 * Not our child: its end will never be reported to us. Its report
+		 * is written now, and the run ends as a detach does.
+		 */
+		snapshot_write(tr, p, "exec");
+		tr->detached = 1;
+	}
+}
+
+struct restart
+lifecycle_exec(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	unsigned long old_tid = 0;
+	char what[64];
+
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &old_tid);
+	mem_forget(p->pid);
+	lifecycle_drop_threads(tr, p, t);
+	/* A non-leader that execs takes over the leader's tid. */
+	if (t->tid != p->pid) {
+		struct jt_thread *nt = thread_new(tr, p, p->pid);
+
+		/* The same thread under a new tid: its affinity (--pin) is still the one we saved. */
+		nt->pin_cpu = t->pin_cpu;
+		nt->pin_saved = t->pin_saved;
+		nt->born_traced = t->born_traced;
+		thread_free(tr, t);
+		t = nt;
+	}
+	t->ncalls = 0;
+	if (p->vfork_child && tr->opt->follow_forks) {
+		/* It leaves its parent's memory at exec and becomes a process of its own. */
+		p->vfork_child = 0;
+		p->vm_owner = p;
+	} else if (p->vfork_child || (p->pid != tr->main_pid && !tr->opt->follow_forks)) {
+		/* A vfork child leaves its parent's memory at exec: it is no longer ours. */
+		lifecycle_detach_proc(tr, p);
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	}
+	proc_reset_image(p);
+	if (tr->image_seen || p->pid != tr->main_pid)
+		lifecycle_name_proc(p);
+	if (tr->detaching) {
+		/*
+		 * About to be let go: give the new image none of our trap bytes. It
+		 * is not held here, inside execve (see stopall_collect); it is stopped
+		 * again on its way out.
+		 */
+		p->exec_unseen = 1;
+		return stop_decide(RESTART_CONT, t->tid, 0, "exec'd during the detach");
+	}
+	if (lifecycle_exec_foreign(p, what, sizeof(what))) {
+		lifecycle_exec_untraceable(tr, p, what);
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	}
+	if (image_setup(p) < 0) {
+		lifecycle_exec_untraceable(tr, p, NULL);
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	}
+	tr->image_seen = 1;
+	return stop_decide(RESTART_CONT, t->tid, 0, "on its new image");
+}
+
+/*
+ * t stopped at a fork, vfork or clone event: the child exists, traced by
+ * us, and stops before its first instruction. Waits for that stop and
+ * handles it now, so that no child is ever traced without being in our
+ * tables: a detach that came before its first stop was reported would
+ * leave it with our trap bytes (a fork copies them), untraced.
+ */
+void
+lifecycle_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
+{
+	unsigned long child = 0;
+	int status;
+	pid_t r;
+
+	if (event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK && event != PTRACE_EVENT_CLONE)
+		return;
+	/* Once resumed, a vfork parent waits in the kernel until its child execs or exits. */
+	t->vforking = event == PTRACE_EVENT_VFORK;
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
+		return;
+	/* ECHILD: its first stop was seen already and it was let go (a fork without -f). */
+	do
+		r = waitpid((pid_t)child, &status, __WALL | __WNOTHREAD);
+	while (r < 0 && errno == EINTR);
+	if (r == (pid_t)child)
+		stop_dispatch(tr, r, status);
+}
+
+/* Records how process p ended, from its wait status. */
+static void
+lifecycle_set_exit(struct jt_proc *p, int status)
+{
+	p->exited = 1;
+	if (WIFEXITED(status))
+		p->exit_status = WEXITSTATUS(status);
+	else
+		p->killed_by = WTERMSIG(status);
+}
+
+void
+lifecycle_exited(struct jt_tracer *tr, pid_t tid, int status)
+{
+	struct jt_thread *t = thread_find(tr, tid);
+	struct jt_proc *p;
+
+	if (!t) {
+		/*
+		 * The main process may have been let go (an untraceable exec); it
+		 * is still our child, and its report must say how it ended.
+		 */
+		if (tid == tr->main_pid) {
+			if ((p = proc_find(tr, tid)))
+				lifecycle_set_exit(p, status);
+			tr->main_exited = 1;
+			tr->main_status = status;
+		}
+		return;
+	}
+	p = t->proc;
+	thread_free(tr, t);
+	if (tid != p->pid)
+		return;
+	lifecycle_set_exit(p, status);
+	if (p->pid == tr->main_pid) {
+		tr->main_exited = 1;
+		tr->main_status = status;
+		return;
+	}
+	/* An image exec'd during the detach was never traced: a snapshot of it would read 0 calls. */
+	if (tr->opt->follow_forks && !p->vfork_child && !p->exec_unseen)
+		snapshot_write(tr, p, "exit");
+	lifecycle_drop_threads(tr, p, NULL);
+	proc_free(tr, p);
+}
+

@@ -1,0 +1,357 @@
+/* stop.c - one stop of one traced thread: classify the wait status, handle the event by its kind, restart the thread. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "arch.h"
+#include "call.h"
+#include "handover.h"
+#include "lifecycle.h"
+#include "proc.h"
+#include "procfs.h"
+#include "regs.h"
+#include "sigtrap.h"
+#include "stop.h"
+#include "stopall.h"
+#include "util.h"
+
+int
+stop_is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* ---- restart ---- */
+
+static const char *const stop_op_names[] = {
+	[RESTART_NONE] = "none", [RESTART_HOLD] = "held stopped", [RESTART_CONT] = "continue",
+	[RESTART_LISTEN] = "listen", [RESTART_STEP] = "single-step", [RESTART_LATER] = "continue after the lock",
+};
+
+int
+stop_restart(pid_t tid, enum restart_op op, int sig, const char *why)
+{
+	enum __ptrace_request req;
+	const char *name;
+
+	if (why && jt_debug && op != RESTART_NONE) {
+		if (sig)
+			debug_msg("thread %d: %s with signal %d: %s", tid, stop_op_names[op], sig, why);
+		else
+			debug_msg("thread %d: %s: %s", tid, stop_op_names[op], why);
+	}
+	switch (op) {
+	case RESTART_CONT:
+		req = PTRACE_CONT, name = "PTRACE_CONT";
+		break;
+	case RESTART_LISTEN:
+		req = PTRACE_LISTEN, name = "PTRACE_LISTEN", sig = 0;
+		break;
+	case RESTART_STEP:
+		req = PTRACE_SINGLESTEP, name = NULL;
+		break;
+	default:
+		return 0;
+	}
+	if (ptrace(req, tid, 0L, (long)sig) == 0)
+		return 0;
+	/* A failed step is its loop's to judge (it stops stepping); ESRCH means it is gone. */
+	if (errno != ESRCH && name)
+		perror_msg("ptrace(%s, %d)", name, tid);
+	return -1;
+}
+
+void
+stop_apply(struct restart r)
+{
+	stop_restart(r.tid, r.op, r.sig, r.why);
+}
+
+/* The breakpoint hit's restart, held back by stop_breakpoint (see struct jt_tthread). No lock needed: it is our own tracee. */
+void
+stop_restart_held(struct jt_tthread *tt)
+{
+	pid_t tid = tt->resume_tid;
+
+	if (!tid)
+		return;
+	tt->resume_tid = 0;
+	if (arch_regs_set(tid, &tt->resume_regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", tid);
+	stop_restart(tid, RESTART_CONT, 0, NULL);
+}
+
+void
+stop_restart_stopped(struct jt_tracer *tr, struct jt_thread *t)
+{
+	int sig = t->pending_sig;
+
+	(void)tr;
+	if (!thread_is_stopped(t)) {
+		/* A vfork parent counted as stopped: its stop, when it comes, is not one we wait for. */
+		if (t->state == TS_STOPPING)
+			t->state = TS_RUNNING;
+		return;
+	}
+	t->pending_sig = 0;
+	if (t->state == TS_GROUP_STOPPED) {
+		t->state = TS_RUNNING;
+		stop_restart(t->tid, RESTART_LISTEN, 0, "back into its group-stop");
+		return;
+	}
+	t->state = TS_RUNNING;
+	stop_restart(t->tid, RESTART_CONT, sig, "after a stop we held");
+}
+
+/* ---- classify ---- */
+
+void
+stop_note_resume(struct jt_thread *t, const arch_regs *regs)
+{
+	t->resume_pc = arch_pc(regs);
+	t->resume_sp = arch_sp(regs);
+}
+
+/*
+ * Non-zero when a SIGTRAP stop one past breakpoint bp is a SIGTRAP sent to
+ * t (raise, kill), not our trap byte. Only possible where we restarted t
+ * at that very pc, past a one-byte instruction we ran for it, and the
+ * signal came before t ran anything: pc and stack pointer are still the
+ * ones we let it go with. (Back at the breakpoint through a return to the
+ * trampoline the pc is the same, but not the stack pointer: a one-byte
+ * entry instruction is a push.) Then a trap byte gives si_code SI_KERNEL,
+ * a sent signal SI_USER or SI_TKILL. Asked only then, so the usual hit
+ * costs no system call.
+ */
+static int
+stop_trap_sent(const struct jt_thread *t, const struct jt_bp *bp, const arch_regs *regs)
+{
+	siginfo_t si;
+
+	if (bp->insn.len != ARCH_TRAP_PC_ADJUST || arch_pc(regs) != t->resume_pc || arch_sp(regs) != t->resume_sp)
+		return 0;
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
+}
+
+/*
+ * A SIGTRAP signal-delivery-stop: ours when t sits one past an inserted
+ * trap byte of its address space. Uses the registers its tracer thread
+ * read before taking the lock, when they are this stop's.
+ */
+static enum stop_event
+stop_classify_trap(struct jt_thread *t, struct jt_stop *st)
+{
+	struct jt_tthread *tt = t->owner;
+	struct jt_bp *bp;
+
+	if (tt->regs_tid == t->tid)
+		st->regs = tt->regs;
+	else if (arch_regs_get(t->tid, &st->regs) < 0)
+		return errno == ESRCH ? STOP_GONE : STOP_SIGNAL;
+	tt->regs_tid = 0;
+	bp = bp_find(&t->proc->vm_owner->bps, arch_pc(&st->regs) - ARCH_TRAP_PC_ADJUST);
+	if (!bp || !bp->inserted || stop_trap_sent(t, bp, &st->regs))
+		return STOP_SIGNAL;
+	st->bp = bp;
+	return STOP_BREAKPOINT;
+}
+
+static enum stop_event
+stop_classify_event(unsigned event, int sig)
+{
+	switch (event) {
+	case PTRACE_EVENT_STOP:
+		return stop_is_stop_signal(sig) ? STOP_GROUP : STOP_INTERRUPT;
+	case PTRACE_EVENT_FORK:
+		return STOP_FORK;
+	case PTRACE_EVENT_VFORK:
+		return STOP_VFORK;
+	case PTRACE_EVENT_CLONE:
+		return STOP_CLONE;
+	case PTRACE_EVENT_VFORK_DONE:
+		return STOP_VFORK_DONE;
+	case PTRACE_EVENT_EXEC:
+		return STOP_EXEC;
+	default:
+		return STOP_OTHER_EVENT;
+	}
+}
+
+void
+stop_classify(struct jt_thread *t, int status, struct jt_stop *st)
+{
+	st->status = status;
+	st->sig = 0;
+	st->event = 0;
+	st->bp = NULL;
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		st->ev = WIFEXITED(status) ? STOP_EXITED : STOP_KILLED;
+		return;
+	}
+	if (!WIFSTOPPED(status) || !t) {
+		st->ev = STOP_NONE;
+		return;
+	}
+	st->sig = WSTOPSIG(status);
+	st->event = (unsigned)status >> 16;
+	if (st->event)
+		st->ev = stop_classify_event(st->event, st->sig);
+	else if (st->sig == SIGTRAP)
+		st->ev = stop_classify_trap(t, st);
+	else
+		st->ev = STOP_SIGNAL;
+}
+
+/* ---- handle ---- */
+
+struct restart
+stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, int collecting)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t addr = arch_pc(&st->regs) - ARCH_TRAP_PC_ADJUST;
+
+	/* Before the registers are held back for the restart: the repair runs code in t. */
+	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_hit(t);
+	tr->events++;
+	t->owner->events++;
+	if (!t->active) {
+		t->active = 1;
+		t->owner->nactive++;
+	}
+	arch_set_pc(&st->regs, addr);
+	if (call_on_trap(t, st->bp, &st->regs, tr->opt) == CALL_STEP) {
+		/* The event is recorded; what is left is running the displaced instruction. */
+		arch_regs_set(t->tid, &st->regs);
+		t->step_pending = 1;
+		t->step_addr = addr;
+		t->resume_pc = 0;	/* stopall_step_one notes where the step ends */
+		if (collecting)
+			return stop_decide(RESTART_HOLD, t->tid, 0, NULL);
+		stopall_step_or_send(tr, t);
+		return stop_decide(RESTART_NONE, t->tid, 0, NULL);
+	}
+	stop_note_resume(t, &st->regs);
+	if (!collecting && t->owner->resume_tid == 0 && !handover_rebalance_due(tr, t)) {
+		/* The common case: set the registers and restart it once the lock is released. */
+		t->owner->resume_tid = t->tid;
+		t->owner->resume_regs = st->regs;
+		return stop_decide(RESTART_LATER, t->tid, 0, NULL);
+	}
+	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", t->tid);
+	if (collecting)
+		return stop_decide(RESTART_HOLD, t->tid, 0, NULL);
+	if (handover_rebalance(tr, t))
+		return stop_decide(RESTART_NONE, t->tid, 0, NULL);
+	return stop_decide(RESTART_CONT, t->tid, 0, NULL);
+}
+
+/* Non-zero when the program catches sig (SigCgt in /proc/TID/status). */
+static int
+stop_sig_caught(pid_t tid, int sig)
+{
+	char buf[32];
+	unsigned long long mask;
+
+	if (procfs_status_field(tid, "SigCgt", buf, sizeof(buf)) < 0)
+		return 0;
+	mask = strtoull(buf, NULL, 16);
+	return sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}
+
+/*
+ * A signal arrives while an allocator call is in flight: its handler's calls
+ * are not nested. A thread interrupted between a call's ret and our trap on
+ * the trampoline has returned: finish that return first, so that the signal
+ * frame records the real return address as the interrupted pc, as it would
+ * untraced, and not the allocator's entry, from which the handler's stack
+ * cannot be unwound (the slot above is the caller's, not a return address).
+ */
+static void
+stop_note_handler(struct jt_thread *t, int sig)
+{
+	arch_regs regs;
+
+	if (!stop_sig_caught(t->tid, sig) || arch_regs_get(t->tid, &regs) < 0)
+		return;
+	if (call_settle(t, &regs)) {
+		debug_msg("signal %d: thread %d had returned to a trampoline; return finished first", sig, t->tid);
+		if (arch_regs_set(t->tid, &regs) < 0)
+			return;
+	}
+	call_signal_delivered(t, arch_sp(&regs));
+}
+
+/* A signal for the program (its own SIGTRAP too): delivered unchanged. */
+static struct restart
+stop_signal(struct jt_tracer *tr, struct jt_thread *t, int sig)
+{
+	int ret, end;
+
+	if (sig == SIGTRAP)
+		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
+	if (t->ncalls > 0)
+		stop_note_handler(t, sig);
+	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {
+		if (ret)
+			lifecycle_exited(tr, t->tid, end);
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	}
+	return stop_decide(RESTART_CONT, t->tid, sig, "a signal for the program");
+}
+
+/* A stop of a thread nobody asked to stop: the decision for each kind. */
+static struct restart
+stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
+{
+	switch (st->ev) {
+	case STOP_BREAKPOINT:
+		return stop_breakpoint(tr, t, st, 0);
+	case STOP_SIGNAL:
+		return stop_signal(tr, t, st->sig);
+	case STOP_GROUP:
+		/* Stay stopped the way the program expects, but keep seeing events. */
+		return stop_decide(RESTART_LISTEN, t->tid, 0, "group-stop");
+	case STOP_INTERRUPT:
+		return stop_decide(RESTART_CONT, t->tid, 0,
+				   "an interrupt stop we do not wait for (a new thread's first, or one overtaken)");
+	case STOP_EXEC:
+		return lifecycle_exec(tr, t);
+	case STOP_FORK:
+	case STOP_VFORK:
+	case STOP_CLONE:
+		lifecycle_take_child(tr, t, st->event);
+		return stop_decide(RESTART_CONT, t->tid, 0, "after a new thread or process");
+	case STOP_VFORK_DONE:
+	case STOP_OTHER_EVENT:
+		return stop_decide(RESTART_CONT, t->tid, 0, "after an event");
+	default:	/* STOP_GONE; the others do not reach here */
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	}
+}
+
+/* Handles one wait status; threads that want to stop are collected, others run on. */
+void
+stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
+{
+	struct jt_thread *t = thread_find(tr, tid);
+	struct jt_stop st;
+
+	if (!t && WIFSTOPPED(status)) {
+		if (!(t = lifecycle_adopt(tr, tid)))
+			return;
+		t->born_traced = 1;
+	}
+	stop_classify(t, status, &st);
+	if (st.ev == STOP_EXITED || st.ev == STOP_KILLED) {
+		lifecycle_exited(tr, tid, status);
+		return;
+	}
+	if (st.ev == STOP_NONE)
+		return;
+	t->vforking = 0;
+	stop_apply(thread_wants_stop(t) ? stopall_collect(tr, t, &st) : stop_handle(tr, t, &st));
+}

@@ -1,0 +1,301 @@
+/* stopall.c - work that needs a whole process stopped: stopping every thread of it, stepping one over a breakpoint meanwhile, restarting them all. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "bp.h"
+#include "handover.h"
+#include "lifecycle.h"
+#include "mem.h"
+#include "proc.h"
+#include "procfs.h"
+#include "regs.h"
+#include "sigtrap.h"
+#include "stop.h"
+#include "stopall.h"
+#include "util.h"
+
+static void stopall_step_locked(struct jt_tracer *tr, struct jt_thread *t);
+
+/*
+ * Non-zero when the SIGTRAP stop tid sits in was sent by the kernel: during
+ * our single-step that is the end of the step. The program's own raise()
+ * or tgkill() has si_code <= 0. Not TRAP_TRACE alone: on some hosts (seen
+ * on a KVM guest, once in some 100,000 steps) a finished step reports
+ * TRAP_BRKPT, the debug status register's single-step bit not set.
+ */
+static int
+stopall_is_kernel_trap(pid_t tid)
+{
+	siginfo_t si;
+
+	return ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) == 0 && si.si_code > 0;
+}
+
+/*
+ * Steps t over the original instruction at its breakpoint while every other
+ * thread of the process is stopped, so none can run through the spot while
+ * the trap byte is out. Signals that arrive meanwhile are held for later.
+ * The trap byte goes back only once the step is over: put back while the
+ * step is still under way, it is what t runs, and t enters the function a
+ * second time, hijacking its own trampoline. Returns 0, or -1 when t ended
+ * meanwhile (*end then holds the wait status nobody else will see).
+ */
+static int
+stopall_step_one(struct jt_thread *t, int *end)
+{
+	struct jt_bp *bp = bp_find(&t->proc->vm_owner->bps, t->step_addr);
+	uint8_t trap = ARCH_TRAP_BYTE;
+	int status, ret = 0, extra[8], nextra = 0;
+	arch_regs regs;
+
+	t->step_pending = 0;
+	if (!bp || mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
+		return 0;
+	debug_msg("stepping thread %d over %#lx", t->tid, (unsigned long)bp->addr);
+	for (;;) {
+		if (stop_restart(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0)
+			break;	/* not stopped any more: gone */
+		if (!WIFSTOPPED(status)) {
+			*end = status;
+			ret = -1;
+			break;
+		}
+		if (status >> 16)
+			continue;	/* an interrupt or group-stop came first: step again */
+		if (WSTOPSIG(status) == SIGTRAP && stopall_is_kernel_trap(t->tid))
+			break;
+		/* A signal for the program: held, delivered when t is restarted. */
+		if (!t->pending_sig)
+			t->pending_sig = WSTOPSIG(status);
+		else if (t->pending_sig != WSTOPSIG(status) && nextra < (int)ARRAY_SIZE(extra))
+			extra[nextra++] = WSTOPSIG(status);
+	}
+	mem_write(t->tid, bp->addr, &trap, 1);
+	if (ret < 0)
+		return ret;
+	if (arch_regs_get(t->tid, &regs) == 0)
+		stop_note_resume(t, &regs);
+	/* The step's trap resets the program's SIGTRAP handler as our trap byte does. */
+	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_repair(t);
+	/* A second signal is queued again, to arrive once t runs (queued now, it would stop the step again). */
+	for (int i = 0; i < nextra; i++)
+		syscall(SYS_tgkill, t->proc->pid, t->tid, extra[i]);
+	return 0;
+}
+
+/* Steps t over its breakpoint with the others running (the fallback), then restarts it. */
+static void
+stopall_step_over(struct jt_tracer *tr, struct jt_thread *t)
+{
+	int end;
+
+	if (stopall_step_one(t, &end) < 0)
+		lifecycle_exited(tr, t->tid, end);
+	else
+		stop_restart_stopped(tr, t);
+}
+
+/*
+ * t must step over a breakpoint with every other thread of its process
+ * stopped. Only tracer thread 0 stops a whole process, so another tracer thread
+ * hands t to it.
+ */
+void
+stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (t->owner->index == 0) {
+		stopall_step_locked(tr, t);
+		return;
+	}
+	/* Held now (a thread that arrived stopped keeps its kind of stop). */
+	if (!thread_is_stopped(t))
+		t->state = TS_STOPPED;
+	if (handover_send(t, &tr->tthreads.t[0]) == 0)
+		return;
+	/* Cannot hand it over: step it with the others running, the old way, rather than stall it. */
+	error_msg("thread %d: stepping over a breakpoint without stopping the other threads", t->tid);
+	stopall_step_over(tr, t);
+}
+
+/* Non-zero when a SIGTRAP is queued for the thread itself (SigPnd in /proc/TID/status). */
+static int
+stopall_trap_queued(pid_t tid)
+{
+	char buf[32];
+
+	if (procfs_status_field(tid, "SigPnd", buf, sizeof(buf)) < 0)
+		return 0;
+	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
+}
+
+struct restart
+stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
+{
+	t->state = TS_STOPPED;
+	switch (st->ev) {
+	case STOP_GROUP:
+		t->state = TS_GROUP_STOPPED;
+		return stop_decide(RESTART_HOLD, t->tid, 0, "group-stop, while stopping its process");
+	case STOP_INTERRUPT:
+		if (!stopall_trap_queued(t->tid))
+			return stop_decide(RESTART_HOLD, t->tid, 0, "interrupted, while stopping its process");
+		/*
+		 * It ran a trap byte just as we interrupted it: the interrupt stop is
+		 * reported before the queued SIGTRAP. Let the SIGTRAP come (and be
+		 * handled as ours); left queued, it would hit the program after
+		 * the detach.
+		 */
+		t->state = TS_STOPPING;
+		return stop_decide(RESTART_CONT, t->tid, 0, "a SIGTRAP queued behind our interrupt");
+	case STOP_EXEC: {
+		pid_t pid = t->proc->pid;
+
+		/* Our breakpoints went with the old image: nothing may be written by its table now. */
+		t->state = TS_RUNNING;
+		stop_apply(lifecycle_exec(tr, t));
+		/* It is resumed on the new image (as the leader); stop it again, as below. */
+		if ((t = thread_find(tr, pid)))
+			stopall_interrupt(tr, t);
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	}
+	case STOP_FORK:
+	case STOP_VFORK:
+	case STOP_CLONE:
+	case STOP_VFORK_DONE:
+	case STOP_OTHER_EVENT:
+		/*
+		 * A fork, vfork or clone event stops it inside the system call,
+		 * where it must not be held: it could not be parked for a hand-over
+		 * (the call's return value overwrites the registers set for that)
+		 * and its registers are not the program's. This stop used up our
+		 * interrupt: let it finish the call and interrupt it again, so that
+		 * it stops on its way back, before any instruction of its own.
+		 */
+		lifecycle_take_child(tr, t, st->event);
+		t->state = TS_RUNNING;
+		stop_restart(t->tid, RESTART_CONT, 0, "out of an event stop, to be interrupted again");
+		stopall_interrupt(tr, t);
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	case STOP_BREAKPOINT:
+		return stop_breakpoint(tr, t, st, 1);
+	case STOP_GONE:
+		return stop_decide(RESTART_NONE, 0, 0, NULL);
+	default:	/* STOP_SIGNAL */
+		t->pending_sig = st->sig;
+		return stop_decide(RESTART_HOLD, t->tid, st->sig, "a signal held while stopping its process");
+	}
+}
+
+/* Calls fn on every thread of p; fn may free the thread. */
+static void
+stopall_each_thread(struct jt_tracer *tr, struct jt_proc *p, void (*fn)(struct jt_tracer *, struct jt_thread *))
+{
+	pid_t pid = p->pid;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc != p)
+				continue;
+			fn(tr, t);
+			/* A followed process whose leader ended is freed with all its threads: next too. */
+			if (proc_find(tr, pid) != p)
+				return;
+		}
+	}
+}
+
+void
+stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (t->state != TS_RUNNING)
+		return;	/* stopped, asked already, or in transit: not ours to interrupt */
+	t->state = TS_STOPPING;
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+		t->state = TS_STOPPED;	/* gone; its exit is reported later */
+}
+
+int
+stopall_is_stopped(struct jt_tracer *tr, struct jt_proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
+			if (t->proc == p && !thread_is_stopped(t) && !t->vforking)
+				return 0;
+	return 1;
+}
+
+int
+stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
+{
+	pid_t pid = p->pid;
+
+	stop_restart_held(tthread_self());
+	handover_recall(tr, p);
+	if (proc_find(tr, pid) != p)
+		return -1;
+
+	/* Bounded: a thread that never stops (it should not happen) must not hang the detach. */
+	for (int rounds = 0; rounds < 100000; rounds++) {
+		int status;
+		pid_t tid;
+
+		stopall_each_thread(tr, p, stopall_interrupt);
+		if (stopall_is_stopped(tr, p))
+			return 0;
+		stop_restart_held(tthread_self());
+		/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
+		tid = wait4(-1, &status, __WALL | __WNOTHREAD, NULL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		stop_dispatch(tr, tid, status);
+		/* The process may have exited meanwhile, and a followed child's tables be freed. */
+		if (proc_find(tr, pid) != p || (tr->main_exited && pid == tr->main_pid))
+			return -1;
+	}
+	return -1;
+}
+
+static void
+stopall_step_if_pending(struct jt_tracer *tr, struct jt_thread *t)
+{
+	int end;
+
+	if (t->step_pending && thread_is_stopped(t) && stopall_step_one(t, &end) < 0)
+		lifecycle_exited(tr, t->tid, end);
+}
+
+void
+stopall_resume(struct jt_tracer *tr, struct jt_proc *p)
+{
+	/* Everyone is stopped here, so pending steps over breakpoints are safe now. */
+	stopall_each_thread(tr, p, stopall_step_if_pending);
+	stopall_each_thread(tr, p, stop_restart_stopped);
+}
+
+/* Stops the other threads, steps t over its breakpoint, and lets everyone go again. */
+static void
+stopall_step_locked(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	pid_t pid = p->pid;
+
+	if (!thread_is_stopped(t))
+		t->state = TS_STOPPED;
+	/* While we wait, t may exit and be freed, and a followed child's p with it. */
+	if ((p->nthreads > 1 || p->vfork_child) && stopall_wait(tr, p) < 0 && proc_find(tr, pid) != p)
+		return;
+	stopall_resume(tr, p);
+}

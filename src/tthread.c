@@ -1,0 +1,173 @@
+/* tthread.c - tracer threads: starting, waking and joining them; which one the caller is. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tthread.h"
+#include "util.h"
+
+/*
+ * Which jt_tthread the calling thread is. Thread-local by nature: it names
+ * the per-thread block, it is not state of its own.
+ */
+static __thread struct jt_tthread *tthread_cur;
+
+/* The signal that interrupts a tracer thread's wait4. The first real-time signal glibc leaves us. */
+#define TTHREAD_WAKE_SIG (SIGRTMIN + 1)
+
+struct jt_tthread *
+tthread_self(void)
+{
+	return tthread_cur;
+}
+
+static void
+tthread_on_wake(int sig)
+{
+	(void)sig;
+}
+
+void
+tthread_init(struct jt_tthreads *set, struct jt_tracer *tr)
+{
+	struct jt_tthread *tt = &set->t[0];
+	pthread_mutexattr_t ma;
+	struct sigaction sa;
+
+	memset(tt, 0, sizeof(*tt));
+	tt->tr = tr;
+	tt->ktid = (pid_t)syscall(SYS_gettid);
+	cpu_init(&tt->cpu);
+	set->n = 1;
+	tthread_cur = tt;
+	/*
+	 * Held for a couple of microseconds per stop: a waiter that spins a
+	 * little gets it sooner than one that sleeps in futex and is woken.
+	 */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&set->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_cond_init(&set->cond, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = tthread_on_wake;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: the point is to make wait4 return EINTR. */
+	sigaction(TTHREAD_WAKE_SIG, &sa, NULL);
+}
+
+struct tthread_boot {
+	struct jt_tthreads *set;
+	struct jt_tthread *tt;
+	void *(*loop)(void *);
+};
+
+static void *
+tthread_main(void *arg)
+{
+	struct tthread_boot boot = *(struct tthread_boot *)arg;
+	sigset_t wake;
+
+	free(arg);
+	tthread_cur = boot.tt;
+	/* tthread_wake reads it under the lock. */
+	pthread_mutex_lock(&boot.set->lock);
+	boot.tt->ktid = (pid_t)syscall(SYS_gettid);
+	pthread_mutex_unlock(&boot.set->lock);
+	/* Only the wake signal reaches this tracer thread; SIGINT and the tick belong to the main one. */
+	sigemptyset(&wake);
+	sigaddset(&wake, TTHREAD_WAKE_SIG);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	return boot.loop(boot.tt);
+}
+
+int
+tthread_start(struct jt_tthreads *set, int n, void *(*loop)(void *))
+{
+	sigset_t mine, old;
+
+	if (n > JT_MAX_TTHREADS)
+		n = JT_MAX_TTHREADS;
+	/*
+	 * The other tracer threads inherit this mask: the signals the main
+	 * thread acts on stay blocked in them. SIGCHLD must not be blocked anywhere: an ignored
+	 * signal is dropped when sent, but a blocked one is queued, and every
+	 * stop of every tracee sends one; the main thread would then dequeue
+	 * and discard it after each of its system calls.
+	 */
+	sigemptyset(&mine);
+	sigaddset(&mine, SIGINT);
+	sigaddset(&mine, SIGTERM);
+	sigaddset(&mine, SIGHUP);
+	sigaddset(&mine, SIGUSR1);
+	sigaddset(&mine, SIGALRM);
+	sigaddset(&mine, TTHREAD_WAKE_SIG);
+	pthread_sigmask(SIG_BLOCK, &mine, &old);
+	for (int i = 1; i < n; i++) {
+		struct jt_tthread *tt = &set->t[i];
+		struct tthread_boot *boot = xcalloc(1, sizeof(*boot));
+
+		memset(tt, 0, sizeof(*tt));
+		tt->tr = set->t[0].tr;
+		tt->index = i;
+		cpu_init(&tt->cpu);
+		boot->set = set;
+		boot->tt = tt;
+		boot->loop = loop;
+		if (pthread_create(&tt->thread, NULL, tthread_main, boot) != 0) {
+			free(boot);
+			break;
+		}
+		tt->running = 1;
+		set->n = i + 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return set->n;
+}
+
+void
+tthread_wake(struct jt_tthread *tt)
+{
+	if (tt->index > 0 && tt->running && tt->ktid > 0)
+		syscall(SYS_tgkill, getpid(), tt->ktid, TTHREAD_WAKE_SIG);
+}
+
+void
+tthread_wake_all(struct jt_tthreads *set)
+{
+	for (int i = 1; i < set->n; i++)
+		tthread_wake(&set->t[i]);
+	pthread_cond_broadcast(&set->cond);
+}
+
+void
+tthread_join_all(struct jt_tthreads *set)
+{
+	for (int i = 1; i < set->n; i++) {
+		struct jt_tthread *tt = &set->t[i];
+
+		if (!tt->running)
+			continue;
+		/* Called with set->lock held; the tracer thread needs it to see quit. */
+		tthread_wake_all(set);
+		pthread_mutex_unlock(&set->lock);
+		pthread_join(tt->thread, NULL);
+		pthread_mutex_lock(&set->lock);
+		tt->running = 0;
+	}
+	set->n = 1;
+}
+
+struct jt_tthread *
+tthread_least_loaded(struct jt_tthreads *set)
+{
+	struct jt_tthread *best = &set->t[0];
+
+	for (int i = 1; i < set->n; i++)
+		if (set->t[i].running && set->t[i].nactive < best->nactive)
+			best = &set->t[i];
+	return best;
+}
+
