@@ -4,15 +4,9 @@
 
 #include <stdint.h>
 
-struct jt_thread;
+#include "arch.h"
 
-/* The kernel's struct sigaction on x86-64 (rt_sigaction's, not the C library's), 64 signals. */
-struct inject_sigaction {
-	uint64_t handler;
-	uint64_t flags;
-	uint64_t restorer;
-	uint64_t mask;
-};
+struct jt_thread;
 
 /*
  * Runs system call nr with up to six arguments in t, which must be stopped
@@ -31,7 +25,7 @@ int inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *r
  * travel through scratch memory below t's stack red zone. Returns 0, or
  * -1 when the call could not be made or failed.
  */
-int inject_sigaction(struct jt_thread *t, int sig, const struct inject_sigaction *act,
-		     struct inject_sigaction *old);
+int inject_sigaction(struct jt_thread *t, int sig, const struct arch_ksigaction *act,
+		     struct arch_ksigaction *old);
 
 #endif

@@ -5,7 +5,7 @@
 #include <sys/ptrace.h>
 #include <sys/types.h>
 
-/* What a launched program's threads are seized with: EXITKILL, it dies with us rather than run into int3s. */
+/* What a launched program's threads are seized with: EXITKILL, it dies with us rather than run into our trap instructions. */
 #define LAUNCH_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 			       PTRACE_O_TRACEVFORKDONE | \
 			       PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)

@@ -11,7 +11,7 @@ enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT };
 /* One process's SIGTRAP handler, as far as we learned it. */
 struct jt_sigtrap {
 	int kind;			/* SIGTRAP_*: UNKNOWN means there is nothing to keep */
-	struct inject_sigaction act;	/* its sigaction, to put back */
+	struct arch_ksigaction act;	/* its sigaction, to put back */
 };
 
 /*

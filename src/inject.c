@@ -98,11 +98,11 @@ inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *ret)
 }
 
 int
-inject_sigaction(struct jt_thread *t, int sig, const struct inject_sigaction *act,
-		 struct inject_sigaction *old)
+inject_sigaction(struct jt_thread *t, int sig, const struct arch_ksigaction *act,
+		 struct arch_ksigaction *old)
 {
 	uint8_t keep[INJECT_SCRATCH];
-	struct inject_sigaction buf[2];
+	struct arch_ksigaction buf[2];
 	uint64_t args[6] = { 0 }, base;
 	arch_regs regs;
 	long ret = -1;

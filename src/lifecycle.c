@@ -169,9 +169,9 @@ lifecycle_name_proc(struct jt_proc *p)
 }
 
 /*
- * Non-zero when p exec'd a program of another architecture (a 32-bit one:
- * only x86-64 programs have the symbols and registers we expect); what says
- * what it is.
+ * Non-zero when p exec'd a program of another architecture (say a 32-bit
+ * one: only programs of the architecture jmptrace was built for have the
+ * symbols and registers we expect); what says what it is.
  */
 static int
 lifecycle_exec_foreign(const struct jt_proc *p, char *what, size_t size)

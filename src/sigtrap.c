@@ -16,7 +16,7 @@
 #include "util.h"
 
 /*
- * Why this is needed: an int3 (or a single step) makes the kernel force a
+ * Why this is needed: our trap instruction (or a single step) makes the kernel force a
  * SIGTRAP on the thread (force_sig_info_to_task in kernel/signal.c). When
  * SIGTRAP is blocked in the thread, as it is inside the program's own
  * SIGTRAP handler, or ignored, the kernel first resets the process's SIGTRAP
@@ -47,7 +47,7 @@ sigtrap_caught(pid_t tid)
 
 /* Non-zero when cur is what the kernel's reset makes of the learned handler. */
 static int
-sigtrap_was_reset(const struct jt_sigtrap *st, const struct inject_sigaction *cur)
+sigtrap_was_reset(const struct jt_sigtrap *st, const struct arch_ksigaction *cur)
 {
 	return cur->handler == (uint64_t)(uintptr_t)SIG_DFL && cur->flags == st->act.flags &&
 	       cur->restorer == st->act.restorer && cur->mask == st->act.mask;
@@ -61,7 +61,7 @@ static int
 sigtrap_restore(struct jt_thread *t)
 {
 	struct jt_sigtrap *st = &t->proc->sigtrap;
-	struct inject_sigaction cur;
+	struct arch_ksigaction cur;
 
 	if (inject_sigaction(t, SIGTRAP, NULL, &cur) < 0)
 		return 0;
@@ -83,7 +83,7 @@ static void
 sigtrap_read(struct jt_thread *t)
 {
 	struct jt_sigtrap *st = &t->proc->sigtrap;
-	struct inject_sigaction old;
+	struct arch_ksigaction old;
 
 	st->kind = SIGTRAP_UNKNOWN;
 	if (inject_sigaction(t, SIGTRAP, NULL, &old) < 0 || (old.flags & SA_RESETHAND))
@@ -155,7 +155,7 @@ sigtrap_hit(struct jt_thread *t)
 	/* After the repair, whose step would take it: it arrives once t runs (or its handler returns). */
 	if (!merged)
 		return;
-	debug_msg("thread %d: its own SIGTRAP (si_code %d) stood in for our int3's: sending it again", t->tid, si.si_code);
+	debug_msg("thread %d: its own SIGTRAP (si_code %d) stood in for our trap's: sending it again", t->tid, si.si_code);
 	if (syscall(SYS_tgkill, t->proc->pid, t->tid, SIGTRAP) < 0)
 		perror_msg("thread %d: cannot send its SIGTRAP again", t->tid);
 }

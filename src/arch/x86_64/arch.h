@@ -91,4 +91,12 @@ arch_set_arg(arch_regs *r, unsigned n, uint64_t v)
 	}
 }
 
+/* The kernel's struct sigaction for rt_sigaction (not the C library's): 64 signals. */
+struct arch_ksigaction {
+	uint64_t handler;
+	uint64_t flags;
+	uint64_t restorer;
+	uint64_t mask;
+};
+
 #endif
