@@ -101,6 +101,13 @@ struct jt_proc {
 	struct jt_bps bps;
 	struct jt_sym *sym;
 	struct jt_unwind *uw;
+	/*
+	 * Unwinds of its threads in progress outside the tracer lock
+	 * (proc_unwind), and how many tracer threads wait for them to end
+	 * before changing what they read: the module set, the breakpoint
+	 * table, the unwinder, the thread blocks (proc_unwinds_quiesce).
+	 */
+	int unwinding, unwind_block;
 	const char *unwinder;		/* its backend (--unwinder), for the unwinder of a new image */
 	struct jt_heap *heap;
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
@@ -142,6 +149,7 @@ struct jt_options {
 };
 
 struct jt_json_out;
+struct jt_unwind_ctx;
 
 /*
  * The tracer session: every process and thread, and where reports go.
@@ -195,6 +203,26 @@ void proc_free(struct jt_tracer *tr, struct jt_proc *p);
 struct jt_proc *proc_find(struct jt_tracer *tr, pid_t pid);
 /* Resets the image state after execve: modules, symbols, breakpoints, live blocks. */
 void proc_reset_image(struct jt_proc *p);
+
+/*
+ * Unwinds thread t (stopped, traced by the calling tracer thread tt, whose
+ * scratch is ctx) into pcs. With unlock set and no tracer thread waiting
+ * in proc_unwinds_quiesce for t's process, the tracer lock (held on entry
+ * and on return) is released meanwhile, so that the other tracer threads
+ * go on with their stops: the unwind is the costly part of an allocation
+ * event. Returns what unwind_stack_ctx returns.
+ */
+int proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx, const arch_regs *regs,
+		uint64_t *pcs, int max, int unlock);
+
+/*
+ * Waits (tracer lock held, released meanwhile) until no unwind of p runs
+ * outside the lock, and keeps new ones under the lock until
+ * proc_unwinds_allow: call it before changing p's module set, breakpoint
+ * table or unwinder, or freeing its thread blocks.
+ */
+void proc_unwinds_quiesce(struct jt_tracer *tr, struct jt_proc *p);
+void proc_unwinds_allow(struct jt_proc *p);
 
 struct jt_thread *thread_find(struct jt_tracer *tr, pid_t tid);
 struct jt_thread *thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid);

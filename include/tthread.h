@@ -41,6 +41,15 @@ struct jt_tthread {
 	arch_regs regs;
 	pid_t resume_tid;		/* set resume_regs and continue it, or 0 */
 	arch_regs resume_regs;
+	/*
+	 * Its own unwind scratch (made at its first unwind), so that tracer
+	 * threads unwind at the same time, outside the lock; and whether the
+	 * stop being handled may release the lock for its unwind: set by the
+	 * loop for a stop it dispatches, not for one handled inside work on a
+	 * whole process (proc_unwind).
+	 */
+	struct jt_unwind_ctx *uctx;
+	int unwind_unlock;
 };
 
 /*
@@ -50,6 +59,7 @@ struct jt_tthread {
 struct jt_tthreads {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* a hand-over happened (an inbox filled) */
+	pthread_cond_t unwound;		/* the last unwind outside the lock of a process ended */
 	struct jt_tthread t[JT_MAX_TTHREADS];
 	int n;				/* t[0..n-1] are in use */
 	int quit;			/* the other tracer threads: finish */

@@ -369,7 +369,12 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		return call_emulate(t, io, bp, regs, opt);
 	switch (alloc_fns[bp->fn].kind) {
 	case FK_RTLD:
+		/* The module set and breakpoints change: no unwind of this process may be reading them. */
+		if (t->owner)
+			proc_unwinds_quiesce(t->owner->tr, t->proc);
 		image_update(t->proc);
+		if (t->owner)
+			proc_unwinds_allow(t->proc);
 		break;
 	case FK_UNWIND:
 		call_restore_all_io(t, io);

@@ -6,6 +6,7 @@
 #include "emu.h"
 #include "mem.h"
 #include "proc.h"
+#include "tthread.h"
 #include "unwind.h"
 
 /* The traced process itself as call matching's jt_call_io (arg is the thread). */
@@ -21,20 +22,30 @@ call_proc_write(void *arg, uint64_t addr, const void *buf, size_t len)
 	return mem_write(((struct jt_thread *)arg)->tid, addr, buf, len);
 }
 
+/* The calling tracer thread's unwind scratch: overrides and the unwind go to the same one. */
+static struct jt_unwind_ctx *
+call_proc_ctx(struct jt_tthread *tt)
+{
+	if (!tt->uctx)
+		tt->uctx = unwind_ctx_new();
+	return tt->uctx;
+}
+
 static int
 call_proc_unwind(void *arg, const arch_regs *regs, uint64_t *pcs, int max)
 {
-	struct jt_thread *t = arg;
+	struct jt_tthread *tt = tthread_self();
+	int unlock = tt->unwind_unlock;
 
-	return unwind_stack(t->proc->uw, t->tid, regs, pcs, max);
+	/* One unwind per dispatched stop may release the lock: its own event's. */
+	tt->unwind_unlock = 0;
+	return proc_unwind(tt->tr, arg, call_proc_ctx(tt), regs, pcs, max, unlock);
 }
 
 static void
 call_proc_override(void *arg, uint64_t slot, uint64_t ret_addr)
 {
-	struct jt_thread *t = arg;
-
-	unwind_override(t->proc->uw, slot, ret_addr);
+	unwind_ctx_override(call_proc_ctx(tthread_self()), slot, ret_addr);
 }
 
 const struct jt_call_io *

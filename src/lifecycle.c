@@ -213,8 +213,30 @@ lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *
 	}
 }
 
+static struct restart lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t);
+
+/*
+ * The exec of t's process: its other threads are gone, and its image and
+ * unwinder are replaced. First every unwind of it running outside the lock
+ * must end (one may still be reading a thread the exec killed).
+ */
 struct restart
 lifecycle_exec(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	pid_t pid = p->pid;
+	struct restart r;
+
+	proc_unwinds_quiesce(tr, p);
+	r = lifecycle_exec_quiet(tr, t);
+	/* Unless the exec let it go and forgot it. */
+	if (proc_find(tr, pid) == p)
+		proc_unwinds_allow(p);
+	return r;
+}
+
+static struct restart
+lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
 	unsigned long old_tid = 0;
@@ -339,6 +361,7 @@ lifecycle_exited(struct jt_tracer *tr, pid_t tid, int status)
 	/* An image exec'd during the detach was never traced: a snapshot of it would read 0 calls. */
 	if (tr->opt->follow_forks && !p->vfork_child && !p->exec_unseen)
 		snapshot_write(tr, p, "exit");
+	proc_unwinds_quiesce(tr, p);
 	lifecycle_drop_threads(tr, p, NULL);
 	proc_free(tr, p);
 }

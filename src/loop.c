@@ -234,6 +234,19 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 }
 
 /*
+ * Handles a stop the loop waited for. Its allocation event may unwind with
+ * the lock released (proc_unwind); a stop handled inside work on a whole
+ * process (stopall.c) never does, as that work walks the session's tables.
+ */
+static void
+loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status)
+{
+	tt->unwind_unlock = 1;
+	stop_dispatch(tr, tid, status);
+	tt->unwind_unlock = 0;
+}
+
+/*
  * Under --verbose: a tracer thread's hits and the share of its sampled stops
  * where the tracee had stopped on another CPU than the tracer thread (each
  * such stop costs a cross-CPU wakeup both ways). make bench reads this line.
@@ -276,7 +289,7 @@ loop_tthread(void *arg)
 			continue;
 		}
 		if (tid > 0)
-			stop_dispatch(tr, tid, status);
+			loop_dispatch(tr, tt, tid, status);
 	}
 	cpu_release(&tt->cpu);
 	loop_report_cpu(tt);
@@ -382,7 +395,7 @@ loop_run(struct jt_tracer *tr)
 				perror_msg("wait4");
 			break;
 		}
-		stop_dispatch(tr, tid, status);
+		loop_dispatch(tr, self, tid, status);
 	}
 	loop_report_cpu(self);
 	loop_stop_tthreads(tr);

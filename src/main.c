@@ -248,6 +248,11 @@ close_outputs(struct jt_tracer *tr)
 			thread_free(tr, tr->threads[i]);
 	while (tr->procs)
 		proc_free(tr, tr->procs);
+	/* The tracer threads' unwind scratch (the other tracer threads are joined by now). */
+	for (int i = 0; i < JT_MAX_TTHREADS; i++) {
+		unwind_ctx_free(tr->tthreads.t[i].uctx);
+		tr->tthreads.t[i].uctx = NULL;
+	}
 }
 
 /*

@@ -1,4 +1,5 @@
 /* proc.c - lifecycle of the per-process and per-thread control blocks. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,4 +125,42 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 		t->owner->nactive -= t->active;
 	}
 	free(t);
+}
+
+int
+proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx, const arch_regs *regs,
+	    uint64_t *pcs, int max, int unlock)
+{
+	struct jt_proc *p = t->proc;
+	int n;
+
+	if (!unlock || p->unwind_block)
+		return unwind_stack_ctx(p->uw, ctx, t->tid, regs, pcs, max);
+	/*
+	 * Outside the lock the unwind reads only what proc_unwinds_quiesce
+	 * keeps still (p's modules and unwinder), t's memory and ctx; t is
+	 * stopped, and only the calling tracer thread restarts it or hands it
+	 * over.
+	 */
+	p->unwinding++;
+	pthread_mutex_unlock(&tr->tthreads.lock);
+	n = unwind_stack_ctx(p->uw, ctx, t->tid, regs, pcs, max);
+	pthread_mutex_lock(&tr->tthreads.lock);
+	if (--p->unwinding == 0 && p->unwind_block)
+		pthread_cond_broadcast(&tr->tthreads.unwound);
+	return n;
+}
+
+void
+proc_unwinds_quiesce(struct jt_tracer *tr, struct jt_proc *p)
+{
+	p->unwind_block++;
+	while (p->unwinding)
+		pthread_cond_wait(&tr->tthreads.unwound, &tr->tthreads.lock);
+}
+
+void
+proc_unwinds_allow(struct jt_proc *p)
+{
+	p->unwind_block--;
 }

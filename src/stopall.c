@@ -239,6 +239,8 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 {
 	pid_t pid = p->pid;
 
+	/* The stops dispatched below are handled with the lock kept: see loop_dispatch. */
+	tthread_self()->unwind_unlock = 0;
 	stop_restart_held(tthread_self());
 	handover_recall(tr, p);
 	if (proc_find(tr, pid) != p)

@@ -51,6 +51,7 @@ tthread_init(struct jt_tthreads *set, struct jt_tracer *tr)
 	pthread_mutex_init(&set->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&set->cond, NULL);
+	pthread_cond_init(&set->unwound, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = tthread_on_wake;
 	sigemptyset(&sa.sa_mask);
