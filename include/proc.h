@@ -224,6 +224,14 @@ int proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx 
 void proc_unwinds_quiesce(struct jt_tracer *tr, struct jt_proc *p);
 void proc_unwinds_allow(struct jt_proc *p);
 
+/*
+ * Calls fn on every thread of p but skip (may be NULL); fn may free the
+ * thread. Stops early when p itself is gone meanwhile (a followed process
+ * whose leader ended is freed with all its threads).
+ */
+void proc_each_thread(struct jt_tracer *tr, struct jt_proc *p, const struct jt_thread *skip,
+		      void (*fn)(struct jt_tracer *, struct jt_thread *));
+
 struct jt_thread *thread_find(struct jt_tracer *tr, pid_t tid);
 struct jt_thread *thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid);
 void thread_free(struct jt_tracer *tr, struct jt_thread *t);

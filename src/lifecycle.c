@@ -122,33 +122,23 @@ lifecycle_adopt(struct jt_tracer *tr, pid_t tid)
 static void
 lifecycle_drop_threads(struct jt_tracer *tr, struct jt_proc *p, struct jt_thread *keep)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
-		struct jt_thread *t = tr->threads[i], *next;
+	proc_each_thread(tr, p, keep, thread_free);
+}
 
-		for (; t; t = next) {
-			next = t->hnext;
-			if (t->proc == p && t != keep)
-				thread_free(tr, t);
-		}
-	}
+/* Lets thread t go as it is, and forgets it. */
+static void
+lifecycle_let_go(struct jt_tracer *tr, struct jt_thread *t)
+{
+	lifecycle_unpin(t);
+	ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
+	thread_free(tr, t);
 }
 
 /* Lets every thread of p go as it is, and forgets p unless it is the main process. */
 static void
 lifecycle_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
-		struct jt_thread *t = tr->threads[i], *next;
-
-		for (; t; t = next) {
-			next = t->hnext;
-			if (t->proc != p)
-				continue;
-			lifecycle_unpin(t);
-			ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
-			thread_free(tr, t);
-		}
-	}
+	proc_each_thread(tr, p, NULL, lifecycle_let_go);
 	if (p->pid != tr->main_pid)
 		proc_free(tr, p);
 }

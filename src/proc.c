@@ -82,6 +82,26 @@ proc_find(struct jt_tracer *tr, pid_t pid)
 	return NULL;
 }
 
+void
+proc_each_thread(struct jt_tracer *tr, struct jt_proc *p, const struct jt_thread *skip,
+		 void (*fn)(struct jt_tracer *, struct jt_thread *))
+{
+	pid_t pid = p->pid;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
+		struct jt_thread *t = tr->threads[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->proc != p || t == skip)
+				continue;
+			fn(tr, t);
+			if (proc_find(tr, pid) != p)
+				return;
+		}
+	}
+}
+
 struct jt_thread *
 thread_find(struct jt_tracer *tr, pid_t tid)
 {

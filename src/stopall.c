@@ -193,27 +193,6 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 	}
 }
 
-/* Calls fn on every thread of p; fn may free the thread. */
-static void
-stopall_each_thread(struct jt_tracer *tr, struct jt_proc *p, void (*fn)(struct jt_tracer *, struct jt_thread *))
-{
-	pid_t pid = p->pid;
-
-	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
-		struct jt_thread *t = tr->threads[i], *next;
-
-		for (; t; t = next) {
-			next = t->hnext;
-			if (t->proc != p)
-				continue;
-			fn(tr, t);
-			/* A followed process whose leader ended is freed with all its threads: next too. */
-			if (proc_find(tr, pid) != p)
-				return;
-		}
-	}
-}
-
 void
 stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t)
 {
@@ -251,7 +230,7 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 		int status;
 		pid_t tid;
 
-		stopall_each_thread(tr, p, stopall_interrupt);
+		proc_each_thread(tr, p, NULL, stopall_interrupt);
 		if (stopall_is_stopped(tr, p))
 			return 0;
 		stop_restart_held(tthread_self());
@@ -283,8 +262,8 @@ void
 stopall_resume(struct jt_tracer *tr, struct jt_proc *p)
 {
 	/* Everyone is stopped here, so pending steps over breakpoints are safe now. */
-	stopall_each_thread(tr, p, stopall_step_if_pending);
-	stopall_each_thread(tr, p, stop_restart_stopped);
+	proc_each_thread(tr, p, NULL, stopall_step_if_pending);
+	proc_each_thread(tr, p, NULL, stop_restart_stopped);
 }
 
 /* Stops the other threads, steps t over its breakpoint, and lets everyone go again. */
