@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 
-#include "stop.h"
+#include "restart.h"
 
 struct jt_tracer;
 struct jt_thread;
@@ -20,10 +20,12 @@ struct jt_thread *lifecycle_adopt(struct jt_tracer *tr, pid_t tid);
 /*
  * t stopped at a fork, vfork or clone event (event is its PTRACE_EVENT_*):
  * the child exists, traced by us, and stops before its first instruction.
- * Waits for that stop and handles it now, so that no child is ever traced
- * without being in our tables. Marks a vfork parent as waiting for its child.
+ * Waits for that stop; returns the child's tid with the stop's wait status
+ * in *status, for the caller to handle at once (stop_take_child), or 0
+ * when there is nothing to handle. Marks a vfork parent as waiting for
+ * its child.
  */
-void lifecycle_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event);
+pid_t lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int *status);
 
 /*
  * execve replaced the image of t's process: start over on the new one, or

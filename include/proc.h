@@ -35,7 +35,7 @@ struct jt_call {
  *   RUNNING -> STOPPING: we PTRACE_INTERRUPT it (attach, a step, a detach, a recall)
  *   STOPPING -> STOPPED or GROUP_STOPPED: its stop is collected (stopall_collect)
  *   RUNNING -> STOPPED: a breakpoint stop kept for a step or a hand-over
- *   STOPPED, GROUP_STOPPED -> RUNNING: stop_restart_stopped
+ *   STOPPED, GROUP_STOPPED -> RUNNING: restart_stopped
  *   STOPPED, GROUP_STOPPED -> IN_TRANSIT: handover_send; back to one of them at handover_receive
  */
 enum jt_thread_state {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include "arch.h"
+#include "restart.h"
 
 struct jt_tracer;
 struct jt_thread;
@@ -39,61 +40,8 @@ struct jt_stop {
 	arch_regs regs;		/* STOP_BREAKPOINT: its registers, pc still past the trap */
 };
 
-/* How a handled stop ends: what stop_restart does with the thread. */
-enum restart_op {
-	RESTART_NONE,		/* nothing: gone, handed over, let go, or already restarted */
-	RESTART_HOLD,		/* leave it stopped (thread_is_stopped) for whole-process work */
-	RESTART_CONT,		/* PTRACE_CONT, delivering sig (0: none) */
-	RESTART_LISTEN,		/* PTRACE_LISTEN: stay in the group-stop, still reporting events */
-	RESTART_STEP,		/* PTRACE_SINGLESTEP (the step loops) */
-	RESTART_LATER,		/* PTRACE_CONT after the lock is released (stop_restart_held) */
-};
-
-/* A handler's decision. why says it under --verbose. */
-struct restart {
-	enum restart_op op;
-	int sig;
-	pid_t tid;
-	const char *why;
-};
-
-/* A decision, for a handler's return statement. */
-static inline struct restart
-stop_decide(enum restart_op op, pid_t tid, int sig, const char *why)
-{
-	struct restart r = { op, sig, tid, why };
-
-	return r;
-}
-
-/* Non-zero for the signals that cause a group-stop. */
-int stop_is_stop_signal(int sig);
-
 /* Handles one wait status of one of the calling tracer thread's tracees (tr->tthreads.lock held). */
 void stop_dispatch(struct jt_tracer *tr, pid_t tid, int status);
-
-/*
- * The one place that restarts a tracee: PTRACE_CONT with sig, PTRACE_LISTEN
- * or PTRACE_SINGLESTEP as op says (RESTART_NONE, RESTART_HOLD and
- * RESTART_LATER do nothing here). With why non-NULL the decision is logged
- * under --verbose; the breakpoint hit's own restart passes NULL, as it is
- * every event. Returns 0, or -1 with errno set; ESRCH (the thread is gone,
- * its exit comes later) is not reported.
- */
-int stop_restart(pid_t tid, enum restart_op op, int sig, const char *why);
-
-/* stop_restart with a handler's decision. */
-void stop_apply(struct restart r);
-
-/*
- * Does the restart the last breakpoint hit held back until the lock is
- * released: sets the registers and continues the thread. Only its own
- * tracer thread calls it, with or without the lock.
- */
-void stop_restart_held(struct jt_tthread *tt);
-
-/* Restarts a stopped thread, delivering the signal held for it, or listening in a group-stop. */
-void stop_restart_stopped(struct jt_tracer *tr, struct jt_thread *t);
 
 /*
  * t sits in a SIGTRAP stop at one of our breakpoints. Records the event;
@@ -102,6 +50,12 @@ void stop_restart_stopped(struct jt_tracer *tr, struct jt_thread *t);
  * ready. Returns the decision left to apply.
  */
 struct restart stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, int collecting);
+
+/*
+ * t stopped at a fork, vfork or clone event: handles the new child's first
+ * stop at once (lifecycle_wait_child).
+ */
+void stop_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event);
 
 /* Notes where t goes on after our breakpoint: see stop_trap_sent in stop.c. */
 void stop_note_resume(struct jt_thread *t, const arch_regs *regs);

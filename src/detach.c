@@ -10,7 +10,7 @@
 #include "lifecycle.h"
 #include "proc.h"
 #include "regs.h"
-#include "stop.h"
+#include "restart.h"
 #include "stopall.h"
 #include "tthread.h"
 #include "util.h"
@@ -155,7 +155,7 @@ detach_all(struct jt_tracer *tr)
 	struct jt_proc *p, *next;
 
 	tr->detaching = 1;
-	stop_restart_held(tthread_self());
+	restart_held(tthread_self());
 	detach_stop_all(tr);
 	detach_each_thread(tr, detach_unhijack);
 	detach_remove_breakpoints(tr);

@@ -14,7 +14,7 @@
 #include "proc.h"
 #include "procfs.h"
 #include "regs.h"
-#include "stop.h"
+#include "restart.h"
 #include "stopall.h"
 #include "util.h"
 
@@ -170,7 +170,7 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 	ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L);
 	if (util_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
 		return -1;	/* killed while parked; nobody else will report it */
-	group = (unsigned)status >> 16 == PTRACE_EVENT_STOP && stop_is_stop_signal(WSTOPSIG(status));
+	group = (unsigned)status >> 16 == PTRACE_EVENT_STOP && restart_is_stop_signal(WSTOPSIG(status));
 	if ((unsigned)status >> 16 == 0 && !t->pending_sig) {
 		/* SIGSTOP or SIGKILL-class signal dequeued before our interrupt: deliver it later. */
 		t->pending_sig = WSTOPSIG(status);
@@ -253,7 +253,7 @@ handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
 	if (tr->recall == t->proc || tr->detaching)
 		return;
 	if (!t->step_pending) {
-		stop_restart_stopped(tr, t);
+		restart_stopped(tr, t);
 		return;
 	}
 	if (t->owner->index == 0 && tr->recall) {
@@ -270,7 +270,7 @@ handover_wait(struct jt_tracer *tr, unsigned ms)
 {
 	struct timespec ts;
 
-	stop_restart_held(tthread_self());
+	restart_held(tthread_self());
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += ms / 1000;
 	ts.tv_nsec += (long)(ms % 1000) * 1000000;
@@ -311,7 +311,7 @@ handover_serve_recall(struct jt_tracer *tr, struct jt_tthread *tt)
 {
 	if (!tr->recall)
 		return;
-	stop_restart_held(tt);
+	restart_held(tt);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++) {
 		struct jt_thread *t = tr->threads[i], *next;
 

@@ -15,7 +15,7 @@
 #include "proc.h"
 #include "procfs.h"
 #include "regs.h"
-#include "stop.h"
+#include "restart.h"
 #include "util.h"
 
 /* Stops that are not the end of the step (a signal, a group-stop) before we give up. */
@@ -35,7 +35,7 @@ inject_step(struct jt_thread *t, int *held)
 		siginfo_t si;
 		int status;
 
-		if (stop_restart(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0 ||
+		if (restart_thread(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0 ||
 		    !WIFSTOPPED(status))
 			return -1;
 		if ((unsigned)status >> 16)

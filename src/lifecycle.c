@@ -18,8 +18,8 @@
 #include "mem.h"
 #include "proc.h"
 #include "procfs.h"
+#include "restart.h"
 #include "snapshot.h"
-#include "stop.h"
 #include "util.h"
 
 static void lifecycle_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
@@ -254,7 +254,7 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 	} else if (p->vfork_child || (p->pid != tr->main_pid && !tr->opt->follow_forks)) {
 		/* A vfork child leaves its parent's memory at exec: it is no longer ours. */
 		lifecycle_detach_proc(tr, p);
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	proc_reset_image(p);
 	if (tr->image_seen || p->pid != tr->main_pid)
@@ -266,46 +266,45 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		 * again on its way out.
 		 */
 		p->exec_unseen = 1;
-		return stop_decide(RESTART_CONT, t->tid, 0, "exec'd during the detach");
+		return restart_decide(RESTART_CONT, t->tid, 0, "exec'd during the detach");
 	}
 	if (lifecycle_exec_foreign(p, what, sizeof(what))) {
 		lifecycle_exec_untraceable(tr, p, what);
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	if (image_setup(p) < 0) {
 		lifecycle_exec_untraceable(tr, p, NULL);
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	tr->image_seen = 1;
-	return stop_decide(RESTART_CONT, t->tid, 0, "on its new image");
+	return restart_decide(RESTART_CONT, t->tid, 0, "on its new image");
 }
 
 /*
  * t stopped at a fork, vfork or clone event: the child exists, traced by
- * us, and stops before its first instruction. Waits for that stop and
- * handles it now, so that no child is ever traced without being in our
- * tables: a detach that came before its first stop was reported would
- * leave it with our trap bytes (a fork copies them), untraced.
+ * us, and stops before its first instruction. Waits for that stop, which
+ * the caller handles at once (stop_take_child), so that no child is ever
+ * traced without being in our tables: a detach that came before its first
+ * stop was reported would leave it with our trap bytes (a fork copies
+ * them), untraced.
  */
-void
-lifecycle_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
+pid_t
+lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int *status)
 {
 	unsigned long child = 0;
-	int status;
 	pid_t r;
 
 	if (event != PTRACE_EVENT_FORK && event != PTRACE_EVENT_VFORK && event != PTRACE_EVENT_CLONE)
-		return;
+		return 0;
 	/* Once resumed, a vfork parent waits in the kernel until its child execs or exits. */
 	t->vforking = event == PTRACE_EVENT_VFORK;
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
-		return;
+		return 0;
 	/* ECHILD: its first stop was seen already and it was let go (a fork without -f). */
 	do
-		r = waitpid((pid_t)child, &status, __WALL | __WNOTHREAD);
+		r = waitpid((pid_t)child, status, __WALL | __WNOTHREAD);
 	while (r < 0 && errno == EINTR);
-	if (r == (pid_t)child)
-		stop_dispatch(tr, r, status);
+	return r == (pid_t)child ? r : 0;
 }
 
 /* Records how process p ended, from its wait status. */

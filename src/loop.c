@@ -16,6 +16,7 @@
 #include "loop.h"
 #include "proc.h"
 #include "regs.h"
+#include "restart.h"
 #include "snapshot.h"
 #include "stop.h"
 #include "tthread.h"
@@ -215,7 +216,7 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	pid_t tid;
 
 	pthread_mutex_unlock(&tr->tthreads.lock);
-	stop_restart_held(tt);
+	restart_held(tt);
 	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
 	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
 	tt->regs_tid = 0;
@@ -318,7 +319,7 @@ loop_stop_tthreads(struct jt_tracer *tr)
 	struct jt_tthread *self = tthread_self();
 	struct jt_proc *p;
 
-	stop_restart_held(self);
+	restart_held(self);
 	if (tr->tthreads.n <= 1)
 		return;
 	/* A tracer thread that ends takes its tracees with it (killed, or detached onto our trap bytes). */
@@ -338,7 +339,7 @@ loop_stop_tthreads(struct jt_tracer *tr)
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (thread_is_stopped(t) && !t->step_pending && !tr->detached && !tr->main_exited)
-				stop_restart_stopped(tr, t);
+				restart_stopped(tr, t);
 	tr->deferred = NULL;
 }
 

@@ -11,8 +11,8 @@
 #include "inject.h"
 #include "proc.h"
 #include "procfs.h"
+#include "restart.h"
 #include "sigtrap.h"
-#include "stop.h"
 #include "util.h"
 
 /*
@@ -174,7 +174,7 @@ sigtrap_deliver(struct jt_thread *t, int *end)
 	 * ptrace notification, not a forced SIGTRAP: nothing is reset), with
 	 * the handler's mask in place.
 	 */
-	if (stop_restart(t->tid, RESTART_STEP, SIGTRAP, "into its SIGTRAP handler") < 0 ||
+	if (restart_thread(t->tid, RESTART_STEP, SIGTRAP, "into its SIGTRAP handler") < 0 ||
 	    util_wait_tid(t->tid, &status) < 0)
 		return 0;	/* gone: nothing more to do */
 	if (!WIFSTOPPED(status)) {
@@ -185,6 +185,6 @@ sigtrap_deliver(struct jt_thread *t, int *end)
 		mask &= ~SIGTRAP_BIT;
 		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask);
 	}
-	stop_restart(t->tid, RESTART_CONT, 0, "in its SIGTRAP handler");
+	restart_thread(t->tid, RESTART_CONT, 0, "in its SIGTRAP handler");
 	return 0;
 }

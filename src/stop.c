@@ -12,98 +12,11 @@
 #include "proc.h"
 #include "procfs.h"
 #include "regs.h"
+#include "restart.h"
 #include "sigtrap.h"
 #include "stop.h"
 #include "stopall.h"
 #include "util.h"
-
-int
-stop_is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-/* ---- restart ---- */
-
-static const char *const stop_op_names[] = {
-	[RESTART_NONE] = "none", [RESTART_HOLD] = "held stopped", [RESTART_CONT] = "continue",
-	[RESTART_LISTEN] = "listen", [RESTART_STEP] = "single-step", [RESTART_LATER] = "continue after the lock",
-};
-
-int
-stop_restart(pid_t tid, enum restart_op op, int sig, const char *why)
-{
-	enum __ptrace_request req;
-	const char *name;
-
-	if (why && jt_debug && op != RESTART_NONE) {
-		if (sig)
-			debug_msg("thread %d: %s with signal %d: %s", tid, stop_op_names[op], sig, why);
-		else
-			debug_msg("thread %d: %s: %s", tid, stop_op_names[op], why);
-	}
-	switch (op) {
-	case RESTART_CONT:
-		req = PTRACE_CONT, name = "PTRACE_CONT";
-		break;
-	case RESTART_LISTEN:
-		req = PTRACE_LISTEN, name = "PTRACE_LISTEN", sig = 0;
-		break;
-	case RESTART_STEP:
-		req = PTRACE_SINGLESTEP, name = NULL;
-		break;
-	default:
-		return 0;
-	}
-	if (ptrace(req, tid, 0L, (long)sig) == 0)
-		return 0;
-	/* A failed step is its loop's to judge (it stops stepping); ESRCH means it is gone. */
-	if (errno != ESRCH && name)
-		perror_msg("ptrace(%s, %d)", name, tid);
-	return -1;
-}
-
-void
-stop_apply(struct restart r)
-{
-	stop_restart(r.tid, r.op, r.sig, r.why);
-}
-
-/* The breakpoint hit's restart, held back by stop_breakpoint (see struct jt_tthread). No lock needed: it is our own tracee. */
-void
-stop_restart_held(struct jt_tthread *tt)
-{
-	pid_t tid = tt->resume_tid;
-
-	if (!tid)
-		return;
-	tt->resume_tid = 0;
-	if (arch_regs_set(tid, &tt->resume_regs) < 0 && errno != ESRCH)
-		perror_msg("thread %d: cannot set its registers", tid);
-	stop_restart(tid, RESTART_CONT, 0, NULL);
-}
-
-void
-stop_restart_stopped(struct jt_tracer *tr, struct jt_thread *t)
-{
-	int sig = t->pending_sig;
-
-	(void)tr;
-	if (!thread_is_stopped(t)) {
-		/* A vfork parent counted as stopped: its stop, when it comes, is not one we wait for. */
-		if (t->state == TS_STOPPING)
-			t->state = TS_RUNNING;
-		return;
-	}
-	t->pending_sig = 0;
-	if (t->state == TS_GROUP_STOPPED) {
-		t->state = TS_RUNNING;
-		stop_restart(t->tid, RESTART_LISTEN, 0, "back into its group-stop");
-		return;
-	}
-	t->state = TS_RUNNING;
-	stop_restart(t->tid, RESTART_CONT, sig, "after a stop we held");
-}
 
 /* ---- classify ---- */
 
@@ -163,7 +76,7 @@ stop_classify_event(unsigned event, int sig)
 {
 	switch (event) {
 	case PTRACE_EVENT_STOP:
-		return stop_is_stop_signal(sig) ? STOP_GROUP : STOP_INTERRUPT;
+		return restart_is_stop_signal(sig) ? STOP_GROUP : STOP_INTERRUPT;
 	case PTRACE_EVENT_FORK:
 		return STOP_FORK;
 	case PTRACE_EVENT_VFORK:
@@ -206,6 +119,17 @@ stop_classify(struct jt_thread *t, int status, struct jt_stop *st)
 
 /* ---- handle ---- */
 
+void
+stop_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
+{
+	int status;
+	pid_t child = lifecycle_wait_child(tr, t, event, &status);
+
+	/* Now, so that no child is ever traced without being in our tables (see lifecycle_wait_child). */
+	if (child)
+		stop_dispatch(tr, child, status);
+}
+
 struct restart
 stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, int collecting)
 {
@@ -229,24 +153,24 @@ stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, i
 		t->step_addr = addr;
 		t->resume_pc = 0;	/* stopall_step_one notes where the step ends */
 		if (collecting)
-			return stop_decide(RESTART_HOLD, t->tid, 0, NULL);
+			return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
 		stopall_step_or_send(tr, t);
-		return stop_decide(RESTART_NONE, t->tid, 0, NULL);
+		return restart_decide(RESTART_NONE, t->tid, 0, NULL);
 	}
 	stop_note_resume(t, &st->regs);
 	if (!collecting && t->owner->resume_tid == 0 && !handover_rebalance_due(tr, t)) {
 		/* The common case: set the registers and restart it once the lock is released. */
 		t->owner->resume_tid = t->tid;
 		t->owner->resume_regs = st->regs;
-		return stop_decide(RESTART_LATER, t->tid, 0, NULL);
+		return restart_decide(RESTART_LATER, t->tid, 0, NULL);
 	}
 	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
 		perror_msg("thread %d: cannot set its registers", t->tid);
 	if (collecting)
-		return stop_decide(RESTART_HOLD, t->tid, 0, NULL);
+		return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
 	if (handover_rebalance(tr, t))
-		return stop_decide(RESTART_NONE, t->tid, 0, NULL);
-	return stop_decide(RESTART_CONT, t->tid, 0, NULL);
+		return restart_decide(RESTART_NONE, t->tid, 0, NULL);
+	return restart_decide(RESTART_CONT, t->tid, 0, NULL);
 }
 
 /* Non-zero when the program catches sig (SigCgt in /proc/TID/status). */
@@ -298,9 +222,9 @@ stop_signal(struct jt_tracer *tr, struct jt_thread *t, int sig)
 	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {
 		if (ret)
 			lifecycle_exited(tr, t->tid, end);
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
-	return stop_decide(RESTART_CONT, t->tid, sig, "a signal for the program");
+	return restart_decide(RESTART_CONT, t->tid, sig, "a signal for the program");
 }
 
 /* A stop of a thread nobody asked to stop: the decision for each kind. */
@@ -314,22 +238,22 @@ stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		return stop_signal(tr, t, st->sig);
 	case STOP_GROUP:
 		/* Stay stopped the way the program expects, but keep seeing events. */
-		return stop_decide(RESTART_LISTEN, t->tid, 0, "group-stop");
+		return restart_decide(RESTART_LISTEN, t->tid, 0, "group-stop");
 	case STOP_INTERRUPT:
-		return stop_decide(RESTART_CONT, t->tid, 0,
+		return restart_decide(RESTART_CONT, t->tid, 0,
 				   "an interrupt stop we do not wait for (a new thread's first, or one overtaken)");
 	case STOP_EXEC:
 		return lifecycle_exec(tr, t);
 	case STOP_FORK:
 	case STOP_VFORK:
 	case STOP_CLONE:
-		lifecycle_take_child(tr, t, st->event);
-		return stop_decide(RESTART_CONT, t->tid, 0, "after a new thread or process");
+		stop_take_child(tr, t, st->event);
+		return restart_decide(RESTART_CONT, t->tid, 0, "after a new thread or process");
 	case STOP_VFORK_DONE:
 	case STOP_OTHER_EVENT:
-		return stop_decide(RESTART_CONT, t->tid, 0, "after an event");
+		return restart_decide(RESTART_CONT, t->tid, 0, "after an event");
 	default:	/* STOP_GONE; the others do not reach here */
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 }
 
@@ -353,5 +277,5 @@ stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	if (st.ev == STOP_NONE)
 		return;
 	t->vforking = 0;
-	stop_apply(thread_wants_stop(t) ? stopall_collect(tr, t, &st) : stop_handle(tr, t, &st));
+	restart_apply(thread_wants_stop(t) ? stopall_collect(tr, t, &st) : stop_handle(tr, t, &st));
 }

@@ -15,6 +15,7 @@
 #include "proc.h"
 #include "procfs.h"
 #include "regs.h"
+#include "restart.h"
 #include "sigtrap.h"
 #include "stop.h"
 #include "stopall.h"
@@ -59,7 +60,7 @@ stopall_step_one(struct jt_thread *t, int *end)
 		return 0;
 	debug_msg("stepping thread %d over %#lx", t->tid, (unsigned long)bp->addr);
 	for (;;) {
-		if (stop_restart(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0)
+		if (restart_thread(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0)
 			break;	/* not stopped any more: gone */
 		if (!WIFSTOPPED(status)) {
 			*end = status;
@@ -99,7 +100,7 @@ stopall_step_over(struct jt_tracer *tr, struct jt_thread *t)
 	if (stopall_step_one(t, &end) < 0)
 		lifecycle_exited(tr, t->tid, end);
 	else
-		stop_restart_stopped(tr, t);
+		restart_stopped(tr, t);
 }
 
 /*
@@ -142,10 +143,10 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 	switch (st->ev) {
 	case STOP_GROUP:
 		t->state = TS_GROUP_STOPPED;
-		return stop_decide(RESTART_HOLD, t->tid, 0, "group-stop, while stopping its process");
+		return restart_decide(RESTART_HOLD, t->tid, 0, "group-stop, while stopping its process");
 	case STOP_INTERRUPT:
 		if (!stopall_trap_queued(t->tid))
-			return stop_decide(RESTART_HOLD, t->tid, 0, "interrupted, while stopping its process");
+			return restart_decide(RESTART_HOLD, t->tid, 0, "interrupted, while stopping its process");
 		/*
 		 * It ran a trap byte just as we interrupted it: the interrupt stop is
 		 * reported before the queued SIGTRAP. Let the SIGTRAP come (and be
@@ -153,17 +154,17 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * the detach.
 		 */
 		t->state = TS_STOPPING;
-		return stop_decide(RESTART_CONT, t->tid, 0, "a SIGTRAP queued behind our interrupt");
+		return restart_decide(RESTART_CONT, t->tid, 0, "a SIGTRAP queued behind our interrupt");
 	case STOP_EXEC: {
 		pid_t pid = t->proc->pid;
 
 		/* Our breakpoints went with the old image: nothing may be written by its table now. */
 		t->state = TS_RUNNING;
-		stop_apply(lifecycle_exec(tr, t));
+		restart_apply(lifecycle_exec(tr, t));
 		/* It is resumed on the new image (as the leader); stop it again, as below. */
 		if ((t = thread_find(tr, pid)))
 			stopall_interrupt(tr, t);
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	case STOP_FORK:
 	case STOP_VFORK:
@@ -178,18 +179,18 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * interrupt: let it finish the call and interrupt it again, so that
 		 * it stops on its way back, before any instruction of its own.
 		 */
-		lifecycle_take_child(tr, t, st->event);
+		stop_take_child(tr, t, st->event);
 		t->state = TS_RUNNING;
-		stop_restart(t->tid, RESTART_CONT, 0, "out of an event stop, to be interrupted again");
+		restart_thread(t->tid, RESTART_CONT, 0, "out of an event stop, to be interrupted again");
 		stopall_interrupt(tr, t);
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	case STOP_BREAKPOINT:
 		return stop_breakpoint(tr, t, st, 1);
 	case STOP_GONE:
-		return stop_decide(RESTART_NONE, 0, 0, NULL);
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	default:	/* STOP_SIGNAL */
 		t->pending_sig = st->sig;
-		return stop_decide(RESTART_HOLD, t->tid, st->sig, "a signal held while stopping its process");
+		return restart_decide(RESTART_HOLD, t->tid, st->sig, "a signal held while stopping its process");
 	}
 }
 
@@ -220,7 +221,7 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 
 	/* The stops dispatched below are handled with the lock kept: see loop_dispatch. */
 	tthread_self()->unwind_unlock = 0;
-	stop_restart_held(tthread_self());
+	restart_held(tthread_self());
 	handover_recall(tr, p);
 	if (proc_find(tr, pid) != p)
 		return -1;
@@ -233,7 +234,7 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 		proc_each_thread(tr, p, NULL, stopall_interrupt);
 		if (stopall_is_stopped(tr, p))
 			return 0;
-		stop_restart_held(tthread_self());
+		restart_held(tthread_self());
 		/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
 		tid = wait4(-1, &status, __WALL | __WNOTHREAD, NULL);
 		if (tid < 0) {
@@ -263,7 +264,7 @@ stopall_resume(struct jt_tracer *tr, struct jt_proc *p)
 {
 	/* Everyone is stopped here, so pending steps over breakpoints are safe now. */
 	proc_each_thread(tr, p, NULL, stopall_step_if_pending);
-	proc_each_thread(tr, p, NULL, stop_restart_stopped);
+	proc_each_thread(tr, p, NULL, restart_stopped);
 }
 
 /* Stops the other threads, steps t over its breakpoint, and lets everyone go again. */

@@ -8,6 +8,7 @@
 
 #include "proc.h"
 #include "regs.h"
+#include "restart.h"
 #include "stop.h"
 #include "tap.h"
 #include "tthread.h"
@@ -76,7 +77,7 @@ traced_child(void)
 	return pid;
 }
 
-/* A SIGTRAP stop is ours at an inserted trap byte, the program's elsewhere; restarts go through stop_restart. */
+/* A SIGTRAP stop is ours at an inserted trap byte, the program's elsewhere; restarts go through restart_thread. */
 static void
 test_classify_trap(void)
 {
@@ -102,7 +103,7 @@ test_classify_trap(void)
 	t.proc = &p;
 	t.owner = tthread_self();
 	ok(bp_insert(&p.bps, pid, (uint64_t)(uintptr_t)stop_target, 0) == 0, "a breakpoint on stop_target");
-	ok(stop_restart(pid, RESTART_CONT, 0, "test") == 0, "stop_restart continues it");
+	ok(restart_thread(pid, RESTART_CONT, 0, "test") == 0, "restart_thread continues it");
 	ok(waitpid(pid, &status, 0) == pid, "it stops again");
 	stop_classify(&t, status, &st);
 	ok(st.ev == STOP_BREAKPOINT && st.bp && st.bp->addr == (uint64_t)(uintptr_t)stop_target,
@@ -112,18 +113,18 @@ test_classify_trap(void)
 	bp_remove_all(&p.bps, pid);
 	arch_set_pc(&st.regs, (uint64_t)(uintptr_t)stop_target);
 	arch_regs_set(pid, &st.regs);
-	stop_restart(pid, RESTART_CONT, 0, NULL);
+	restart_thread(pid, RESTART_CONT, 0, NULL);
 	ok(waitpid(pid, &status, 0) == pid && classify(&t, status) == STOP_SIGNAL,
 	   "its own raise(SIGTRAP): a signal for the program");
-	ok(stop_restart(pid, RESTART_HOLD, 0, "test") == 0 && waitpid(pid, &status, WNOHANG) == 0,
+	ok(restart_thread(pid, RESTART_HOLD, 0, "test") == 0 && waitpid(pid, &status, WNOHANG) == 0,
 	   "RESTART_HOLD leaves it stopped");
-	stop_restart(pid, RESTART_CONT, 0, NULL);
+	restart_thread(pid, RESTART_CONT, 0, NULL);
 	ok(waitpid(pid, &status, 0) == pid && classify(&t, status) == STOP_EXITED, "then it exits");
-	ok(stop_restart(pid, RESTART_CONT, 0, "test") < 0, "continuing a thread that is gone fails quietly");
+	ok(restart_thread(pid, RESTART_CONT, 0, "test") < 0, "continuing a thread that is gone fails quietly");
 	bp_table_clear(&p.bps);
 }
 
-/* stop_restart_stopped on a thread that is not stopped: only a wait for a stop is dropped. */
+/* restart_stopped on a thread that is not stopped: only a wait for a stop is dropped. */
 static void
 test_state(void)
 {
@@ -133,10 +134,10 @@ test_state(void)
 	ok(t.state == TS_RUNNING && !thread_wants_stop(&t) && !thread_is_stopped(&t), "a new thread runs");
 	t.state = TS_STOPPING;
 	ok(thread_wants_stop(&t) && !thread_is_stopped(&t), "stopping: wants a stop, not stopped yet");
-	stop_restart_stopped(NULL, &t);
+	restart_stopped(NULL, &t);
 	ok(t.state == TS_RUNNING, "restarting one still stopping (a vfork parent) drops the wait");
 	t.state = TS_IN_TRANSIT;
-	stop_restart_stopped(NULL, &t);
+	restart_stopped(NULL, &t);
 	ok(t.state == TS_IN_TRANSIT && thread_in_transit(&t) && !thread_wants_stop(&t),
 	   "one in transit stays in transit");
 	t.state = TS_GROUP_STOPPED;
