@@ -25,7 +25,7 @@ struct jt_unwind_ctx;
  * unwinder's own lock; a hit takes no more than one read lock per unwind.
  *
  * Need the caller's exclusion (no unwind of that jt_unwind in progress):
- * changing its module set (modules_refresh, modules_clear), unwind_flush,
+ * changing its module set (modules_refresh, modules_clear), and
  * unwind_destroy. unwind_stack and unwind_override share one ctx of the
  * unwinder's own, so at most one thread at a time may use those two.
  */
@@ -93,12 +93,5 @@ void unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t valu
 /* unwind_stack_ctx and unwind_ctx_override with u's own ctx (one caller at a time). */
 int unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pcs, int max);
 void unwind_override(struct jt_unwind *u, uint64_t addr, uint64_t value);
-
-/* Drops cached unwind info (after execve replaced the image). */
-void unwind_flush(struct jt_unwind *u);
-
-struct jt_unwind_index;
-/* Frees a module's unwind index (built lazily by unwind_stack); NULL is a no-op. */
-void unwind_index_free(struct jt_unwind_index *ix);
 
 #endif

@@ -28,7 +28,6 @@ struct uw_backend {
 	void (*ctx_free)(void *scratch);
 	int (*stack)(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *regs, uint64_t *pcs,
 		     int max);
-	void (*flush)(void *state);
 };
 
 #define UW_BACKEND_DW		0
@@ -86,5 +85,8 @@ const struct jt_unwind_index *uw_index_build(struct jt_module *mod);
 
 /* mod's index if it was built, else NULL; needs no lock. */
 const struct jt_unwind_index *uw_index_peek(const struct jt_module *mod);
+
+/* Frees a module's index; NULL is a no-op. */
+void unwind_index_free(struct jt_unwind_index *ix);
 
 #endif

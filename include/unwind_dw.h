@@ -78,7 +78,6 @@ struct uw_dw {
 
 void *ud_new(struct jt_modules *mods);
 void ud_destroy(void *state);
-void ud_flush(void *state);
 
 /*
  * Starts the rule lookups of one unwind: catches up with a changed module

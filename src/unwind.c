@@ -72,11 +72,6 @@ unwind_destroy(struct jt_unwind *u)
 	free(u);
 }
 
-void
-unwind_flush(struct jt_unwind *u)
-{
-	u->be->flush(u->state);
-}
 
 /* ---- per-unwind contexts ---- */
 

@@ -403,23 +403,6 @@ ud_new(struct jt_modules *mods)
 }
 
 void
-ud_flush(void *state)
-{
-	struct uw_dw *u = state;
-	size_t i;
-
-	pthread_rwlock_wrlock(&u->lock);
-	pthread_mutex_lock(&u->mods->elf_lock);
-	for (i = 0; i < u->nm; i++)
-		ud_mod_close(&u->m[i]);
-	pthread_mutex_unlock(&u->mods->elf_lock);
-	ud_mods_sync(u);
-	pthread_rwlock_unlock(&u->lock);
-	if (u->slow)
-		uw_backend_libunwind.flush(u->slow);
-}
-
-void
 ud_destroy(void *state)
 {
 	struct uw_dw *u = state;

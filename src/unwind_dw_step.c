@@ -314,5 +314,4 @@ const struct uw_backend uw_backend_dw = {
 	.ctx_new = ud_ctx_new,
 	.ctx_free = ud_ctx_free,
 	.stack = ud_stack,
-	.flush = ud_flush,
 };

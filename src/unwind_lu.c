@@ -471,5 +471,4 @@ const struct uw_backend uw_backend_libunwind = {
 	.ctx_new = uwl_ctx_new,
 	.ctx_free = uwl_ctx_free,
 	.stack = uwl_stack,
-	.flush = uwl_flush,
 };
