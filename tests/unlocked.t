@@ -1,0 +1,100 @@
+#!/usr/bin/perl
+# unlocked.t - unwinds outside the tracer lock against what changes under them: with 2
+# tracer threads, threads of dlchurn allocate deep in their stacks while main loads and
+# unloads libraries (the dynamic linker's breakpoint changes the module set and breakpoint
+# table) or execs; every run must end cleanly with exact figures. Repeated, as a missing
+# gate fails only in some runs.
+#
+# Environment: JMPTRACE, JT_TIMEOUT, JT_MODES (e.g. "pie,static"), JT_RUNS (runs per
+# dynamic mode, default 12).
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use JT;
+use JTCheck;
+
+my $JT = JT::jmptrace();
+-x $JT or plan skip_all => "no jmptrace at $JT";
+my @modes = $ENV{JT_MODES} ? split(/[ ,]+/, $ENV{JT_MODES}) : @JT::MODES;
+my $RUNS = $ENV{JT_RUNS} // 12;
+
+# dlchurn's sizes (tests/progs/dlchurn/dlchurn.h).
+my ($THREADS, $CHURN_SIZE, $LEAK_SIZE) = (4, 56, 88);
+# About as long for the pairs as for the dlopen rounds (~0.6 s each under jmptrace).
+my ($K, $D) = (10000, 1000);
+
+# One dlchurn run under jmptrace; returns its last snapshot (undef when there is none).
+sub dlchurn_run {
+	my ($mode, $name, $tthreads, @args) = @_;
+	my $r = run_jt('dlchurn', $mode, jt_args => ['--tracer-threads', $tthreads], args => \@args);
+	is($r->{exit}, 0, "$name: exit 0") or diag("signal " . ($r->{signal} // 'none'));
+	is($r->{stdout}, "dlchurn: done\n", "$name: stdout");
+	is($r->{stderr}, '', "$name: nothing on stderr") or diag($r->{stderr});
+	return snapshot_of($r, $name);
+}
+
+# The figures of a run with K pairs per thread, against the reference run without pairs:
+# the leak site exact, the churn site gone, and every total differing by the pairs alone.
+sub check_run {
+	my ($s, $ref, $name, $k) = @_;
+	check_site($s, $name, func => 'dc_leak', file => 'dlchurn/dc_leak.c', marker => 'SITE:dc_leak',
+		   live_bytes => $THREADS * $LEAK_SIZE, live_blocks => $THREADS, alloc_calls => $THREADS,
+		   alloc_bytes => $THREADS * $LEAK_SIZE, caller => ['worker', 'dlchurn/main.c', 'SITE:dc_leak_call']);
+	check_gone($s, $name, 'dc_churn');
+	is($s->{totals}{unknown_frees}, 0, "$name: no unknown frees");
+	is(scalar(@{ $s->{invalid_frees} // [] }), 0, "$name: no invalid frees");
+	# The pairs' mallocs and frees are the only difference: dc_churn made exactly 4K calls.
+	check_call_deltas($ref, $s, "$name against no pairs", 0, malloc => $THREADS * $k, free => $THREADS * $k);
+	check_total_deltas($ref, $s, "$name against no pairs", alloc_calls => $THREADS * $k,
+			   frees => $THREADS * $k, bytes_allocated => $THREADS * $k * $CHURN_SIZE,
+			   live_blocks => 0, live_bytes => 0, unknown_frees => 0);
+}
+
+# Runs dlchurn K D $runs times with 2 tracer threads; returns how many runs failed.
+sub repeated {
+	my ($mode, $k, $d, $runs) = @_;
+	my $ref = dlchurn_run($mode, "reference (1 tracer thread, no pairs)", 1, 0, $d) or return $runs;
+	my $failed = 0;
+	for my $i (1 .. $runs) {
+		my $ok = subtest "run $i of $runs: dlchurn $k $d, 2 tracer threads" => sub {
+			my $s = dlchurn_run($mode, "run $i", 2, $k, $d) or return;
+			check_run($s, $ref, "run $i", $k);
+		};
+		$failed++ unless $ok;
+	}
+	return $failed;
+}
+
+# The dynamic builds load and unload libraries while the threads allocate.
+for my $mode (grep { $_ eq 'pie' || $_ eq 'nopie' } @modes) {
+	subtest "dlchurn-$mode: dlopen and dlclose while threads allocate, $RUNS runs" => sub {
+		my $failed = repeated($mode, $K, $D, $RUNS);
+		is($failed, 0, "$failed of $RUNS runs failed");
+	};
+}
+
+# The static builds have no dynamic linker: the same figures without the dlopen rounds.
+for my $mode (grep { /static/ } @modes) {
+	subtest "dlchurn-$mode: threads allocate, no dlopen" => sub {
+		is(repeated($mode, $K, 0, 1), 0, 'the run passed');
+	};
+}
+
+# An exec while the other threads allocate: they are gone, the new image runs to its end.
+for my $mode (@modes) {
+	subtest "dlchurn-$mode: exec while threads allocate, 3 runs" => sub {
+		for my $i (1 .. 3) {
+			my $r = run_jt('dlchurn', $mode, jt_args => ['--tracer-threads', 2], args => [$K / 10, 0, 'exec']);
+			is($r->{exit}, 0, "exec run $i: exit 0") or diag("signal " . ($r->{signal} // 'none'));
+			is($r->{stdout}, "dlchurn: exec'd\n", "exec run $i: stdout is the new image's");
+			is($r->{stderr}, '', "exec run $i: nothing on stderr") or diag($r->{stderr});
+			my $s = snapshot_of($r, "exec run $i") or next;
+			is($s->{exit_status}, 0, "exec run $i: the snapshot says exit status 0");
+			check_gone($s, "exec run $i", $_) for qw(dc_churn dc_leak);
+		}
+	};
+}
+
+done_testing();
