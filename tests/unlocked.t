@@ -20,8 +20,8 @@ my $JT = JT::jmptrace();
 my @modes = $ENV{JT_MODES} ? split(/[ ,]+/, $ENV{JT_MODES}) : @JT::MODES;
 my $RUNS = $ENV{JT_RUNS} // 12;
 
-# dlchurn's sizes (tests/progs/dlchurn/dlchurn.h).
-my ($THREADS, $CHURN_SIZE, $LEAK_SIZE) = (4, 56, 88);
+# dlchurn's figures (tests/progs/dlchurn/dlchurn.h).
+my ($THREADS, $DEPTH, $CHURN_SIZE, $LEAK_SIZE, $KEEP_EVERY, $KEEP_SIZE) = (4, 49, 56, 88, 16, 24);
 # About as long for the pairs as for the dlopen rounds (~0.6 s each under jmptrace).
 my ($K, $D) = (10000, 1000);
 
@@ -35,21 +35,54 @@ sub dlchurn_run {
 	return snapshot_of($r, $name);
 }
 
+# The functions of a stack, innermost first, up to and including the first $last.
+sub funcs_to {
+	my ($stack, $last) = @_;
+	my @f;
+	for my $fr (@{ $stack->{frames} }) {
+		push @f, $fr->{function} // '??';
+		last if $f[-1] eq $last;
+	}
+	return join(' ', @f);
+}
+
+# Every stack of dc_keep (DEPTH distinct functions deep) is the same, and whole: a wrong
+# unwind makes a stack of its own, or shortens one.
+sub check_deep_stacks {
+	my ($s, $name, $k) = @_;
+	my $n = $THREADS * int($k / $KEEP_EVERY);
+	check_site($s, $name, func => 'dc_keep', file => 'dlchurn/dc_churn.c', marker => 'SITE:dc_keep',
+		   live_bytes => $n * $KEEP_SIZE, live_blocks => $n, alloc_calls => $n, nstacks => 1,
+		   caller => ['dc_churn', 'dlchurn/dc_churn.c', 'CALL:dc_keep']);
+	my $want = join(' ', 'dc_keep', 'dc_churn', map({ "dc_deep$_" } reverse(0 .. $DEPTH - 1)), 'worker');
+	my @bad = grep { funcs_to($_, 'worker') ne $want || @{ $_->{frames} } != $DEPTH + 5 }
+		  stacks_with_frame0($s, 'dc_keep');
+	ok(!@bad, "$name: every dc_keep stack is dc_keep dc_churn dc_deep" . ($DEPTH - 1)
+	   . " .. dc_deep0 worker, then start_thread and clone3")
+		or diag(describe_stacks({ stacks => \@bad }));
+}
+
 # The figures of a run with K pairs per thread, against the reference run without pairs:
-# the leak site exact, the churn site gone, and every total differing by the pairs alone.
+# the leak sites exact, the churn site gone, and every total differing by the pairs and
+# dc_keep's blocks alone.
 sub check_run {
 	my ($s, $ref, $name, $k) = @_;
+	my $kept = $THREADS * int($k / $KEEP_EVERY);
 	check_site($s, $name, func => 'dc_leak', file => 'dlchurn/dc_leak.c', marker => 'SITE:dc_leak',
 		   live_bytes => $THREADS * $LEAK_SIZE, live_blocks => $THREADS, alloc_calls => $THREADS,
-		   alloc_bytes => $THREADS * $LEAK_SIZE, caller => ['worker', 'dlchurn/main.c', 'SITE:dc_leak_call']);
+		   alloc_bytes => $THREADS * $LEAK_SIZE, nstacks => 1,
+		   caller => ['worker', 'dlchurn/main.c', 'CALL:dc_leak']);
+	check_deep_stacks($s, $name, $k);
 	check_gone($s, $name, 'dc_churn');
 	is($s->{totals}{unknown_frees}, 0, "$name: no unknown frees");
 	is(scalar(@{ $s->{invalid_frees} // [] }), 0, "$name: no invalid frees");
-	# The pairs' mallocs and frees are the only difference: dc_churn made exactly 4K calls.
-	check_call_deltas($ref, $s, "$name against no pairs", 0, malloc => $THREADS * $k, free => $THREADS * $k);
-	check_total_deltas($ref, $s, "$name against no pairs", alloc_calls => $THREADS * $k,
-			   frees => $THREADS * $k, bytes_allocated => $THREADS * $k * $CHURN_SIZE,
-			   live_blocks => 0, live_bytes => 0, unknown_frees => 0);
+	# dc_churn made exactly 4K malloc+free pairs, and dc_keep 4K/16 mallocs.
+	check_call_deltas($ref, $s, "$name against no pairs", 0, malloc => $THREADS * $k + $kept,
+			  free => $THREADS * $k);
+	check_total_deltas($ref, $s, "$name against no pairs", alloc_calls => $THREADS * $k + $kept,
+			   frees => $THREADS * $k, live_blocks => $kept, live_bytes => $kept * $KEEP_SIZE,
+			   bytes_allocated => $THREADS * $k * $CHURN_SIZE + $kept * $KEEP_SIZE,
+			   unknown_frees => 0);
 }
 
 # Runs dlchurn K D $runs times with 2 tracer threads; returns how many runs failed.
@@ -82,7 +115,8 @@ for my $mode (grep { /static/ } @modes) {
 	};
 }
 
-# An exec while the other threads allocate: they are gone, the new image runs to its end.
+# An exec while the other threads allocate, right after a dlopen in the dynamic builds (their
+# unwinds start over then): the threads are gone, the new image runs to its end.
 for my $mode (@modes) {
 	subtest "dlchurn-$mode: exec while threads allocate, 3 runs" => sub {
 		for my $i (1 .. 3) {
@@ -92,7 +126,7 @@ for my $mode (@modes) {
 			is($r->{stderr}, '', "exec run $i: nothing on stderr") or diag($r->{stderr});
 			my $s = snapshot_of($r, "exec run $i") or next;
 			is($s->{exit_status}, 0, "exec run $i: the snapshot says exit status 0");
-			check_gone($s, "exec run $i", $_) for qw(dc_churn dc_leak);
+			check_gone($s, "exec run $i", $_) for qw(dc_churn dc_keep dc_leak);
 		}
 	};
 }

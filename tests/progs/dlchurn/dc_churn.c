@@ -1,9 +1,23 @@
-/* dc_churn.c - malloc+free pairs below a deep stack: nothing from here may be live at exit. */
+/*
+ * dc_churn.c - malloc+free pairs below a deep stack: nothing from them may be live at exit;
+ * and now and then a block leaked from there, whose stacks show whether every unwind was right.
+ */
 #include <stdlib.h>
 #include "dlchurn.h"
 #include "../common/sink.h"
 
 unsigned long dc_progress;
+static __thread void *kept;	/* the blocks dc_keep leaks, chained */
+
+__attribute__((noinline, noipa)) void
+dc_keep(void)
+{
+	void **b = malloc(DC_KEEP_SIZE); /* SITE:dc_keep */
+
+	*b = kept;
+	kept = b;
+	sink(b, DC_KEEP_SIZE);
+}
 
 __attribute__((noinline, noipa)) void
 dc_churn(unsigned long k)
@@ -12,17 +26,8 @@ dc_churn(unsigned long k)
 		void *p = malloc(DC_CHURN_SIZE); /* SITE:dc_churn */
 		sink(p, DC_CHURN_SIZE);
 		free(p);
+		if (i % DC_KEEP_EVERY == DC_KEEP_EVERY - 1)
+			dc_keep(); /* CALL:dc_keep */
 		__atomic_add_fetch(&dc_progress, 1, __ATOMIC_RELAXED);
 	}
-}
-
-/* Recursion the compiler may not flatten: every allocation in dc_churn has depth more frames to unwind. */
-__attribute__((noinline, noipa)) void
-dc_deep(int depth, unsigned long k)
-{
-	if (depth > 0)
-		dc_deep(depth - 1, k);
-	else
-		dc_churn(k);
-	sink(opaque_ptr(NULL), 0);	/* no tail call: the frame stays */
 }
