@@ -6,7 +6,7 @@
 # gate fails only in some runs.
 #
 # Environment: JMPTRACE, JT_TIMEOUT, JT_MODES (e.g. "pie,static"), JT_RUNS (runs per
-# dynamic mode, default 12).
+# dynamic mode and unwinder, default 10).
 use strict;
 use warnings;
 use FindBin;
@@ -18,7 +18,7 @@ use JTCheck;
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
 my @modes = $ENV{JT_MODES} ? split(/[ ,]+/, $ENV{JT_MODES}) : @JT::MODES;
-my $RUNS = $ENV{JT_RUNS} // 12;
+my $RUNS = $ENV{JT_RUNS} // 10;
 
 # dlchurn's figures (tests/progs/dlchurn/dlchurn.h).
 my ($THREADS, $DEPTH, $CHURN_SIZE, $LEAK_SIZE, $KEEP_EVERY, $KEEP_SIZE) = (4, 49, 56, 88, 16, 24);
@@ -27,8 +27,8 @@ my ($K, $D) = (10000, 1000);
 
 # One dlchurn run under jmptrace; returns its last snapshot (undef when there is none).
 sub dlchurn_run {
-	my ($mode, $name, $tthreads, @args) = @_;
-	my $r = run_jt('dlchurn', $mode, jt_args => ['--tracer-threads', $tthreads], args => \@args);
+	my ($mode, $name, $opts, @args) = @_;
+	my $r = run_jt('dlchurn', $mode, jt_args => ['--tracer-threads', @$opts], args => \@args);
 	is($r->{exit}, 0, "$name: exit 0") or diag("signal " . ($r->{signal} // 'none'));
 	is($r->{stdout}, "dlchurn: done\n", "$name: stdout");
 	is($r->{stderr}, '', "$name: nothing on stderr") or diag($r->{stderr});
@@ -85,14 +85,15 @@ sub check_run {
 			   unknown_frees => 0);
 }
 
-# Runs dlchurn K D $runs times with 2 tracer threads; returns how many runs failed.
+# Runs dlchurn K D $runs times with 2 tracer threads and the given unwinder; returns how
+# many runs failed.
 sub repeated {
-	my ($mode, $k, $d, $runs) = @_;
-	my $ref = dlchurn_run($mode, "reference (1 tracer thread, no pairs)", 1, 0, $d) or return $runs;
+	my ($mode, $unwinder, $k, $d, $runs) = @_;
+	my $ref = dlchurn_run($mode, "reference (1 tracer thread, no pairs)", [1], 0, $d) or return $runs;
 	my $failed = 0;
 	for my $i (1 .. $runs) {
-		my $ok = subtest "run $i of $runs: dlchurn $k $d, 2 tracer threads" => sub {
-			my $s = dlchurn_run($mode, "run $i", 2, $k, $d) or return;
+		my $ok = subtest "run $i of $runs: dlchurn $k $d, 2 tracer threads, unwinder $unwinder" => sub {
+			my $s = dlchurn_run($mode, "run $i", [2, '--unwinder', $unwinder], $k, $d) or return;
 			check_run($s, $ref, "run $i", $k);
 		};
 		$failed++ unless $ok;
@@ -100,18 +101,22 @@ sub repeated {
 	return $failed;
 }
 
-# The dynamic builds load and unload libraries while the threads allocate.
+# The dynamic builds load and unload libraries while the threads allocate. Both unwinders:
+# the libunwind backend looks modules up at every frame (the default only when it builds a
+# rule), so it is the one that meets a change of the module set most often.
 for my $mode (grep { $_ eq 'pie' || $_ eq 'nopie' } @modes) {
-	subtest "dlchurn-$mode: dlopen and dlclose while threads allocate, $RUNS runs" => sub {
-		my $failed = repeated($mode, $K, $D, $RUNS);
-		is($failed, 0, "$failed of $RUNS runs failed");
-	};
+	for my $unwinder (qw(dw libunwind)) {
+		subtest "dlchurn-$mode, unwinder $unwinder: dlopen and dlclose while threads allocate, $RUNS runs" => sub {
+			my $failed = repeated($mode, $unwinder, $K, $D, $RUNS);
+			is($failed, 0, "$failed of $RUNS runs failed");
+		};
+	}
 }
 
 # The static builds have no dynamic linker: the same figures without the dlopen rounds.
 for my $mode (grep { /static/ } @modes) {
 	subtest "dlchurn-$mode: threads allocate, no dlopen" => sub {
-		is(repeated($mode, $K, 0, 1), 0, 'the run passed');
+		is(repeated($mode, 'dw', $K, 0, 1), 0, 'the run passed');
 	};
 }
 
