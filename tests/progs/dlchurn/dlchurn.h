@@ -1,4 +1,4 @@
-/* dlchurn.h - the dlchurn test program: threads churn and leak while main loads and unloads a library. */
+/* dlchurn.h - the dlchurn test program: threads churn and leak while main loads and unloads libraries. */
 #ifndef JT_PROGS_DLCHURN_H
 #define JT_PROGS_DLCHURN_H
 
