@@ -7,7 +7,7 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # and its arch.h (x86-64 is the only one so far).
 ARCH    ?= x86_64
 CPPFLAGS += -Iinclude -Isrc/arch/$(ARCH) -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
-LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -lstdc++ -pthread
+LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -ljson-c -lz -lstdc++ -pthread
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 BUILD   ?= build

@@ -19,7 +19,52 @@ struct jt_stack {
 	uint64_t alloc_calls;	/* successful allocations made from this stack */
 	uint64_t alloc_bytes;	/* bytes those allocations asked for */
 	uint64_t invalid_frees;	/* frees made from this stack of addresses that were no live block */
+	uint64_t frees;		/* frees of blocks allocated from this stack (realloc's release too) */
+	uint64_t temporary;	/* of those, blocks freed by the thread that made the last allocation
+				   of that thread (heaptrack's temporary allocations) */
+	uint64_t peak_bytes;	/* live_bytes at the recorded peak (heap_peak) */
+	uint64_t peak_blocks;	/* live_blocks at the recorded peak */
+	uint64_t *hist;		/* HEAP_HIST_BUCKETS allocation counts by size, NULL until the first */
+	int filtered;		/* the stack of allocations outside --min-size/--max-size
+				   (heap_filtered_stack): no frames, left out of every breakdown */
 };
+
+/*
+ * The size histogram has power-of-two buckets: bucket k counts the sizes in
+ * (2^(k-1), 2^k], and bucket 0 the sizes 0 and 1. A bucket is named by its
+ * upper bound, heap_hist_bound(k) = 2^k (bucket 64 holds the sizes above 2^63).
+ */
+#define HEAP_HIST_BUCKETS 65
+
+static inline unsigned
+heap_hist_bucket(uint64_t size)
+{
+	return size <= 1 ? 0 : 64 - (unsigned)__builtin_clzll(size - 1);
+}
+
+/* The upper bound of bucket k; bucket 64's (2^64) does not fit and reads UINT64_MAX. */
+static inline uint64_t
+heap_hist_bound(unsigned k)
+{
+	return k >= 64 ? UINT64_MAX : (uint64_t)1 << k;
+}
+
+/* The live figures at the recorded peak, and when it was reached (ms since heap_new). */
+struct jt_heap_peak {
+	uint64_t live_bytes;
+	uint64_t live_blocks;
+	uint64_t time_ms;
+};
+
+/* One point of the timeline: the live figures at time_ms (ms since heap_new). */
+struct jt_heap_sample {
+	uint64_t time_ms;
+	uint64_t live_bytes;
+	uint64_t live_blocks;
+};
+
+/* The timeline takes a sample at the first event this long after the last sample. */
+#define HEAP_SAMPLE_MS 100
 
 /* Process-wide totals kept by the heap. */
 struct jt_heap_totals {
@@ -58,12 +103,14 @@ uint32_t heap_stack_count(const struct jt_heap *h);
 int heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id);
 
 /*
- * Records a free. Returns 0 and sets *size (if non-NULL) when addr was live;
+ * Records a free; temporary says that the freeing thread's last allocation
+ * was this block, with no other allocation by it since (the caller keeps
+ * that per thread). Returns 0 and sets *size (if non-NULL) when addr was live;
  * returns -1 and counts nothing when it was not (or addr is 0): the caller
  * knows what such a free is, and records it with heap_unknown_free or
  * heap_invalid_free, or not at all.
  */
-int heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size);
+int heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary);
 
 /* Counts a free of an address that was no live block and may have been one allocated unseen (before an attach). */
 void heap_unknown_free(struct jt_heap *h);
@@ -87,10 +134,42 @@ void heap_totals(const struct jt_heap *h, struct jt_heap_totals *out);
  */
 void heap_clear_live(struct jt_heap *h);
 
-/* The orders heap_rank_stacks knows. */
+/*
+ * The id of the one stack that allocations outside --min-size/--max-size are
+ * recorded under (made on first use): their blocks are tracked, so that their
+ * frees are known, but never broken down by stack.
+ */
+uint32_t heap_filtered_stack(struct jt_heap *h);
+
+/*
+ * The clock of the peak and the timeline: ms since an origin of the
+ * caller's. The default is CLOCK_MONOTONIC_COARSE since heap_new. Tests set
+ * their own.
+ */
+void heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg);
+
+/* The peak as last recorded: within 1% of the highest live bytes (heap.c says why). */
+void heap_peak(const struct jt_heap *h, struct jt_heap_peak *out);
+
+/*
+ * Takes a timeline sample now if HEAP_SAMPLE_MS have passed since the last
+ * one, or always when force is set (a snapshot). The heap calls it at every
+ * allocation and free; the tracer calls it while the program makes none.
+ */
+void heap_sample(struct jt_heap *h, int force);
+
+/* The timeline so far, oldest first; *n gets the count. Valid until the next heap call. */
+const struct jt_heap_sample *heap_timeline(const struct jt_heap *h, size_t *n);
+
+/* The orders heap_rank_stacks knows; every one leaves out the filtered stack. */
 enum heap_rank {
 	HEAP_RANK_LIVE,		/* stacks with live blocks, by live_bytes descending (ties: more blocks, then lower id) */
 	HEAP_RANK_INVALID,	/* stacks that made invalid frees, most first (ties: lower id) */
+	HEAP_RANK_PEAK,		/* stacks live at the peak, by peak_bytes descending (ties: peak_blocks, id) */
+	HEAP_RANK_CALLS,	/* stacks that allocated, by alloc_calls descending (ties: alloc_bytes, id) */
+	HEAP_RANK_BYTES,	/* stacks that allocated, by alloc_bytes descending (ties: alloc_calls, id) */
+	HEAP_RANK_TEMPORARY,	/* stacks with temporary allocations, most first (ties: alloc_calls, id) */
+	HEAP_RANK_ALL,		/* every stack that allocated or made an invalid free, by id */
 };
 
 /*

@@ -145,10 +145,23 @@ struct jt_options {
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
 	int verbose;			/* -v: a debug line per decision on stderr */
 	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
+	int sort;			/* --sort: enum report_cost */
+	int cost;			/* --folded-cost: enum report_cost */
+	uint64_t min_size, max_size;	/* --min-size, --max-size (0 and UINT64_MAX when not given) */
+	const char *pprof_path;		/* --pprof */
+	const char *folded_path;	/* --folded */
+	const char *flame_path;		/* --flamegraph */
+	const char *massif_path;	/* --massif */
+	const char *csv_path;		/* --csv */
+	const char *dot_path;		/* --dot */
+	double interval;		/* --interval: seconds between snapshots, 0 for none */
+	const char *supp_path;		/* --suppressions */
+	int no_default_supp;		/* --no-default-suppressions */
 	char **argv;			/* program and arguments in launch mode */
 };
 
 struct jt_json_out;
+struct jt_supp;
 struct jt_unwind_ctx;
 
 /*
@@ -165,6 +178,9 @@ struct jt_tracer {
 	struct jt_thread *threads[1024];	/* tid hash */
 	struct jt_json_out *json;
 	FILE *out;			/* text reports */
+	struct jt_supp *supp;		/* suppressions (--suppressions and the built-in ones) */
+	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
+	uint64_t interval_ms;		/* --interval's last snapshot, in loop time */
 	pid_t main_pid;
 	int main_exited, main_status;	/* wait status of the main process */
 	uint64_t events;		/* breakpoint hits handled */

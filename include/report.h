@@ -9,6 +9,24 @@
 
 struct jt_heap;
 struct jt_sym;
+struct jt_supp;
+struct jt_stack;
+
+/* What a figure of a stack is, for --sort and --folded-cost (and the formats' cost choice). */
+enum report_cost {
+	COST_LIVE,		/* live bytes now (the default) */
+	COST_PEAK,		/* live bytes at the peak */
+	COST_CALLS,		/* allocation calls */
+	COST_BYTES,		/* bytes allocated in all */
+	COST_TEMPORARY,		/* temporary allocations */
+};
+
+/* Returns the cost named name ("live", "peak", "calls", "bytes", "temporary"), or -1. */
+int report_cost_parse(const char *name);
+/* The name of a cost, as report_cost_parse takes it. */
+const char *report_cost_name(enum report_cost c);
+/* A stack's figure for cost c. */
+uint64_t report_cost_of(const struct jt_stack *st, enum report_cost c);
 
 /* Everything a snapshot needs; the caller owns all of it. */
 struct jt_snapshot {
@@ -24,7 +42,13 @@ struct jt_snapshot {
 	const uint64_t *calls;		/* traced calls per function, nested calls counted once */
 	const struct jt_heap *heap;
 	struct jt_sym *sym;
-	unsigned top;		/* how many stacks the text report lists */
+	unsigned top;		/* how many stacks each section of the text report lists */
+	enum report_cost sort;	/* --sort: the order of the text report's main list */
+	enum report_cost cost;	/* --folded-cost: the figure of folded, flame graph */
+	uint64_t min_size, max_size;	/* --min-size/--max-size (0 and UINT64_MAX: no filter) */
+	const struct jt_supp *supp;	/* suppressions (report_supp.h), or NULL for none */
+	unsigned seq;		/* the snapshot's number in this run, from 1 */
+	uint64_t time_ms;	/* when it was taken, in the heap's clock (ms since tracing began) */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */
@@ -42,5 +66,23 @@ struct jt_json_out *report_json_open(const char *path);
 int report_json_add(struct jt_json_out *j, const struct jt_snapshot *s);
 /* Closes the file. Returns 0 or -1. */
 int report_json_close(struct jt_json_out *j);
+
+/*
+ * The file formats. Each writes one snapshot to path, replacing the file,
+ * and returns 0, or -1 with errno set (nothing half-written is left under
+ * path: each writes path.tmp and renames it).
+ */
+/* gzip-compressed profile.proto (go tool pprof): alloc_objects, alloc_space, inuse_objects, inuse_space. */
+int report_pprof(const char *path, const struct jt_snapshot *s);
+/* Folded stacks ("frame;frame;...;frame value", outermost first), s->cost per line. */
+int report_folded(const char *path, const struct jt_snapshot *s);
+/* A self-contained interactive SVG flame graph of s->cost. */
+int report_flamegraph(const char *path, const struct jt_snapshot *s);
+/* massif.out (ms_print, massif-visualizer), from the timeline, detailed at the peak and now. */
+int report_massif(const char *path, const struct jt_snapshot *s);
+/* One CSV row per stack: counters, live and peak figures, the histogram, the frames. */
+int report_csv(const char *path, const struct jt_snapshot *s);
+/* A Graphviz call graph of the allocating code: functions with self and total bytes. */
+int report_dot(const char *path, const struct jt_snapshot *s);
 
 #endif

@@ -29,6 +29,12 @@ const char *report_signame(int sig, char *buf, size_t len);
  */
 int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr);
 
+/*
+ * The name a one-line format gives frame fr: its function, else
+ * "module+0xOFFSET", else "0xADDRESS" (written into buf). Returns the name.
+ */
+const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len);
+
 /* Returns a malloc'ed array of the stack ids ranked by `by` (heap_rank_stacks); *n gets the count. */
 uint32_t *report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n);
 

@@ -100,7 +100,7 @@ call_count_unmatched(struct jt_proc *p, uint32_t stack_id)
 static void
 call_realloc_free(struct jt_proc *p, const struct jt_call *c)
 {
-	if (heap_free(p->heap, c->ptr_arg, NULL) < 0)
+	if (heap_free(p->heap, c->ptr_arg, NULL, 0) < 0)
 		call_count_unmatched(p, c->stack_id);
 }
 
@@ -304,7 +304,7 @@ call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 	t->free_fn = bp->fn;
 	if (chained || call_is_nested(t, io, sp))
 		return;
-	if (ptr && heap_free(t->proc->heap, ptr, NULL) == 0)
+	if (ptr && heap_free(t->proc->heap, ptr, NULL, 0) == 0)
 		t->proc->calls[bp->fn]++;
 	else
 		call_unmatched_free(t, io, bp->fn, ptr, regs, opt);

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include "attach.h"
 #include "detach.h"
+#include "diff.h"
 #include "image.h"
 #include "launch.h"
 #include "loop.h"
@@ -21,6 +23,7 @@
 #include "sigtrap.h"
 #include "snapshot.h"
 #include "stopall.h"
+#include "supp.h"
 #include "tthread.h"
 #include "unwind.h"
 #include "util.h"
@@ -36,12 +39,35 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: jmptrace [OPTIONS] -- PROGRAM [ARGS...]\n"
 		"       jmptrace [OPTIONS] -p PID\n"
+		"       jmptrace diff [--top N] [--json FILE] OLD.json[:N] NEW.json[:N]\n"
 		"Traces every allocation and free of a program from outside and reports\n"
 		"where its live heap came from, grouped by call stack.\n"
 		"\n"
 		"  -o FILE          write the text report to FILE instead of stderr\n"
 		"      --json FILE  also write every snapshot as JSON to FILE\n"
-		"      --top N      stacks listed in the text report (default 10)\n"
+		"      --top N      stacks listed in each section of the text report (default 10)\n"
+		"      --sort COST  order of the text report's main list: live (default), peak,\n"
+		"                   calls, bytes or temporary\n"
+		"      --min-size N, --max-size N\n"
+		"                   break down only allocations of N bytes or more, or at most N\n"
+		"                   (a suffix k, M or G multiplies by 1024); the others are\n"
+		"                   counted in the totals, not unwound\n"
+		"      --suppressions FILE\n"
+		"                   leave stacks that match a line 'leak:PATTERN' of FILE out of\n"
+		"                   the live section (LeakSanitizer's format; * matches anything)\n"
+		"      --no-default-suppressions\n"
+		"                   do not suppress what the C and C++ runtimes keep on purpose\n"
+		"      --interval S write a snapshot every S seconds (numbered files)\n"
+		"\n"
+		"File formats, any number at once, written at every snapshot:\n"
+		"      --pprof FILE       gzip-compressed profile.proto for go tool pprof\n"
+		"      --folded FILE      folded stacks, a 'frame;...;frame value' line each\n"
+		"      --flamegraph FILE  an interactive SVG flame graph\n"
+		"      --folded-cost COST the figure of --folded and --flamegraph: live (default),\n"
+		"                         peak, calls, bytes or temporary\n"
+		"      --massif FILE      massif.out for ms_print and massif-visualizer\n"
+		"      --csv FILE         a row per stack: counters, histogram and frames\n"
+		"      --dot FILE         a Graphviz call graph of the allocating code\n"
 		"      --depth N    frames recorded per stack (default 64, at most %d)\n"
 		"  -p PID           attach to a running process and all its threads\n"
 		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
@@ -116,9 +142,43 @@ parse_duration(const char *s, double *out)
 	return 0;
 }
 
+/* Parses a byte count for --min-size/--max-size: digits, then k, M or G (powers of 1024). */
+static int
+parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'M')
+		shift = 20;
+	else if (*end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+/* --interval's bounds: a snapshot is too slow to take more than 10 times a second. */
+#define JT_MIN_INTERVAL 0.1
+
 enum {
 	OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION,
 	OPT_TRACER_THREADS, OPT_UNWINDER, OPT_NO_CPU_FOLLOW, OPT_NO_EMULATE, OPT_PIN,
+	OPT_SORT, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_PPROF, OPT_FOLDED, OPT_FOLDED_COST,
+	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
+	OPT_NO_DEFAULT_SUPPRESSIONS,
 };
 
 static const struct option longopts[] = {
@@ -131,6 +191,19 @@ static const struct option longopts[] = {
 	{ "no-cpu-follow", no_argument, NULL, OPT_NO_CPU_FOLLOW },
 	{ "no-emulate", no_argument, NULL, OPT_NO_EMULATE },
 	{ "pin", no_argument, NULL, OPT_PIN },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "min-size", required_argument, NULL, OPT_MIN_SIZE },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "folded-cost", required_argument, NULL, OPT_FOLDED_COST },
+	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+	{ "massif", required_argument, NULL, OPT_MASSIF },
+	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "dot", required_argument, NULL, OPT_DOT },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
+	{ "no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -156,6 +229,7 @@ static int
 parse_one(int c, const char *arg, struct jt_options *o)
 {
 	unsigned pid;
+	int r;
 
 	switch (c) {
 	case 'o': o->out_path = arg; return 0;
@@ -181,6 +255,28 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case OPT_NO_CPU_FOLLOW: o->no_cpu_follow = 1; return 0;
 	case OPT_NO_EMULATE: o->no_emulate = 1; return 0;
 	case OPT_PIN: o->pin = 1; return 0;
+	case OPT_SORT:
+	case OPT_FOLDED_COST:
+		if ((r = report_cost_parse(arg)) < 0)
+			return bad_value(c, arg, "give live, peak, calls, bytes or temporary");
+		*(c == OPT_SORT ? &o->sort : &o->cost) = r;
+		return 0;
+	case OPT_MIN_SIZE:
+		return parse_size(arg, &o->min_size) < 0 ? bad_value(c, arg, "give bytes, e.g. 64 or 4k") : 0;
+	case OPT_MAX_SIZE:
+		return parse_size(arg, &o->max_size) < 0 ? bad_value(c, arg, "give bytes, e.g. 64 or 4k") : 0;
+	case OPT_PPROF: o->pprof_path = arg; return 0;
+	case OPT_FOLDED: o->folded_path = arg; return 0;
+	case OPT_FLAMEGRAPH: o->flame_path = arg; return 0;
+	case OPT_MASSIF: o->massif_path = arg; return 0;
+	case OPT_CSV: o->csv_path = arg; return 0;
+	case OPT_DOT: o->dot_path = arg; return 0;
+	case OPT_INTERVAL:
+		if (parse_duration(arg, &o->interval) < 0 || o->interval < JT_MIN_INTERVAL)
+			return bad_value(c, arg, "give seconds, from 0.1 to " JT_STR(JT_MAX_DURATION));
+		return 0;
+	case OPT_SUPPRESSIONS: o->supp_path = arg; return 0;
+	case OPT_NO_DEFAULT_SUPPRESSIONS: o->no_default_supp = 1; return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)
@@ -202,10 +298,16 @@ parse_args(int argc, char **argv, struct jt_options *o)
 
 	o->top = 10;
 	o->depth = 64;
+	o->max_size = UINT64_MAX;
 	while ((c = getopt_long(argc, argv, "+o:p:fhvV", longopts, NULL)) != -1)
 		if ((r = parse_one(c, optarg, o)) != 0)
 			return r;
 	o->argv = argv + optind;
+	if (o->min_size > o->max_size) {
+		error_msg("--min-size %" PRIu64 " is above --max-size %" PRIu64 ": no allocation would be broken down",
+			  o->min_size, o->max_size);
+		return -1;
+	}
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */
 		error_msg("--duration needs -p PID: a launched program is traced until it exits");
@@ -232,6 +334,8 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 		perror_msg("cannot open '%s'", o->json_path);
 		return -1;
 	}
+	if (!(tr->supp = supp_load(o->supp_path, o->no_default_supp)))
+		return -1;
 	return 0;
 }
 
@@ -241,6 +345,8 @@ close_outputs(struct jt_tracer *tr)
 {
 	if (tr->json)
 		report_json_close(tr->json);
+	supp_free(tr->supp);
+	tr->supp = NULL;
 	if (tr->out && tr->out != stderr)
 		fclose(tr->out);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
@@ -315,6 +421,9 @@ main(int argc, char **argv)
 	pid_t pid;
 	int r;
 
+	/* A subcommand that reads reports and traces nothing. */
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return diff_main(argc - 1, argv + 1);
 	if ((r = parse_args(argc, argv, &opt)) != 0)
 		return r > 0 ? 0 : 2;
 	jt_debug = opt.verbose;

@@ -1,4 +1,5 @@
 /* report.c - what the text and JSON reports share: allocation-call totals, signal names, symbolized frames, ranked stacks. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,52 @@ report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n)
 
 	*n = heap_rank_stacks(h, by, ids, count);
 	return ids;
+}
+
+static const char *const report_cost_names[] = {
+	[COST_LIVE] = "live",
+	[COST_PEAK] = "peak",
+	[COST_CALLS] = "calls",
+	[COST_BYTES] = "bytes",
+	[COST_TEMPORARY] = "temporary",
+};
+
+int
+report_cost_parse(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(report_cost_names); i++)
+		if (strcmp(name, report_cost_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+report_cost_name(enum report_cost c)
+{
+	return (unsigned)c < ARRAY_SIZE(report_cost_names) ? report_cost_names[c] : "live";
+}
+
+uint64_t
+report_cost_of(const struct jt_stack *st, enum report_cost c)
+{
+	switch (c) {
+	case COST_PEAK: return st->peak_bytes;
+	case COST_CALLS: return st->alloc_calls;
+	case COST_BYTES: return st->alloc_bytes;
+	case COST_TEMPORARY: return st->temporary;
+	case COST_LIVE:
+	default: return st->live_bytes;
+	}
+}
+
+const char *
+report_frame_label(const struct jt_frame *fr, char *buf, size_t len)
+{
+	if (fr->function)
+		return fr->function;
+	if (fr->module)
+		snprintf(buf, len, "%s+0x%" PRIx64, fr->module, fr->offset);
+	else
+		snprintf(buf, len, "0x%" PRIx64, fr->address);
+	return buf;
 }

@@ -193,10 +193,10 @@ test_alloc_free(void)
 	   "lookup: 0x10080 is 40 bytes from stack %u", s1);
 	ok(heap_lookup(h, 0x10090, NULL, NULL) == -1, "lookup: unknown address is -1");
 
-	is_u64(heap_free(h, 0x20000, &size), 0, "free: known block returns 0");
+	is_u64(heap_free(h, 0x20000, &size, 0), 0, "free: known block returns 0");
 	is_u64(size, 1000, "free: reports the block's size");
 	/* realloc(0x10010, 300) moving the block: free old, alloc new. */
-	is_u64(heap_free(h, 0x10010, NULL), 0, "realloc-move: free of old block");
+	is_u64(heap_free(h, 0x10010, NULL, 0), 0, "realloc-move: free of old block");
 	is_u64(heap_alloc(h, 0x30000, 300, s2), 0, "realloc-move: alloc of new block");
 	/* realloc(0x30000, 500) in place: the tracer records a new alloc at the same address. */
 	is_u64(heap_alloc(h, 0x30000, 500, s2), 1, "realloc-in-place: same address returns 1");
@@ -210,7 +210,7 @@ test_alloc_free(void)
 
 	/* Peak moves only above the old maximum: 540 + 700 = 1240 > 1140. */
 	heap_alloc(h, 0x40000, 700, s1);
-	heap_free(h, 0x40000, NULL);
+	heap_free(h, 0x40000, NULL, 0);
 	want = (struct jt_heap_totals){ .bytes_allocated = 2640, .live_bytes = 540,
 		.live_blocks = 2, .peak_live_bytes = 1240, .allocs = 6, .frees = 3 };
 	check_totals(h, &want, "after peak bump");
@@ -234,12 +234,12 @@ test_duplicate_and_unknown(void)
 	check_stack(h, s1, 0, 0, 1, 64, "dup old stack");
 	check_stack(h, s2, 16, 1, 1, 16, "dup new stack");
 
-	is_u64((uint64_t)(int64_t)heap_free(h, 0x6000, &size), (uint64_t)-1,
+	is_u64((uint64_t)(int64_t)heap_free(h, 0x6000, &size, 0), (uint64_t)-1,
 	       "unknown free returns -1");
 	is_u64(size, 12345, "unknown free leaves *size alone");
-	is_u64((uint64_t)(int64_t)heap_free(h, 0, &size), (uint64_t)-1, "free(0) returns -1");
-	is_u64(heap_free(h, 0x5000, NULL), 0, "free of the replaced block");
-	is_u64((uint64_t)(int64_t)heap_free(h, 0x5000, NULL), (uint64_t)-1,
+	is_u64((uint64_t)(int64_t)heap_free(h, 0, &size, 0), (uint64_t)-1, "free(0) returns -1");
+	is_u64(heap_free(h, 0x5000, NULL, 0), 0, "free of the replaced block");
+	is_u64((uint64_t)(int64_t)heap_free(h, 0x5000, NULL, 0), (uint64_t)-1,
 	       "double free returns -1");
 	want = (struct jt_heap_totals){ .bytes_allocated = 80, .live_bytes = 0,
 		.live_blocks = 0, .peak_live_bytes = 64, .allocs = 2, .frees = 1 };
@@ -323,7 +323,7 @@ test_big_sizes(void)
 	is_u64(heap_alloc(h, 0x100000 + 16 * 5, 8 * GIB, s1), 1, "small -> big at same address");
 	ok(heap_lookup(h, 0x100020, &size, NULL) == 0 && size == 5, "big -> small reads 5");
 	ok(heap_lookup(h, 0x100050, &size, NULL) == 0 && size == 8 * GIB, "small -> big reads 8 GiB");
-	is_u64(heap_free(h, 0x100030, &size), 0, "free of a 64 TiB block");
+	is_u64(heap_free(h, 0x100030, &size, 0), 0, "free of a 64 TiB block");
 	is_u64(size, 1ULL << 46, "free reports 64 TiB");
 	ok(heap_lookup(h, 0x100010, &size, NULL) == 0 && size == 0xffffffffULL,
 	   "other escaped block survives the free");
@@ -352,7 +352,7 @@ test_top_and_clear(void)
 	heap_alloc(h, 0xa400, 40, s[2]);
 	heap_alloc(h, 0xa500, 500, s[3]);
 	heap_alloc(h, 0xa600, 999, s[4]);
-	heap_free(h, 0xa600, NULL);		/* s4: no live block left */
+	heap_free(h, 0xa600, NULL, 0);		/* s4: no live block left */
 	heap_alloc(h, 0xa700, 100, s[6]);	/* s5 is never used */
 
 	n = heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 10);
@@ -375,7 +375,7 @@ test_top_and_clear(void)
 	check_stack(h, s[4], 0, 0, 1, 999, "clear_live keeps alloc counters");
 	is_u64(heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 10), 0, "top after clear_live: nothing live");
 	ok(heap_lookup(h, 0xa500, NULL, NULL) == -1, "clear_live: old block is gone");
-	ok(heap_free(h, 0xa500, NULL) == -1, "clear_live: freeing an old block is unknown");
+	ok(heap_free(h, 0xa500, NULL, 0) == -1, "clear_live: freeing an old block is unknown");
 	heap_unknown_free(h);
 	is_u64(heap_alloc(h, 0xa500, 7, s[5]), 0, "clear_live: the address can be reused (returns 0)");
 	ok(heap_lookup(h, 0xa500, &size, NULL) == 0 && size == 7, "clear_live: reused block reads 7");
@@ -437,7 +437,7 @@ churn_step(struct jt_heap *h, struct churn_ref *ref, const uint32_t *stacks)
 		return 0;
 	}
 	if (op < 95) {
-		rc = heap_free(h, churn_addr(k), &size);
+		rc = heap_free(h, churn_addr(k), &size, 0);
 		if (rc != (ref->live[k] ? 0 : -1) || (!rc && size != ref->size[k]))
 			return 1;
 		if (!ref->live[k]) {
@@ -501,7 +501,7 @@ test_churn(void)
 	is_u64(i, CHURN_OPS, "churn: all ops ran");
 	check_totals(h, &ref->tot, "churn");
 	for (k = 0; k < CHURN_ADDRS; k++) {
-		if (ref->live[k] && heap_free(h, churn_addr(k), NULL) == 0) {
+		if (ref->live[k] && heap_free(h, churn_addr(k), NULL, 0) == 0) {
 			ref->tot.frees++;
 			ref->tot.live_bytes -= ref->size[k];
 			ref->tot.live_blocks--;
@@ -642,7 +642,7 @@ stress_drain(struct jt_heap *h)
 	for (j = 0; j < STRESS_N; j++) {
 		i = perm(j, 0x89abcdef);
 		size = 0;
-		bad += heap_free(h, stress_addr(i), &size) != 0 || size != stress_size(i);
+		bad += heap_free(h, stress_addr(i), &size, 0) != 0 || size != stress_size(i);
 		if (j == STRESS_N / 2 - 1) {
 			heap_totals(h, &t);
 			bad_half = t.live_blocks != STRESS_N / 2;

@@ -316,16 +316,16 @@ tr_build_heap(uint64_t newaddr)
 	heap_alloc(h, 0x1000, 1000, a);
 	heap_alloc(h, 0x2000, 2000, a);
 	heap_alloc(h, 0x3000, 500, a);
-	heap_free(h, 0x3000, NULL);
+	heap_free(h, 0x3000, NULL, 0);
 	heap_alloc(h, 0x4000, 4000, b);
 	heap_alloc(h, 0x5000, 100, c);
 	heap_alloc(h, 0x6000, 100, c);
 	heap_alloc(h, 0x7000, 100, c);
 	heap_alloc(h, 0x8000, 1000000, d);
-	heap_free(h, 0x8000, NULL);
+	heap_free(h, 0x8000, NULL, 0);
 	heap_alloc(h, 0x9000, 10, e);
 	/* A double free made from the leaf's stack. */
-	heap_free(h, 0x3000, NULL);
+	heap_free(h, 0x3000, NULL, 0);
 	heap_invalid_free(h, a);
 	return h;
 }
