@@ -8,13 +8,28 @@ struct jt_stack;
 
 /*
  * Loads the leak: lines of path (NULL for none) and, unless no_defaults,
- * the built-in suppressions. Returns NULL after one line on stderr naming
- * the file and line when path cannot be read or holds a bad line.
+ * the built-in suppressions. The file is LeakSanitizer's: "leak:PATTERN"
+ * lines, '#' comments and blank lines; any other kind ("race:...") or a
+ * line without one is an error. Returns NULL after one line on stderr
+ * naming the file (and line) when path cannot be read or holds a bad line.
  */
 struct jt_supp *supp_load(const char *path, int no_defaults);
 void supp_free(struct jt_supp *sp);
 
-/* Returns the pattern that suppresses st (symbolized with sym), or NULL. sp may be NULL. */
+/*
+ * Returns the pattern that suppresses st (symbolized with sym), or NULL.
+ * sp may be NULL. A pattern suppresses a stack when it matches the
+ * function, the source file or the module of any of its frames
+ * (supp_pattern_match). The string is owned by sp.
+ */
 const char *supp_match(const struct jt_supp *sp, struct jt_sym *sym, const struct jt_stack *st);
+
+/*
+ * LeakSanitizer's pattern match: 1 when pattern occurs in text, where '*'
+ * stands for any run of characters, a leading '^' ties the pattern to the
+ * start of text and a trailing '$' to its end. An empty or NULL text
+ * never matches.
+ */
+int supp_pattern_match(const char *pattern, const char *text);
 
 #endif
