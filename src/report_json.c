@@ -7,6 +7,7 @@
 #include "heap.h"
 #include "report.h"
 #include "report_common.h"
+#include "supp.h"
 #include "sym.h"
 #include "util.h"
 
@@ -114,12 +115,42 @@ json_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 	fputs(st->truncated ? "], \"truncated\": true" : "]", f);
 }
 
+/* "histogram": {"16": n, ...}: the non-zero buckets, by their upper bound, smallest first. */
 static void
-json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
+json_histogram(FILE *f, const struct jt_stack *st)
+{
+	const char *sep = "";
+	unsigned k;
+
+	fputs("\"histogram\": {", f);
+	for (k = 0; st->hist && k < HEAP_HIST_BUCKETS; k++) {
+		if (!st->hist[k])
+			continue;
+		/* Bucket 64 is "sizes above 2^63": its bound, 2^64, is one past UINT64_MAX. */
+		if (k >= 64)
+			fprintf(f, "%s\"18446744073709551616\": %" PRIu64, sep, st->hist[k]);
+		else
+			fprintf(f, "%s\"%" PRIu64 "\": %" PRIu64, sep, heap_hist_bound(k), st->hist[k]);
+		sep = ", ";
+	}
+	fputc('}', f);
+}
+
+/* One stack: its counters, the suppression that matches it (supp, or NULL), its frames. */
+static void
+json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, const char *supp)
 {
 	fprintf(f, "  {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   ",
-		st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes);
+		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frees\": %" PRIu64
+		", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", ",
+		st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes, st->frees,
+		st->temporary, st->peak_bytes, st->peak_blocks);
+	json_histogram(f, st);
+	if (supp) {
+		fputs(", \"suppressed\": ", f);
+		json_str(f, supp);
+	}
+	fputs(",\n   ", f);
 	json_frames(f, sym, st);
 	fputc('}', f);
 }
@@ -143,11 +174,76 @@ json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 	fputs(n ? "\n ]" : "]", f);
 }
 
+/*
+ * The stacks a snapshot lists, in a fixed order: those with live blocks by
+ * live bytes (as when the list held only those), then every other stack
+ * that allocated, by id. With the suppression of each (NULL for none) in
+ * *supp, computed once here because symbolizing is the costly part.
+ */
+struct json_stacks {
+	uint32_t *ids, n;
+	const char **supp;
+	uint64_t supp_bytes, supp_blocks, supp_stacks;	/* live figures of the suppressed ones */
+};
+
 static void
-json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t)
+json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js)
 {
+	uint32_t *all, nall, i;
+
+	memset(js, 0, sizeof(*js));
+	js->ids = report_rank(s->heap, HEAP_RANK_LIVE, &js->n);
+	all = report_rank(s->heap, HEAP_RANK_ALL, &nall);
+	js->ids = xrealloc(js->ids, (js->n + nall + 1) * sizeof(*js->ids));
+	for (i = 0; i < nall; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, all[i]);
+
+		if (st->alloc_calls && !st->live_blocks)
+			js->ids[js->n++] = all[i];
+	}
+	free(all);
+	js->supp = xcalloc(js->n + 1, sizeof(*js->supp));
+	for (i = 0; s->supp && i < js->n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, js->ids[i]);
+
+		js->supp[i] = supp_match(s->supp, s->sym, st);
+		if (js->supp[i] && st->live_blocks) {
+			js->supp_bytes += st->live_bytes;
+			js->supp_blocks += st->live_blocks;
+			js->supp_stacks++;
+		}
+	}
+}
+
+/* With --min-size/--max-size, "filtered": the figures of the stack-less allocations outside the range. */
+static void
+json_filtered(FILE *f, const struct jt_snapshot *s)
+{
+	const struct jt_stack *st = NULL;
+	uint32_t id, n = heap_stack_count(s->heap);
+
+	if (s->min_size == 0 && s->max_size == UINT64_MAX)
+		return;
+	for (id = 0; id < n && !st; id++)
+		if (heap_stack_get(s->heap, id)->filtered)
+			st = heap_stack_get(s->heap, id);
+	fprintf(f, ", \"filtered\": {\"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+		", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64 "}",
+		st ? st->alloc_calls : 0, st ? st->alloc_bytes : 0, st ? st->live_bytes : 0,
+		st ? st->live_blocks : 0);
+}
+
+static void
+json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t,
+	    const struct json_stacks *js)
+{
+	uint64_t temporary = 0;
+	uint32_t id, n = heap_stack_count(s->heap);
 	unsigned i;
 
+	/* Every stack's, the filtered one's too: a total of the whole run. */
+	for (id = 0; id < n; id++)
+		temporary += heap_stack_get(s->heap, id)->temporary;
 	fputs(" \"totals\": {\"calls\": {", f);
 	for (i = 0; i < s->ncalls; i++) {
 		fputs(i ? ", " : "", f);
@@ -157,9 +253,30 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fprintf(f, "}, \"alloc_calls\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
 		", \"frees\": %" PRIu64 ", \"unknown_frees\": %" PRIu64
 		", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-		", \"peak_live_bytes\": %" PRIu64 "},\n",
+		", \"peak_live_bytes\": %" PRIu64 ",\n  \"temporary\": %" PRIu64,
 		report_alloc_calls(s), t->bytes_allocated, t->frees, t->unknown_frees,
-		t->live_bytes, t->live_blocks, t->peak_live_bytes);
+		t->live_bytes, t->live_blocks, t->peak_live_bytes, temporary);
+	json_filtered(f, s);
+	fprintf(f, ", \"suppressed\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+		", \"stacks\": %" PRIu64 "}},\n", js->supp_bytes, js->supp_blocks, js->supp_stacks);
+}
+
+/* "peak": the recorded peak, and "timeline": [[time_ms, live_bytes, live_blocks], ...]. */
+static void
+json_peak_timeline(FILE *f, const struct jt_snapshot *s)
+{
+	const struct jt_heap_sample *tl;
+	struct jt_heap_peak pk;
+	size_t n, i;
+
+	heap_peak(s->heap, &pk);
+	fprintf(f, ",\n \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+		", \"time_ms\": %" PRIu64 "},\n \"timeline\": [", pk.live_bytes, pk.live_blocks, pk.time_ms);
+	tl = heap_timeline(s->heap, &n);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", i == 0 ? "" : i % 4 ? ", " : ",\n  ",
+			tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
+	fputc(']', f);
 }
 
 static void
@@ -178,27 +295,31 @@ json_header(FILE *f, const struct jt_snapshot *s)
 		fputs("null", f);
 	fputs(", \"killed_by\": ", f);
 	json_str(f, s->killed_by ? report_signame(s->killed_by, sig, sizeof(sig)) : NULL);
-	fprintf(f, ", \"attached\": %s,\n", s->attached ? "true" : "false");
+	fprintf(f, ", \"attached\": %s, \"seq\": %u, \"time_ms\": %" PRIu64 ",\n",
+		s->attached ? "true" : "false", s->seq, s->time_ms);
 }
 
 static void
 json_snapshot(FILE *f, const struct jt_snapshot *s)
 {
 	struct jt_heap_totals t;
-	uint32_t *ids, n, i;
+	struct json_stacks js;
+	uint32_t i;
 
 	heap_totals(s->heap, &t);
+	json_stacks_collect(s, &js);
 	json_header(f, s);
-	json_totals(f, s, &t);
+	json_totals(f, s, &t, &js);
 	fputs(" \"stacks\": [", f);
-	ids = report_rank(s->heap, HEAP_RANK_LIVE, &n);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < js.n; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		json_stack(f, s->sym, heap_stack_get(s->heap, ids[i]));
+		json_stack(f, s->sym, heap_stack_get(s->heap, js.ids[i]), js.supp[i]);
 	}
-	free(ids);
-	fputs(n ? "\n ]" : "]", f);
+	free(js.ids);
+	free(js.supp);
+	fputs(js.n ? "\n ]" : "]", f);
 	json_invalid_frees(f, s);
+	json_peak_timeline(f, s);
 	fputc('}', f);
 }
 

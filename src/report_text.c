@@ -7,7 +7,9 @@
 #include "heap.h"
 #include "report.h"
 #include "report_common.h"
+#include "supp.h"
 #include "sym.h"
+#include "util.h"
 
 /*
  * Text figures: every count and byte figure is a plain decimal with a comma
@@ -74,17 +76,60 @@ text_header(FILE *f, const struct jt_snapshot *s)
 	fputc('\n', f);
 }
 
-/* Widest allocator name that will be printed, so the figures line up. */
+/* Widest label that will be printed in calls: and totals:, so the figures line up. */
 static int
 text_name_width(const struct jt_snapshot *s)
 {
-	int w = 20;
+	int w = (int)strlen("temporary allocations");
 	unsigned i;
 
 	for (i = 0; i < s->ncalls; i++)
 		if (s->calls[i] && (int)strlen(alloc_fns[s->call_fns[i]].name) > w)
 			w = (int)strlen(alloc_fns[s->call_fns[i]].name);
 	return w;
+}
+
+/* Temporary allocations of every stack, the filtered one's too: a total of the whole run. */
+static uint64_t
+text_temporary(const struct jt_heap *h)
+{
+	uint32_t id, n = heap_stack_count(h);
+	uint64_t sum = 0;
+
+	for (id = 0; id < n; id++)
+		sum += heap_stack_get(h, id)->temporary;
+	return sum;
+}
+
+/*
+ * With --min-size/--max-size, what was outside the range: counted in the
+ * totals, but under one pseudo stack (heap_filtered_stack) with no frames.
+ */
+static void
+text_filtered(FILE *f, const struct jt_snapshot *s)
+{
+	const struct jt_stack *st = NULL;
+	uint32_t id, n = heap_stack_count(s->heap);
+	char a[32], b[32], c[32], d[32], range[96];
+
+	if (s->min_size == 0 && s->max_size == UINT64_MAX)
+		return;
+	for (id = 0; id < n && !st; id++)
+		if (heap_stack_get(s->heap, id)->filtered)
+			st = heap_stack_get(s->heap, id);
+	if (s->max_size == UINT64_MAX)
+		snprintf(range, sizeof(range), "sizes under %s bytes", report_num(a, s->min_size));
+	else if (s->min_size == 0)
+		snprintf(range, sizeof(range), "sizes over %s bytes", report_num(a, s->max_size));
+	else
+		snprintf(range, sizeof(range), "sizes outside %s..%s bytes", report_num(a, s->min_size),
+			 report_num(b, s->max_size));
+	fprintf(f, "  %s: %s allocation %s of %s bytes, %s bytes in %s %s live, not broken down by stack\n",
+		range, report_num(a, st ? st->alloc_calls : 0),
+		report_plural(st ? st->alloc_calls : 0, "call", "calls"),
+		report_num(b, st ? st->alloc_bytes : 0), report_num(c, st ? st->live_bytes : 0),
+		report_num(d, st ? st->live_blocks : 0),
+		report_plural(st ? st->live_blocks : 0, "block", "blocks"));
 }
 
 static void
@@ -103,9 +148,11 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fprintf(f, "  %-*s %15s\n", w, "bytes allocated", report_num(a, t->bytes_allocated));
 	fprintf(f, "  %-*s %15s\n", w, "frees", report_num(a, t->frees));
 	fprintf(f, "  %-*s %15s\n", w, "unknown frees", report_num(a, t->unknown_frees));
+	fprintf(f, "  %-*s %15s\n", w, "temporary allocations", report_num(a, text_temporary(s->heap)));
 	fprintf(f, "  %-*s %15s bytes in %s %s\n", w, "live", report_num(a, t->live_bytes),
 		report_num(b, t->live_blocks), report_plural(t->live_blocks, "block", "blocks"));
 	fprintf(f, "  %-*s %15s bytes\n", w, "peak live", report_num(a, t->peak_live_bytes));
+	text_filtered(f, s);
 	fputc('\n', f);
 }
 
@@ -156,16 +203,62 @@ text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 	fputc('\n', f);
 }
 
-static void
-text_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, unsigned rank)
+/* "N bytes in M blocks" (plural as the counts say) into buf; returns buf. */
+static const char *
+text_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32];
 
-	fprintf(f, "#%u: %s bytes in %s %s live; %s allocation %s of %s bytes in all from this stack\n",
-		rank, report_num(a, st->live_bytes), report_num(b, st->live_blocks),
-		report_plural(st->live_blocks, "block", "blocks"), report_num(c, st->alloc_calls),
-		report_plural(st->alloc_calls, "call", "calls"), report_num(d, st->alloc_bytes));
-	text_frames(f, sym, st);
+	snprintf(buf, len, "%s bytes in %s %s", report_num(a, bytes), report_num(b, blocks),
+		 report_plural(blocks, "block", "blocks"));
+	return buf;
+}
+
+/*
+ * The figure line of a stack: its figure for the list it is in (cost)
+ * first, then all its other counters, so that every list shows them all:
+ *   #1: 1,000 bytes in 1 block live; 3 allocation calls of 3,500 bytes in all from this stack;
+ *       peak 3,000 bytes in 2 blocks, 2 frees, 1 temporary
+ * (on one line). The live list's wording is the report's from before the
+ * other lists, which scripts may read.
+ */
+static void
+text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsigned rank)
+{
+	char live[96], peak[96], a[32], b[32], c[32];
+	const char *calls = report_plural(st->alloc_calls, "call", "calls");
+
+	text_bytes_blocks(live, sizeof(live), st->live_bytes, st->live_blocks);
+	text_bytes_blocks(peak, sizeof(peak), st->peak_bytes, st->peak_blocks);
+	report_num(a, st->alloc_calls);
+	report_num(b, st->alloc_bytes);
+	fprintf(f, "#%u: ", rank);
+	switch (cost) {
+	case COST_PEAK:
+		fprintf(f, "%s at the peak; live %s, %s allocation %s of %s bytes", peak, live, a, calls, b);
+		break;
+	case COST_CALLS:
+		fprintf(f, "%s allocation %s of %s bytes; live %s, peak %s", a, calls, b, live, peak);
+		break;
+	case COST_BYTES:
+		fprintf(f, "%s bytes allocated in %s %s; live %s, peak %s", b, a, calls, live, peak);
+		break;
+	case COST_TEMPORARY:
+		fprintf(f, "%s temporary %s (%" PRIu64 "%% of %s %s); live %s, peak %s, %s bytes allocated",
+			report_num(c, st->temporary), report_plural(st->temporary, "allocation", "allocations"),
+			st->alloc_calls ? (st->temporary * 100 + st->alloc_calls / 2) / st->alloc_calls : 0,
+			a, calls, live, peak, b);
+		break;
+	case COST_LIVE:
+	default:
+		fprintf(f, "%s live; %s allocation %s of %s bytes in all from this stack; peak %s",
+			live, a, calls, b, peak);
+		break;
+	}
+	fprintf(f, ", %s %s", report_num(c, st->frees), report_plural(st->frees, "free", "frees"));
+	if (cost != COST_TEMPORARY)
+		fprintf(f, ", %s temporary", report_num(c, st->temporary));
+	fputc('\n', f);
 }
 
 /*
@@ -194,43 +287,157 @@ text_invalid_frees(FILE *f, const struct jt_snapshot *s, const struct jt_heap_to
 	free(ids);
 }
 
+/* A list of stacks: the main one (--sort) and the sections after it, in this order. */
+struct text_list {
+	enum report_cost cost;
+	enum heap_rank rank;
+	const char *title;	/* the section's header; the main list has none */
+	const char *by;		/* "top N of M stacks by ..." */
+	const char *none;	/* the main list's line when no stack ranks */
+};
+
+static const struct text_list text_lists[] = {
+	{ COST_LIVE, HEAP_RANK_LIVE, "LIVE", "live bytes", "no stack holds live blocks" },
+	{ COST_PEAK, HEAP_RANK_PEAK, NULL, "live bytes at the peak", "no stack was live at the peak" },
+	{ COST_CALLS, HEAP_RANK_CALLS, "MOST ALLOCATION CALLS", "allocation calls", "no stack allocated" },
+	{ COST_BYTES, HEAP_RANK_BYTES, "MOST BYTES ALLOCATED", "bytes allocated", "no stack allocated" },
+	{ COST_TEMPORARY, HEAP_RANK_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", "temporary allocations",
+	  "no stack made temporary allocations" },
+};
+
+/* What suppressions left out of the live list. */
+struct text_supp {
+	uint64_t bytes, blocks;
+	uint32_t stacks;
+};
+
+/*
+ * The ranked ids of list l, and for the live list without the stacks a
+ * suppression matches (counted in *sup). Returns a malloc'ed array.
+ */
+static uint32_t *
+text_ranked(const struct jt_snapshot *s, const struct text_list *l, uint32_t *n, struct text_supp *sup)
+{
+	uint32_t *ids = report_rank(s->heap, l->rank, n), i, kept = 0;
+
+	memset(sup, 0, sizeof(*sup));
+	if (l->cost != COST_LIVE || !s->supp)
+		return ids;
+	for (i = 0; i < *n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
+
+		if (supp_match(s->supp, s->sym, st)) {
+			sup->bytes += st->live_bytes;
+			sup->blocks += st->live_blocks;
+			sup->stacks++;
+		} else {
+			ids[kept++] = ids[i];
+		}
+	}
+	*n = kept;
+	return ids;
+}
+
+/* The peak section's header: the peak's figures, as heap_peak recorded them. */
+static void
+text_peak_title(FILE *f, const struct jt_snapshot *s)
+{
+	struct jt_heap_peak pk;
+	char bb[96], a[32];
+
+	heap_peak(s->heap, &pk);
+	fprintf(f, "PEAK: %s at %s ms (within 1%%)\n",
+		text_bytes_blocks(bb, sizeof(bb), pk.live_bytes, pk.live_blocks), report_num(a, pk.time_ms));
+}
+
+/*
+ * Writes list l: for a section its header (nothing at all when no stack
+ * ranks; the peak's figures for the peak list, main or not), "top N of M
+ * stacks by ...", the top s->top stacks with their frames, and for the live
+ * list what suppressions left out, in *sup too. Returns M.
+ */
+static uint32_t
+text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int main_list,
+	  struct text_supp *sup)
+{
+	uint32_t *ids, n, i, shown;
+	char a[32], bb[96];
+
+	ids = text_ranked(s, l, &n, sup);
+	shown = n < s->top ? n : s->top;
+	if (!main_list && n == 0 && sup->stacks == 0) {
+		free(ids);
+		return 0;
+	}
+	if (l->cost == COST_PEAK)
+		text_peak_title(f, s);
+	else if (!main_list)
+		fprintf(f, "%s\n", l->title);
+	if (n == 0)
+		fprintf(f, "%s\n\n", l->none);
+	else
+		fprintf(f, "top %u of %s %s by %s:\n\n", shown, report_num(a, n),
+			report_plural(n, "stack", "stacks"), l->by);
+	for (i = 0; i < shown; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
+
+		text_stack_line(f, st, l->cost, i + 1);
+		text_frames(f, s->sym, st);
+	}
+	if (sup->stacks)
+		fprintf(f, "suppressed: %s from %s %s\n\n",
+			text_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks),
+			report_num(a, sup->stacks), report_plural(sup->stacks, "stack", "stacks"));
+	free(ids);
+	return n;
+}
+
 /*
  * The text report, in this order:
  *   a header (command, pid, snapshot reason, how the process stands, and a
  *   note when we attached), the calls per allocator function (non-zero ones,
- *   in the caller's order), the totals, the invalid frees by stack (when
- *   there are any, see text_invalid_frees), then the top s->top stacks by live
- *   bytes, each as "#rank: live bytes, live blocks, allocation calls and
- *   bytes from the stack" followed by its frames (see text_frame) and, for a
- *   stack cut at --depth, "... (stack cut at --depth N)", and a closing
- *   "SUMMARY: N bytes in M blocks still live from K stacks" line.
+ *   in the caller's order), the totals (with what --min-size/--max-size left
+ *   out), the invalid frees by stack (when there are any, see
+ *   text_invalid_frees), then the main list: the top s->top stacks in the
+ *   order of --sort (live bytes by default; suppressed stacks left out of
+ *   the live list and counted after it), each as a figure line
+ *   (text_stack_line) followed by its frames (see text_frame) and, for a
+ *   stack cut at --depth, "... (stack cut at --depth N)". Then the other
+ *   lists as sections, each top s->top, skipping the one --sort shows and
+ *   those with no stack: LIVE, PEAK, MOST ALLOCATION CALLS, MOST BYTES
+ *   ALLOCATED, MOST TEMPORARY ALLOCATIONS. Last a "SUMMARY: N bytes in M
+ *   blocks still live from K stacks" line, suppressed stacks not counted.
  * Figures use thousands separators throughout (see report_num).
  */
 int
 report_text(FILE *f, const struct jt_snapshot *s)
 {
 	struct jt_heap_totals t;
-	uint32_t *ids, n, i, shown;
+	struct text_supp sup, other;
+	const struct text_list *main_list = &text_lists[0], *l;
+	uint32_t n, nlive = 0;
+	size_t i;
 	char a[32], b[32], c[32];
 
+	for (i = 0; i < ARRAY_SIZE(text_lists); i++)
+		if (text_lists[i].cost == s->sort)
+			main_list = &text_lists[i];
 	heap_totals(s->heap, &t);
-	ids = report_rank(s->heap, HEAP_RANK_LIVE, &n);
-	shown = n < s->top ? n : s->top;
 	text_header(f, s);
 	text_totals(f, s, &t);
 	text_invalid_frees(f, s, &t);
-	if (n == 0)
-		fprintf(f, "no stack holds live blocks\n\n");
-	else
-		fprintf(f, "top %u of %s %s by live bytes:\n\n", shown, report_num(a, n),
-			report_plural(n, "stack", "stacks"));
-	for (i = 0; i < shown; i++)
-		text_stack(f, s->sym, heap_stack_get(s->heap, ids[i]), i + 1);
-	free(ids);
+	/* The main list, then the others in text_lists' order. */
+	for (i = 0; i <= ARRAY_SIZE(text_lists); i++) {
+		l = i == 0 ? main_list : &text_lists[i - 1];
+		if (i > 0 && l == main_list)
+			continue;
+		n = text_list(f, s, l, i == 0, l->cost == COST_LIVE ? &sup : &other);
+		if (l->cost == COST_LIVE)
+			nlive = n;
+	}
 	fprintf(f, "SUMMARY: %s bytes in %s %s still live from %s %s\n",
-		report_num(a, t.live_bytes), report_num(b, t.live_blocks),
-		report_plural(t.live_blocks, "block", "blocks"), report_num(c, n),
-		report_plural(n, "stack", "stacks"));
+		report_num(a, t.live_bytes - sup.bytes), report_num(b, t.live_blocks - sup.blocks),
+		report_plural(t.live_blocks - sup.blocks, "block", "blocks"), report_num(c, nlive),
+		report_plural(nlive, "stack", "stacks"));
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
-
