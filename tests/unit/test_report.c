@@ -12,6 +12,7 @@
 
 #include "heap.h"
 #include "report.h"
+#include "supp.h"
 #include "sym.h"
 #include "tap.h"
 #include "unwind.h"
@@ -301,6 +302,15 @@ test_cxx(struct jt_sym *s)
  * inl 4000 B/1 block, leaf 3000 B/2, cxx 300 B/3, empty 10 B/1; and one
  * invalid free from the leaf's stack.
  */
+/* The heaps' clock in these tests: ms as the test sets them. */
+static uint64_t tr_now_ms = 42;
+
+static uint64_t
+tr_clock(void *arg)
+{
+	return *(const uint64_t *)arg;
+}
+
 static struct jt_heap *
 tr_build_heap(uint64_t newaddr)
 {
@@ -313,6 +323,7 @@ tr_build_heap(uint64_t newaddr)
 	uint32_t d = heap_stack_intern(h, &gone, 1);
 	uint32_t e = heap_stack_intern(h, NULL, 0);
 
+	heap_set_clock(h, tr_clock, &tr_now_ms);
 	heap_alloc(h, 0x1000, 1000, a);
 	heap_alloc(h, 0x2000, 2000, a);
 	heap_alloc(h, 0x3000, 500, a);
@@ -350,6 +361,9 @@ tr_snapshot(struct jt_snapshot *snap, struct jt_heap *h, struct jt_sym *s)
 	snap->heap = h;
 	snap->sym = s;
 	snap->top = 3;
+	snap->max_size = UINT64_MAX;
+	snap->seq = 1;
+	snap->time_ms = 1234;
 }
 
 /* Asserts that text holds want (which ends in a newline) as a run of whole lines. */
@@ -387,17 +401,18 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 	tr_has_lines(text, "command:  ./leaky --fast\npid:      4242\nsnapshot: exit\n"
 		     "process:  exited with status 3\n", "the header");
 	tr_has_lines(text, "calls:\n"
-		     "  malloc                             6\n"
-		     "  realloc                            1\n"
-		     "  free                               3\n"
-		     "  operator new                       1\n"
+		     "  malloc                              6\n"
+		     "  realloc                             1\n"
+		     "  free                                3\n"
+		     "  operator new                        1\n"
 		     "totals:\n"
-		     "  allocation calls                   8\n"
-		     "  bytes allocated            1,007,810\n"
-		     "  frees                              2\n"
-		     "  unknown frees                      1\n"
-		     "  live                           7,310 bytes in 7 blocks\n"
-		     "  peak live                  1,007,300 bytes\n", "the totals");
+		     "  allocation calls                    8\n"
+		     "  bytes allocated             1,007,810\n"
+		     "  frees                               2\n"
+		     "  unknown frees                       1\n"
+		     "  temporary allocations               0\n"
+		     "  live                            7,310 bytes in 7 blocks\n"
+		     "  peak live                   1,007,300 bytes\n\n", "the totals, no size filter line");
 	snprintf(want, sizeof(want),
 		 "1 invalid free (of addresses that were no live block: double frees, frees of non-heap"
 		 " pointers) from 1 stack:\n\n"
@@ -409,26 +424,47 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 	tr_has_lines(text, want, "the invalid free with its stack, before the live stacks");
 	tr_has_lines(text, "top 3 of 4 stacks by live bytes:\n", "the stack count");
 	snprintf(want, sizeof(want),
-		 "#1: 4,000 bytes in 1 block live; 1 allocation call of 4,000 bytes in all from this stack\n"
+		 "#1: 4,000 bytes in 1 block live; 1 allocation call of 4,000 bytes in all from this stack;"
+		 " peak 4,000 bytes in 1 block, 0 frees, 0 temporary\n"
 		 "    at 0x%" PRIx64 ": tr_inline_helper (test_report.c:%d) (inlined)\n"
 		 "    by 0x%" PRIx64 ": tr_outer (test_report.c:%d)\n\n",
 		 inl_ret, line_inl, inl_ret, line_outer);
 	p1 = tr_has_lines(text, want, "stack #1 with its inlined frame");
 	snprintf(want, sizeof(want),
-		 "#2: 3,000 bytes in 2 blocks live; 3 allocation calls of 3,500 bytes in all from this stack\n"
+		 "#2: 3,000 bytes in 2 blocks live; 3 allocation calls of 3,500 bytes in all from this stack;"
+		 " peak 3,000 bytes in 2 blocks, 1 free, 0 temporary\n"
 		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n"
 		 "    by 0x%" PRIx64 ": tr_mid (test_report.c:%d)\n\n",
 		 leaf_stack[0], line_leaf, leaf_stack[1], line_mid);
 	p2 = tr_has_lines(text, want, "stack #2 at/by lines");
 	snprintf(want, sizeof(want),
-		 "#3: 300 bytes in 3 blocks live; 3 allocation calls of 300 bytes in all from this stack\n"
+		 "#3: 300 bytes in 3 blocks live; 3 allocation calls of 300 bytes in all from this stack;"
+		 " peak 300 bytes in 3 blocks, 0 frees, 0 temporary\n"
 		 "    at 0x%" PRIx64 ": operator new(unsigned long) (in libstdc++.so.6)\n"
 		 "    by 0x%" PRIx64 ": libstdc++.so.6+0x11\n"
 		 "    by 0x10: ???\n\n", newaddr + 1, STDCXX_BIAS + 0x11);
 	p3 = tr_has_lines(text, want, "stack #3 without debug info");
 	ok(p1 && p2 && p3 && p1 < p2 && p2 < p3, "stacks ordered by live bytes");
 	ok(!strstr(text, "#4:"), "only the top 3 are listed");
+	/* The sections, each top 3: the freed 1,000,000-byte block leads the peak and the bytes. */
+	p1 = tr_has_lines(text, "PEAK: 1,007,300 bytes in 7 blocks at 42 ms (within 1%)\n"
+			  "top 3 of 4 stacks by live bytes at the peak:\n\n"
+			  "#1: 1,000,000 bytes in 1 block at the peak; live 0 bytes in 0 blocks,"
+			  " 1 allocation call of 1,000,000 bytes, 1 free, 0 temporary\n"
+			  "    at 0x1234: ???\n\n", "the peak section");
+	p2 = tr_has_lines(text, "MOST ALLOCATION CALLS\ntop 3 of 5 stacks by allocation calls:\n\n"
+			  "#1: 3 allocation calls of 3,500 bytes; live 3,000 bytes in 2 blocks,"
+			  " peak 3,000 bytes in 2 blocks, 1 free, 0 temporary\n", "the calls section");
+	p3 = tr_has_lines(text, "MOST BYTES ALLOCATED\ntop 3 of 5 stacks by bytes allocated:\n\n"
+			  "#1: 1,000,000 bytes allocated in 1 call; live 0 bytes in 0 blocks,"
+			  " peak 1,000,000 bytes in 1 block, 1 free, 0 temporary\n", "the bytes section");
+	ok(p1 && p2 && p3 && p1 < p2 && p2 < p3, "sections in the order peak, calls, bytes");
+	ok(!strstr(text, "MOST TEMPORARY") && !strstr(text, "\nLIVE\n"),
+	   "no temporary section without temporaries, no live section under --sort live");
 	tr_has_lines(text, "SUMMARY: 7,310 bytes in 7 blocks still live from 4 stacks\n", "the summary");
+	p1 = "SUMMARY: 7,310 bytes in 7 blocks still live from 4 stacks\n";
+	ok(strlen(text) > strlen(p1) && strcmp(text + strlen(text) - strlen(p1), p1) == 0,
+	   "the summary ends the report");
 	ok(!strstr(text, "note:"), "no attach note when not attached");
 	/* Shown by prove -v, for whoever changes the format. */
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -468,10 +504,22 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		"assert a['totals'] == {'calls': {'malloc': 6, 'calloc': 0, 'realloc': 1, 'free': 3,"
 		" 'operator new': 1, 'operator delete': 0}, 'alloc_calls': 8, 'bytes_allocated': 1007810,"
 		" 'frees': 2, 'unknown_frees': 1, 'live_bytes': 7310, 'live_blocks': 7,"
-		" 'peak_live_bytes': 1007300}, a['totals']\n"
+		" 'peak_live_bytes': 1007300, 'temporary': 0,"
+		" 'suppressed': {'live_bytes': 0, 'live_blocks': 0, 'stacks': 0}}, a['totals']\n"
+		"assert a['seq'] == 1 and a['time_ms'] == 1234, (a['seq'], a['time_ms'])\n"
+		"assert a['peak'] == {'live_bytes': 1007300, 'live_blocks': 7, 'time_ms': 42}, a['peak']\n"
+		"assert all(len(p) == 3 and all(type(v) is int for v in p) for p in a['timeline']), a['timeline']\n"
 		"st = a['stacks']\n"
+		"# The live stacks by live bytes, then the freed one: every stack that allocated.\n"
 		"assert [(s['live_bytes'], s['live_blocks'], s['alloc_calls'], s['alloc_bytes']) for s in st]"
-		" == [(4000, 1, 1, 4000), (3000, 2, 3, 3500), (300, 3, 3, 300), (10, 1, 1, 10)], st\n"
+		" == [(4000, 1, 1, 4000), (3000, 2, 3, 3500), (300, 3, 3, 300), (10, 1, 1, 10),"
+		" (0, 0, 1, 1000000)], st\n"
+		"assert [(s['frees'], s['temporary'], s['peak_bytes'], s['peak_blocks']) for s in st]"
+		" == [(0, 0, 4000, 1), (1, 0, 3000, 2), (0, 0, 300, 3), (0, 0, 0, 0), (1, 0, 1000000, 1)], st\n"
+		"assert [list(s['histogram'].items()) for s in st] == [[('4096', 1)],"
+		" [('512', 1), ('1024', 1), ('2048', 1)], [('128', 3)], [('16', 1)], [('1048576', 1)]], st\n"
+		"assert not any('suppressed' in s for s in st) and 'filtered' not in a['totals']\n"
+		"assert [f['address'] for f in st[4]['frames']] == ['0x1234'], st[4]\n"
 		"fr = [dict(f, file=os.path.basename(f['file'] or '')) for f in st[0]['frames']]\n"
 		"assert fr == [{'address': '0x%" PRIx64 "', 'module': sys.argv[3], 'function': 'tr_inline_helper',"
 		" 'file': 'test_report.c', 'line': %d, 'inlined': True}, {'address': '0x%" PRIx64 "',"
@@ -542,7 +590,7 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	text = tr_slurp(json);
 	ok(strstr(text, "\"alloc_calls\": 8, \"bytes_allocated\": 1007810, \"frees\": 2,"
 		  " \"unknown_frees\": 1, \"live_bytes\": 7310, \"live_blocks\": 7,"
-		  " \"peak_live_bytes\": 1007300}") != NULL, "JSON totals figures");
+		  " \"peak_live_bytes\": 1007300,") != NULL, "JSON totals figures");
 	ok(strstr(text, "{\"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
 		  " \"alloc_bytes\": 4000,") != NULL, "JSON stack figures");
 	free(text);
@@ -570,6 +618,142 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	ok(report_json_close(j) == 0, "report_json_close");
 	unlink(checker);
 	unlink(json);
+}
+
+/* report_json_add of one snapshot into a fresh file; returns its text (malloc'ed). */
+static char *
+tr_json_text(const struct jt_snapshot *snap)
+{
+	char json[] = "/tmp/jt_test_report_XXXXXX", *text;
+	int fd = mkstemp(json);
+	struct jt_json_out *j = fd >= 0 ? report_json_open(json) : NULL;
+
+	if (fd >= 0)
+		close(fd);
+	ok(j && report_json_add(j, snap) == 0 && report_json_close(j) == 0, "JSON written");
+	text = tr_slurp(json);
+	unlink(json);
+	return text;
+}
+
+/* --sort picks the main list; the live list becomes a section. */
+static void
+test_sort(struct jt_snapshot *snap)
+{
+	char *text;
+
+	snap->sort = COST_CALLS;
+	text = tr_text(snap);
+	tr_has_lines(text, "top 3 of 5 stacks by allocation calls:\n\n"
+		     "#1: 3 allocation calls of 3,500 bytes; live 3,000 bytes in 2 blocks,"
+		     " peak 3,000 bytes in 2 blocks, 1 free, 0 temporary\n", "--sort calls: the main list");
+	ok(strstr(text, "top 3 of 5 stacks by allocation calls:") < strstr(text, "PEAK: "),
+	   "--sort calls: the main list before the sections");
+	ok(!strstr(text, "MOST ALLOCATION CALLS"), "--sort calls: no calls section");
+	tr_has_lines(text, "LIVE\ntop 3 of 4 stacks by live bytes:\n\n#1: 4,000 bytes in 1 block live;",
+		     "--sort calls: a live section");
+	tr_has_lines(text, "SUMMARY: 7,310 bytes in 7 blocks still live from 4 stacks\n", "--sort calls: the summary");
+	free(text);
+	snap->sort = COST_LIVE;
+}
+
+/* A leak:PATTERN file leaves the stack out of the live list, counted after it. */
+static void
+test_supp_report(struct jt_snapshot *snap)
+{
+	char path[] = "/tmp/jt_test_supp_XXXXXX", *text;
+	int fd = mkstemp(path);
+	struct jt_supp *sp;
+
+	ok(fd >= 0 && write(fd, "# ours\n\nleak:tr_le*f$\n", 22) == 22, "suppressions file");
+	close(fd);
+	sp = supp_load(path, 1);
+	unlink(path);
+	ok(sp != NULL, "supp_load reads it");
+	snap->supp = sp;
+	text = tr_text(snap);
+	tr_has_lines(text, "top 3 of 3 stacks by live bytes:\n", "suppressed: the stack count");
+	tr_has_lines(text, "suppressed: 3,000 bytes in 2 blocks from 1 stack\n\nPEAK: ",
+		     "suppressed: the line ending the live list");
+	ok(!strstr(text, "#2: 3,000 bytes in 2 blocks live"), "suppressed: tr_leaf's stack is not in the live list");
+	tr_has_lines(text, "#3: 10 bytes in 1 block live;", "suppressed: the next stack moves up");
+	tr_has_lines(text, "SUMMARY: 4,310 bytes in 5 blocks still live from 3 stacks\n", "suppressed: the summary");
+	free(text);
+	text = tr_json_text(snap);
+	ok(strstr(text, "\"suppressed\": {\"live_bytes\": 3000, \"live_blocks\": 2, \"stacks\": 1}}") != NULL,
+	   "JSON: totals.suppressed");
+	ok(strstr(text, "\"histogram\": {\"512\": 1, \"1024\": 1, \"2048\": 1}, \"suppressed\": \"tr_le*f$\",")
+	   != NULL, "JSON: the stack names its pattern");
+	free(text);
+	snap->supp = NULL;
+	supp_free(sp);
+}
+
+/* --min-size: one totals line, and "filtered" in JSON, for the stack-less allocations. */
+static void
+test_filtered(struct jt_snapshot *snap, struct jt_heap *h)
+{
+	char *text;
+
+	heap_alloc(h, 0xa000, 5, heap_filtered_stack(h));
+	snap->min_size = 8;
+	text = tr_text(snap);
+	tr_has_lines(text, "  peak live                   1,007,300 bytes\n"
+		     "  sizes under 8 bytes: 1 allocation call of 5 bytes, 5 bytes in 1 block live,"
+		     " not broken down by stack\n\n", "--min-size: the totals line");
+	ok(strstr(text, "top 3 of 4 stacks by live bytes:") != NULL, "--min-size: no stack for the filtered");
+	free(text);
+	text = tr_json_text(snap);
+	ok(strstr(text, "\"temporary\": 0, \"filtered\": {\"alloc_calls\": 1, \"alloc_bytes\": 5,"
+		  " \"live_bytes\": 5, \"live_blocks\": 1}, \"suppressed\":") != NULL, "--min-size: JSON totals.filtered");
+	ok(!strstr(text, "\"live_bytes\": 5, \"live_blocks\": 1, \"alloc_calls\""), "--min-size: no JSON stack for it");
+	free(text);
+	snap->max_size = 4096;
+	text = tr_text(snap);
+	tr_has_lines(text, "  sizes outside 8..4,096 bytes: 1 allocation call", "--min-size and --max-size");
+	free(text);
+	snap->min_size = 0;
+	text = tr_text(snap);
+	tr_has_lines(text, "  sizes over 4,096 bytes: 1 allocation call", "--max-size");
+	free(text);
+	snap->max_size = UINT64_MAX;
+}
+
+/* Temporary allocations: the section, the totals line; histogram buckets 0 and 64. */
+static void
+test_temporary(struct jt_sym *s)
+{
+	uint64_t pcs[2] = { leaf_stack[0], leaf_stack[1] }, big = 0x1235;
+	struct jt_heap *h = heap_new();
+	struct jt_snapshot snap;
+	uint32_t a = heap_stack_intern(h, pcs, 2), b = heap_stack_intern(h, &big, 1);
+	char *text, want[1024];
+
+	heap_set_clock(h, tr_clock, &tr_now_ms);
+	heap_alloc(h, 0x1000, 0, a);
+	heap_free(h, 0x1000, NULL, 1);
+	heap_alloc(h, 0x1000, 1, a);
+	heap_free(h, 0x1000, NULL, 1);
+	heap_alloc(h, 0x1000, 100, a);
+	heap_alloc(h, 0x2000, ((uint64_t)1 << 63) + 1, b);
+	heap_free(h, 0x2000, NULL, 0);
+	tr_snapshot(&snap, h, s);
+	text = tr_text(&snap);
+	tr_has_lines(text, "  temporary allocations               2\n", "temporary: the totals line");
+	snprintf(want, sizeof(want), "MOST TEMPORARY ALLOCATIONS\n"
+		 "top 1 of 1 stack by temporary allocations:\n\n"
+		 "#1: 2 temporary allocations (67%% of 3 calls); live 100 bytes in 1 block,"
+		 " peak 100 bytes in 1 block, 101 bytes allocated, 2 frees\n"
+		 "    at 0x%" PRIx64 ": tr_leaf (test_report.c:%d)\n", leaf_stack[0], line_leaf);
+	tr_has_lines(text, want, "temporary: the section");
+	free(text);
+	text = tr_json_text(&snap);
+	ok(strstr(text, "\"temporary\": 2, \"peak_bytes\": 100, \"peak_blocks\": 1, \"histogram\": {\"1\": 2, \"128\": 1}")
+	   != NULL, "JSON: sizes 0 and 1 in bucket \"1\"");
+	ok(strstr(text, "\"histogram\": {\"18446744073709551616\": 1}") != NULL, "JSON: the last bucket is 2^64");
+	ok(strstr(text, "\"temporary\": 2, \"suppressed\": {") != NULL, "JSON: totals.temporary");
+	free(text);
+	heap_destroy(h);
 }
 
 /*
@@ -692,6 +876,10 @@ main(void)
 	tr_snapshot(&snap, h, s);
 	test_text(&snap, newaddr);
 	test_json(&snap, newaddr);
+	test_sort(&snap);
+	test_supp_report(&snap);
+	test_filtered(&snap, h);
+	test_temporary(s);
 	test_signal_frame(s);
 	test_free_kinds();
 	heap_destroy(h);
