@@ -15,7 +15,7 @@ our @EXPORT = qw(
 	@MODES @CALL_NAMES root prog_path src_path line_of site_line
 	run_cmd run_native run_jt last_snapshot calls_of spawn reap wait_until read_json
 	catches_signal heartbeat traced_threads
-	frame_func_is frame_file_is stacks_with_frame0 stacks_at_site stacks_through
+	frame_func_is frame_file_is live_stacks stacks_with_frame0 stacks_at_site stacks_through
 	sum_field describe_stacks describe_frame is_true is_false
 );
 
@@ -306,25 +306,32 @@ sub frame_file_is {
 	return defined $frame->{file} && basename($frame->{file}) eq $base;
 }
 
-# Stacks whose frame 0 is function $func (and, when given, at line $line).
+# The stacks that hold live blocks: "stacks" lists every stack that allocated, and the
+# helpers below select among the live ones, as they did when only those were listed.
+sub live_stacks {
+	my ($snap) = @_;
+	return grep { $_->{live_blocks} } @{ $snap->{stacks} // [] };
+}
+
+# Live stacks whose frame 0 is function $func (and, when given, at line $line).
 sub stacks_with_frame0 {
 	my ($snap, $func, $line) = @_;
 	return grep {
 		my $f = $_->{frames}[0];
 		$f && frame_func_is($f, $func) && (!defined $line || ($f->{line} // -1) == $line)
-	} @{ $snap->{stacks} // [] };
+	} live_stacks($snap);
 }
 
-# Stacks whose frame 0 is the call site $file:$line (basename of file).
+# Live stacks whose frame 0 is the call site $file:$line (basename of file).
 sub stacks_at_site {
 	my ($snap, $file, $line) = @_;
 	return grep {
 		my $f = $_->{frames}[0];
 		$f && frame_file_is($f, $file) && ($f->{line} // -1) == $line
-	} @{ $snap->{stacks} // [] };
+	} live_stacks($snap);
 }
 
-# Stacks with any frame in function $func at $file:$line (for inlined callers such as
+# Live stacks with any frame in function $func at $file:$line (for inlined callers such as
 # std::vector::reserve, whose frame 0 is in a libstdc++ header).
 sub stacks_through {
 	my ($snap, $func, $file, $line) = @_;
@@ -332,7 +339,7 @@ sub stacks_through {
 		grep {
 			frame_func_is($_, $func) && frame_file_is($_, $file) && ($_->{line} // -1) == $line
 		} @{ $_->{frames} }
-	} @{ $snap->{stacks} // [] };
+	} live_stacks($snap);
 }
 
 sub sum_field {
@@ -350,11 +357,11 @@ sub describe_frame {
 		       $f->{module} // '??', $f->{inlined} ? ' (inlined)' : '');
 }
 
-# One line per stack (live bytes/blocks, alloc calls, first frames), for diagnostics.
+# One line per live stack (live bytes/blocks, alloc calls, first frames), for diagnostics.
 sub describe_stacks {
 	my ($snap, $max) = @_;
 	my @out;
-	for my $s (@{ $snap->{stacks} // [] }) {
+	for my $s (live_stacks($snap)) {
 		last if defined $max && @out >= $max;
 		my @fr = @{ $s->{frames} // [] };
 		my $n = @fr < 3 ? @fr : 3;

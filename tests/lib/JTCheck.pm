@@ -56,7 +56,7 @@ sub check_shape {
 			      peak_live_bytes)) {
 			ok(defined $t->{$k} && $t->{$k} =~ /^\d+$/, "totals.$k is a number");
 		}
-		my @st = @{ $snap->{stacks} // [] };
+		my @st = live_stacks($snap);
 		is($t->{live_bytes}, sum_field('live_bytes', @st), 'totals.live_bytes is the sum over stacks');
 		is($t->{live_blocks}, sum_field('live_blocks', @st), 'totals.live_blocks is the sum over stacks');
 		cmp_ok($t->{alloc_calls}, '>=', sum_field('alloc_calls', @st), 'totals.alloc_calls >= sum over stacks');
