@@ -168,6 +168,52 @@ sub parse_ms_print {
 	return \%p;
 }
 
+# Reads a massif.out as massif-visualizer's parser does (KDE massifdata/parserprivate.cpp):
+# fixed line order, "desc: ", "cmd: ", "time_unit: ", each snapshot's seven lines, a tree of
+# "nK: BYTES LABEL" lines indented one space per level with exactly K children. Adds
+# massif's own invariant: a node's bytes are its children's sum. Returns an error or ''.
+sub massif_strict {
+	my ($text) = @_;
+	my @l = split /\n/, $text, -1;
+	pop @l if @l && $l[-1] eq '';
+	my $i = 0;
+	my $next = sub { $i < @l ? $l[$i++] : undef };
+	for my $pre ('desc: ', 'cmd: ', 'time_unit: ') {
+		my $x = $next->() // return "missing $pre";
+		return "line $i: want '$pre'" unless index($x, $pre) == 0;
+	}
+	my ($tree, $peaks);
+	$tree = sub {
+		my ($depth) = @_;
+		my $x = $next->() // return (undef, 'tree cut short');
+		$x =~ /^ {$depth}n(\d+): (\d+) (.+)$/ or return (undef, "line $i: bad tree line at depth $depth: $x");
+		my ($k, $bytes, $sum) = ($1, $2, 0);
+		for (1 .. $k) {
+			my ($b, $err) = $tree->($depth + 1);
+			return (undef, $err) if $err;
+			$sum += $b;
+		}
+		return (undef, "line $i: $bytes bytes, children $sum") if $k && $sum != $bytes;
+		return ($bytes, '');
+	};
+	while ($i < @l) {
+		my @f;
+		for my $re (qr/^#-----------$/, qr/^snapshot=(\d+)$/, qr/^#-----------$/, qr/^time=(\d+)$/,
+			    qr/^mem_heap_B=(\d+)$/, qr/^mem_heap_extra_B=(\d+)$/, qr/^mem_stacks_B=(\d+)$/,
+			    qr/^heap_tree=(empty|detailed|peak)$/) {
+			my $x = $next->() // return 'snapshot cut short';
+			$x =~ $re or return "line $i: '$x' is not $re";
+			push @f, $1;
+		}
+		next if $f[-1] eq 'empty';
+		$peaks++ if $f[-1] eq 'peak';
+		my ($b, $err) = $tree->(0);
+		return $err if $err;
+		return "line $i: tree of $b bytes in a snapshot of $f[4]" if $b > $f[4] + $f[5] + $f[6];
+	}
+	return ($peaks // 0) == 1 ? '' : 'not one peak snapshot';
+}
+
 sub check_massif {
 	my ($mode, $path, $rows) = @_;
 	my $text = slurp_file($path);
@@ -177,6 +223,7 @@ sub check_massif {
 	my @snaps = $text =~ /^snapshot=(\d+)$/mg;
 	is_deeply(\@snaps, [0 .. $#snaps], "$mode massif: snapshots numbered from 0");
 	ok(@snaps <= 100, "$mode massif: at most 100 snapshots (" . scalar(@snaps) . ')');
+	is(massif_strict($text), '', "$mode massif: reads as massif-visualizer reads it, trees add up");
 	my $ms = run_capture('ms_print', $path);
 	is($ms->[0], 0, "$mode massif: ms_print exits 0") or diag($ms->[1]);
 	my $p = parse_ms_print($ms->[1]);
