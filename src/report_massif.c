@@ -1,6 +1,7 @@
 /* report_massif.c - the --massif writer: valgrind's massif.out, from the timeline, detailed at the peak and now. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 
 /* At most this many snapshots, as massif's default --max-snapshots. */
 #define MS_MAX_SNAPSHOTS 100
+/* Levels of a tree below its root at most: ms_print reads a tree recursively, and Perl warns past 100. */
+#define MS_MAX_LEVELS 96
 /* A tree entry under this share of its snapshot (in hundredths of a percent) joins "in N places", as massif's --threshold=1.0. */
 #define MS_THRESHOLD_BP 100
 
@@ -25,6 +28,7 @@
  */
 struct ms_node {
 	char *label;		/* "0xADDR: func (file:line)", as massif writes it */
+	struct ms_node *parent;	/* NULL for the root */
 	uint64_t bytes;
 	struct ms_node **kids;
 	uint32_t nkids, cap;
@@ -39,34 +43,83 @@ struct ms_snap {
 	enum ms_kind kind;
 };
 
+/*
+ * Finds a node's child by label without a search of its siblings (the
+ * root can have thousands): an open-addressing hash of every node built,
+ * keyed by parent and label, kept at most half full.
+ */
+struct ms_index {
+	struct ms_node **slots;
+	size_t mask, n;
+};
+
+/* FNV-1a of the label, mixed with the parent's address. */
+static size_t
+ms_hash(const struct ms_node *parent, const char *label)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *label; label++)
+		h = (h ^ (unsigned char)*label) * 1099511628211ull;
+	return (size_t)(h ^ ((uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull));
+}
+
+static void
+ms_index_grow(struct ms_index *ix)
+{
+	size_t size = ix->mask ? (ix->mask + 1) * 2 : 256;
+	struct ms_node **old = ix->slots;
+	size_t old_size = ix->mask ? ix->mask + 1 : 0;
+
+	ix->slots = xcalloc(size, sizeof(*ix->slots));
+	ix->mask = size - 1;
+	for (size_t i = 0; i < old_size; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		j = ms_hash(old[i]->parent, old[i]->label) & ix->mask;
+		while (ix->slots[j])
+			j = (j + 1) & ix->mask;
+		ix->slots[j] = old[i];
+	}
+	free(old);
+}
+
 /* Returns the child of n labelled label, adding it if new. */
 static struct ms_node *
-ms_child(struct ms_node *n, const char *label)
+ms_child(struct ms_index *ix, struct ms_node *n, const char *label)
 {
 	struct ms_node *k;
+	size_t j;
 
-	for (uint32_t i = 0; i < n->nkids; i++)
-		if (strcmp(n->kids[i]->label, label) == 0)
-			return n->kids[i];
+	if ((ix->n + 1) * 2 > ix->mask + 1)
+		ms_index_grow(ix);
+	for (j = ms_hash(n, label) & ix->mask; (k = ix->slots[j]); j = (j + 1) & ix->mask)
+		if (k->parent == n && strcmp(k->label, label) == 0)
+			return k;
 	if (n->nkids == n->cap) {
 		n->cap = n->cap ? n->cap * 2 : 4;
 		n->kids = xrealloc(n->kids, n->cap * sizeof(*n->kids));
 	}
 	k = xcalloc(1, sizeof(*k));
 	k->label = xstrdup(label);
+	k->parent = n;
 	n->kids[n->nkids++] = k;
+	ix->slots[j] = k;
+	ix->n++;
 	return k;
 }
 
 /* Adds bytes along the path labels[0..n) (allocation site first) under root. */
 static void
-ms_insert(struct ms_node *root, char *const *labels, uint32_t n, uint64_t bytes)
+ms_insert(struct ms_index *ix, struct ms_node *root, char *const *labels, uint32_t n, uint64_t bytes)
 {
 	struct ms_node *node = root;
 
 	root->bytes += bytes;
 	for (uint32_t i = 0; i < n; i++) {
-		node = ms_child(node, labels[i]);
+		node = ms_child(ix, node, labels[i]);
 		node->bytes += bytes;
 	}
 }
@@ -118,7 +171,8 @@ ms_label(const struct jt_frame *fr)
  * The labels of st from the allocation site outwards: one per source-level
  * frame, so an inlined function is a level of its own at its caller's
  * address (as massif with --read-inline-info). Like massif, it stops at
- * main: what runs below it is the C library's start-up. A stack without
+ * main: what runs below it is the C library's start-up; and after
+ * MS_MAX_LEVELS labels, as massif's --depth does. A stack without
  * frames gets one label saying so. Returns a malloc'ed array of malloc'ed
  * strings; *n gets the count.
  */
@@ -131,14 +185,14 @@ ms_stack_labels(struct jt_sym *sym, const struct jt_stack *st, uint32_t *n)
 	int at_main = 0;
 
 	*n = 0;
-	for (uint32_t i = 0; i < st->depth && !at_main; i++) {
+	for (uint32_t i = 0; i < st->depth && !at_main && *n < MS_MAX_LEVELS; i++) {
 		int m = report_resolve(sym, st, i, fr);
 
 		if (*n + (uint32_t)m + 1 > cap) {
 			cap = (*n + (uint32_t)m + 1) * 2;
 			out = xrealloc(out, cap * sizeof(*out));
 		}
-		for (int k = 0; k < m && !at_main; k++) {
+		for (int k = 0; k < m && !at_main && *n < MS_MAX_LEVELS; k++) {
 			out[(*n)++] = ms_label(&fr[k]);
 			at_main = fr[k].function && strcmp(fr[k].function, "main") == 0;
 		}
@@ -154,6 +208,7 @@ static void
 ms_build(const struct jt_snapshot *s, struct ms_node *peak, struct ms_node *now)
 {
 	uint32_t count = heap_stack_count(s->heap);
+	struct ms_index ix = { 0 };
 
 	for (uint32_t id = 0; id < count; id++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, id);
@@ -164,13 +219,14 @@ ms_build(const struct jt_snapshot *s, struct ms_node *peak, struct ms_node *now)
 			continue;
 		labels = ms_stack_labels(s->sym, st, &n);
 		if (st->peak_bytes)
-			ms_insert(peak, labels, n, st->peak_bytes);
+			ms_insert(&ix, peak, labels, n, st->peak_bytes);
 		if (st->live_bytes)
-			ms_insert(now, labels, n, st->live_bytes);
+			ms_insert(&ix, now, labels, n, st->live_bytes);
 		for (uint32_t i = 0; i < n; i++)
 			free(labels[i]);
 		free(labels);
 	}
+	free(ix.slots);
 }
 
 /* qsort order of a node's children: bytes descending, then label, so the file is the same every run. */
