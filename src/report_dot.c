@@ -328,7 +328,8 @@ dot_write(FILE *f, const struct jt_snapshot *s, struct dot_graph *g)
 		if (dot_kept(g, i))
 			order[kept++] = i;
 	qsort_r(order, kept, sizeof(*order), dot_fn_cmp, g);
-	qsort(g->edges, g->nedges, sizeof(*g->edges), dot_edge_cmp);
+	if (g->nedges > 1)
+		qsort(g->edges, g->nedges, sizeof(*g->edges), dot_edge_cmp);
 	fputs("digraph jmptrace {\n  labelloc=t;\n  labeljust=l;\n", f);
 	dot_title(f, s, g, g->nfns - kept);
 	fputs("  node [shape=box, style=filled, fontname=\"Helvetica\"];\n", f);

@@ -266,7 +266,8 @@ ms_write_node(FILE *f, struct ms_node *n, unsigned depth, uint64_t total)
 	uint64_t insig = 0;
 	int insig_done;
 
-	qsort(n->kids, n->nkids, sizeof(*n->kids), ms_node_cmp);
+	if (n->nkids > 1)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), ms_node_cmp);
 	for (i = 0; i < n->nkids; i++) {
 		if (ms_significant(n->kids[i]->bytes, total))
 			nsig++;
