@@ -251,7 +251,7 @@ dot_share(const struct dot_graph *g, uint64_t v)
 	return g->total ? (double)v / (double)g->total : 0.0;
 }
 
-/* One node: its size and the red of its fill grow with its total's share, as in pprof's graphs. */
+/* One node: its font grows with its self share and the red of its fill with its total share, as in pprof's graphs. */
 static void
 dot_node(FILE *f, const struct dot_graph *g, const struct dot_fn *fn, const char *unit)
 {
