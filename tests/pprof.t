@@ -163,6 +163,23 @@ for my $mode (@modes) {
 		     "-traces -lines: small_phase at profile.c:$small, called from main")
 			or diag($traces);
 
+		# Read as it is, pprof attempts no symbolization of its own (it would say so on stderr).
+		my $plain = run_cmd(argv => [$GO, 'tool', 'pprof', '-top', $file], timeout => 60);
+		ok($plain->{exit} == 0 && $plain->{stderr} eq '' && $plain->{stdout} =~ /small_phase/,
+		   'go tool pprof -top with no -symbolize: no symbolization attempted, nothing on stderr')
+			or diag($plain->{stderr});
+		# Made to symbolize from the binaries, pprof opens the files our mappings name and
+		# finds the same functions (this pprof does not check build ids: readelf does below).
+		my $f = run_cmd(argv => [$GO, 'tool', 'pprof', '-traces', '-symbolize=force',
+					 '-sample_index=alloc_objects', $file], timeout => 60);
+		my $forced = $f->{stdout} // '';
+		ok($f->{exit} == 0 && $f->{stderr} eq '', '-symbolize=force: every mapping\'s file opened, nothing on stderr')
+			or diag($f->{stderr});
+		for my $fn (sort keys %PROFILE) {
+			like($forced, qr/^\s+$PROFILE{$fn}[0]\s+$fn\n\s+main\n/m,
+			     "-symbolize=force: $fn ($PROFILE{$fn}[0] calls) called from main");
+		}
+
 		# Mappings: the executable first, each with its file's build id.
 		my $maps = $raw->{mappings};
 		ok(@$maps >= 1, scalar(@$maps) . ' mappings');
