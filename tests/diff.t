@@ -49,11 +49,13 @@ sub first_growth {
 }
 
 # ---------------------------------------------------------------------------------------
-# samples/server under jmptrace: SIGUSR1, a second later SIGUSR1 again, then SIGTERM.
+# samples/server under jmptrace: SIGUSR1, a second later SIGUSR1 again (and again until
+# remember has grown enough), then SIGTERM.
 
 my $sdir = tempdir('jt-diff-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 my $F = "$sdir/server.json";
 my ($snap1, $snap2, $server_ok);
+my $NEW = 2;	# the snapshot diffed against the first
 
 subtest 'samples/server: two snapshots on SIGUSR1' => sub {
 	ok(-x $SERVER, "$SERVER is built (make samples-build)") or return;
@@ -68,31 +70,43 @@ subtest 'samples/server: two snapshots on SIGUSR1' => sub {
 	kill 'USR1', $j->{pid};
 	ok(wait_until(sub { $nsnaps->() >= 1 }, 30), 'the first SIGUSR1 wrote a snapshot')
 		or return reap($j, 1);
-	select(undef, undef, undef, 1.5);
-	kill 'USR1', $j->{pid};
-	ok(wait_until(sub { $nsnaps->() >= 2 }, 30), 'the second SIGUSR1 wrote a snapshot')
-		or return reap($j, 1);
+	# More snapshots, a second apart, until remember has grown past what else can grow: the
+	# request buffers in flight, at most 4 of 1,535 bytes (so remember must be first).
+	my $first = read_json($F)->{snapshots}[0];
+	my $grown = sub {
+		my $x = read_json($F) or return 0;
+		return (live_of($x->{snapshots}[-1], 'remember'))[0] - (live_of($first, 'remember'))[0];
+	};
+	for my $n (2 .. 10) {
+		select(undef, undef, undef, 1.0);
+		kill 'USR1', $j->{pid};
+		ok(wait_until(sub { $nsnaps->() >= $n }, 30), "SIGUSR1 number $n wrote a snapshot")
+			or return reap($j, 1);
+		$NEW = $n;
+		last if $grown->() > 8192;
+	}
 	# SIGTERM goes on to the launched server, which dies of it.
 	kill 'TERM', $j->{pid};
 	ok(defined reap($j, 60), 'jmptrace ends with the server on SIGTERM') or diag(JT::slurp($j->{err}) // '');
 	my $x = read_json($F);
 	ok($x, 'the JSON report is valid') or return;
-	($snap1, $snap2) = @{ $x->{snapshots} }[0, 1];
-	is(join(',', map { $_->{reason} } $snap1, $snap2), 'sigusr1,sigusr1', 'the first two are the SIGUSR1 ones');
+	($snap1, $snap2) = @{ $x->{snapshots} }[0, $NEW - 1];
+	is(join(',', map { $_->{reason} } @{ $x->{snapshots} }[0 .. $NEW - 1]), join(',', ('sigusr1') x $NEW),
+	   "the first $NEW are the SIGUSR1 ones");
 	my ($b1, $k1) = live_of($snap1, 'remember');
 	my ($b2, $k2) = live_of($snap2, 'remember');
-	ok($b2 > $b1 && $k2 > $k1, "remember holds more in the second ($b1 -> $b2 bytes)");
+	ok($b2 - $b1 > 8192, "remember holds over 8,192 bytes more in snapshot $NEW ($b1 -> $b2 bytes)");
 	is($b2 - $b1, 256 * ($k2 - $k1), 'every block remember keeps is 256 bytes');
 	$server_ok = 1;
 };
 
-subtest 'diff F:1 F:2 names remember first, with its bytes' => sub {
+subtest 'diff F:1 F:N names remember first, with its bytes' => sub {
 	plan skip_all => 'no server snapshots' unless $server_ok;
 	my ($b1, $k1, $n1) = live_of($snap1, 'remember');
 	my ($b2, $k2, $n2) = live_of($snap2, 'remember');
 	is($n1 . '/' . $n2, '1/1', 'one remember stack in each snapshot (its 4 threads share it)');
 	my $line = line_of($SERVER_C, 'grows forever');
-	my $r = run_diff("$F:1", "$F:2");
+	my $r = run_diff("$F:1", "$F:$NEW");
 	is($r->{exit}, 0, 'exit 0');
 	is($r->{stderr}, '', 'nothing on stderr');
 	my $out = $r->{stdout} // '';
@@ -105,7 +119,7 @@ subtest 'diff F:1 F:2 names remember first, with its bytes' => sub {
 	like($g[3] // '', qr/^    by worker \(server\.c:\d+\)$/, 'called by worker');
 	my ($pid, $t1, $t2) = ($snap1->{pid}, $snap1->{totals}, $snap2->{totals});
 	like($out, qr/^old:  \Q$F\E, snapshot 1 of \d+ \(sigusr1\), pid $pid\b/m, 'the header names the old snapshot');
-	like($out, qr/^new:  \Q$F\E, snapshot 2 of \d+ \(sigusr1\), pid $pid\b/m, 'and the new one');
+	like($out, qr/^new:  \Q$F\E, snapshot $NEW of \d+ \(sigusr1\), pid $pid\b/m, 'and the new one');
 	my $live = sprintf('live:  %s -> %s bytes (%s), %s -> %s blocks (%s)', num($t1->{live_bytes}),
 			   num($t2->{live_bytes}), num($t2->{live_bytes} - $t1->{live_bytes}, 1),
 			   num($t1->{live_blocks}), num($t2->{live_blocks}),
@@ -116,11 +130,11 @@ subtest 'diff F:1 F:2 names remember first, with its bytes' => sub {
 
 	# --json: the same figures, read back with JSON::PP.
 	my $dj = "$sdir/diff.json";
-	$r = run_diff('--json', $dj, "$F:1", "$F:2");
+	$r = run_diff('--json', $dj, "$F:1", "$F:$NEW");
 	is($r->{exit}, 0, '--json: exit 0');
 	my $d = read_json($dj);
 	ok($d, '--json: the file is JSON') or return;
-	is($d->{old}{snapshot} . '/' . $d->{new}{snapshot}, '1/2', '--json: old and new are snapshots 1 and 2');
+	is($d->{old}{snapshot} . '/' . $d->{new}{snapshot}, "1/$NEW", "--json: old and new are snapshots 1 and $NEW");
 	is($d->{old}{reason} . '/' . $d->{new}{reason}, 'sigusr1/sigusr1', '--json: their reasons');
 	is($d->{old}{live_bytes} . '/' . $d->{new}{live_bytes}, "$t1->{live_bytes}/$t2->{live_bytes}",
 	   '--json: the totals\' live bytes');
