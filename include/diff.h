@@ -73,6 +73,9 @@ int diff_load(const char *path, long index, struct jt_diff_snap *s, char *err, s
 int diff_snap_from_json(struct json_object *root, const char *file, long index,
 			struct jt_diff_snap *s, char *err, size_t len);
 
+/* The string member name of obj, or NULL when it is missing, null or not a string. */
+const char *diff_json_str(struct json_object *obj, const char *name);
+
 /* Frees what diff_load put into s. */
 void diff_snap_free(struct jt_diff_snap *s);
 

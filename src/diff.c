@@ -142,7 +142,7 @@ diff_parse_top(const char *arg, unsigned *top)
 	return 0;
 }
 
-/* Parses the options into *top and *json; returns 0, or the exit status after a message. */
+/* Parses the options into *top and *json; returns -1 to go on, else the exit status (0 after --help). */
 static int
 diff_options(int argc, char **argv, unsigned *top, const char **json)
 {

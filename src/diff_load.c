@@ -115,9 +115,8 @@ diff_get_u64(struct json_object *obj, const char *name, uint64_t *v)
 	return 0;
 }
 
-/* The string member name of a frame, or NULL when it is missing or null. */
-static const char *
-diff_get_str(struct json_object *obj, const char *name)
+const char *
+diff_json_str(struct json_object *obj, const char *name)
 {
 	struct json_object *m;
 
@@ -143,8 +142,8 @@ diff_stack_key(struct json_object *frames)
 	key[0] = '\0';
 	for (i = 0; i < n; i++) {
 		struct json_object *fr = json_object_array_get_idx(frames, i), *line;
-		const char *fn = diff_get_str(fr, "function"), *file = diff_get_str(fr, "file");
-		const char *mod = diff_get_str(fr, "module");
+		const char *fn = diff_json_str(fr, "function"), *file = diff_json_str(fr, "file");
+		const char *mod = diff_json_str(fr, "module");
 		int l = json_object_object_get_ex(fr, "line", &line) ? json_object_get_int(line) : 0;
 		size_t need;
 

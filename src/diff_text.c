@@ -37,22 +37,12 @@ diff_plural(int64_t n, const char *one, const char *many)
 	return n == 1 || n == -1 ? one : many;
 }
 
-static const char *
-diff_str(struct json_object *obj, const char *name)
-{
-	struct json_object *m;
-
-	if (!json_object_object_get_ex(obj, name, &m) || !json_object_is_type(m, json_type_string))
-		return NULL;
-	return json_object_get_string(m);
-}
-
 /* "old:  FILE, snapshot 1 of 4 (sigusr1), pid 123, at 1,503 ms, command ./server" */
 static void
 diff_text_snap(FILE *f, const char *what, const struct jt_diff_snap *s)
 {
 	struct json_object *m;
-	const char *reason = diff_str(s->snap, "reason"), *cmd = diff_str(s->snap, "command");
+	const char *reason = diff_json_str(s->snap, "reason"), *cmd = diff_json_str(s->snap, "command");
 	char a[32];
 
 	fprintf(f, "%s  %s, snapshot %u of %u (%s)", what, s->file, s->index, s->count,
@@ -90,8 +80,8 @@ diff_text_frames(FILE *f, struct json_object *frames)
 		fprintf(f, "    (no call stack was captured)\n");
 	for (i = 0; i < n; i++) {
 		struct json_object *fr = json_object_array_get_idx(frames, i), *m;
-		const char *fn = diff_str(fr, "function"), *file = diff_str(fr, "file");
-		const char *mod = diff_str(fr, "module");
+		const char *fn = diff_json_str(fr, "function"), *file = diff_json_str(fr, "file");
+		const char *mod = diff_json_str(fr, "module");
 
 		fprintf(f, "    %s %s", i ? "by" : "at", fn ? fn : "???");
 		if (file && json_object_object_get_ex(fr, "line", &m))
