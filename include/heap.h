@@ -27,6 +27,7 @@ struct jt_stack {
 	uint64_t *hist;		/* HEAP_HIST_BUCKETS allocation counts by size, NULL until the first */
 	int filtered;		/* the stack of allocations outside --min-size/--max-size
 				   (heap_filtered_stack): no frames, left out of every breakdown */
+	int dirty;		/* its live figures changed since the peak was last recorded */
 };
 
 /*
@@ -74,6 +75,7 @@ struct jt_heap_totals {
 	uint64_t peak_live_bytes;	/* maximum live_bytes ever reached */
 	uint64_t allocs;		/* successful allocations recorded */
 	uint64_t frees;			/* frees of known blocks */
+	uint64_t temporary;		/* of those, temporary ones (struct jt_stack's temporary) */
 	uint64_t unknown_frees;		/* frees of addresses that were no live block (invalid ones included) */
 	uint64_t invalid_frees;		/* of those, the ones known to be the program's errors */
 };

@@ -57,6 +57,8 @@ struct jt_thread {
 	/* The last free-family entry, so that delete -> free counts once. */
 	uint64_t free_seq, free_sp, free_ptr;
 	int free_fn;
+	/* Its last allocation, until its next free: a free of it is temporary (heaptrack's sense). */
+	uint64_t last_alloc;
 	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
 	/*
 	 * Its event is handled; it must still step over step_addr. Orthogonal

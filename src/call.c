@@ -96,39 +96,59 @@ call_count_unmatched(struct jt_proc *p, uint32_t stack_id)
 		heap_invalid_free(p->heap, stack_id);
 }
 
-/* realloc released ptr: a free, or an unmatched one made from the realloc's stack. */
-static void
-call_realloc_free(struct jt_proc *p, const struct jt_call *c)
+/*
+ * Records a free of ptr by t: temporary when ptr is t's last allocation,
+ * with no other since (heaptrack's definition, kept per thread). Any free
+ * ends that. Returns heap_free's result.
+ */
+static int
+call_record_free(struct jt_thread *t, uint64_t ptr)
 {
-	if (heap_free(p->heap, c->ptr_arg, NULL, 0) < 0)
-		call_count_unmatched(p, c->stack_id);
+	int temporary = ptr && ptr == t->last_alloc;
+
+	t->last_alloc = 0;
+	return heap_free(t->proc->heap, ptr, NULL, temporary);
 }
 
 static void
-call_finish(struct jt_proc *p, const struct jt_call_io *io, const struct jt_call *c, uint64_t ret)
+call_record_alloc(struct jt_thread *t, uint64_t block, const struct jt_call *c)
 {
-	struct jt_heap *h = p->heap;
+	heap_alloc(t->proc->heap, block, c->size, c->stack_id);
+	t->last_alloc = block;
+}
+
+/* realloc released ptr: a free (as heaptrack counts it), or an unmatched one made from the realloc's stack. */
+static void
+call_realloc_free(struct jt_thread *t, const struct jt_call *c)
+{
+	if (call_record_free(t, c->ptr_arg) < 0)
+		call_count_unmatched(t->proc, c->stack_id);
+}
+
+static void
+call_finish(struct jt_thread *t, const struct jt_call_io *io, const struct jt_call *c, uint64_t ret)
+{
 	uint64_t block;
 
 	switch (alloc_fns[c->fn].kind) {
 	case FK_ALLOC:
 	case FK_CALLOC:
 		if (ret)
-			heap_alloc(h, ret, c->size, c->stack_id);
+			call_record_alloc(t, ret, c);
 		break;
 	case FK_REALLOC:
 		if (ret) {
 			if (c->ptr_arg)
-				call_realloc_free(p, c);
-			heap_alloc(h, ret, c->size, c->stack_id);
+				call_realloc_free(t, c);
+			call_record_alloc(t, ret, c);
 		} else if (c->size == 0 && c->ptr_arg) {
 			/* glibc's realloc(p, 0) frees p and returns NULL. */
-			call_realloc_free(p, c);
+			call_realloc_free(t, c);
 		}
 		break;
 	case FK_MEMALIGN_PTR:
 		if (ret == 0 && io->mem->read(io->mem->arg, c->ptr_arg, &block, sizeof(block)) == 0 && block)
-			heap_alloc(h, block, c->size, c->stack_id);
+			call_record_alloc(t, block, c);
 		break;
 	default:
 		break;
@@ -156,7 +176,7 @@ call_return(struct jt_thread *t, const struct jt_call_io *io, int i, arch_regs *
 	struct jt_call *c = &t->calls[i];
 
 	t->ncalls = i;
-	call_finish(t->proc, io, c, arch_retval(regs));
+	call_finish(t, io, c, arch_retval(regs));
 	arch_set_pc(regs, c->ret_addr);
 }
 
@@ -230,9 +250,13 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	uint64_t pcs[CALL_MAX_PCS];
 	uint64_t slot = arch_ret_slot(regs), ret;
 	struct jt_call *c;
-	int fn = bp->fn, n;
+	int fn = bp->fn, n = 0;
+	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
+	uint64_t size = call_size(fn, regs);
+	int broken_down = size >= opt->min_size && size <= opt->max_size;
 
-	n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
+	if (broken_down)
+		n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
 	/* At the first instruction the return address is the word in the slot. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
@@ -249,10 +273,10 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	c->entry_sp = slot;
 	c->ret_addr = ret;
 	c->trampoline = bp->addr;
-	c->size = call_size(fn, regs);
+	c->size = size;
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
-	c->stack_id = call_intern(p, pcs, n, opt);
+	c->stack_id = broken_down ? call_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -304,7 +328,7 @@ call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 	t->free_fn = bp->fn;
 	if (chained || call_is_nested(t, io, sp))
 		return;
-	if (ptr && heap_free(t->proc->heap, ptr, NULL, 0) == 0)
+	if (ptr && call_record_free(t, ptr) == 0)
 		t->proc->calls[bp->fn]++;
 	else
 		call_unmatched_free(t, io, bp->fn, ptr, regs, opt);

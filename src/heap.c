@@ -1,8 +1,10 @@
 /* heap.c - the live-block table (address -> size, stack) and the deduplicated stack table. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "heap.h"
+#include "heap_table.h"
 #include "util.h"
 
 /*
@@ -25,17 +27,6 @@
 #define STACK_CHUNK		(1u << STACK_CHUNK_SHIFT)
 #define STACK_IDX_MIN_CAP	1024u
 
-struct jt_slot {
-	uint64_t addr;
-	uint64_t val;
-};
-
-/* Maps a non-zero address to a 64-bit value. */
-struct jt_table {
-	struct jt_slot *slots;
-	size_t cap, count;		/* cap is a power of two */
-};
-
 /* One index slot of the stack table: id + 1 (0 = empty) and its hash. */
 struct jt_sidx {
 	uint32_t hash;
@@ -50,103 +41,18 @@ struct jt_heap {
 	struct jt_sidx *sidx;
 	size_t sidx_cap;
 	struct jt_heap_totals tot;
+	uint32_t filtered_id1;		/* heap_filtered_stack's id + 1, or 0 before its first use */
+	/* The peak (see heap_peak_record) and the stacks whose live figures changed since. */
+	struct jt_heap_peak peak;
+	uint32_t *dirty;
+	size_t ndirty, dirty_cap;
+	/* The clock, and the timeline it stamps. */
+	uint64_t (*now_ms)(void *arg);
+	void *clock_arg;
+	uint64_t origin_ms;		/* the default clock's zero: heap_new */
+	struct jt_heap_sample *tl;
+	size_t ntl, tl_cap;
 };
-
-/*
- * murmur3's finalizer. Addresses are 16-byte aligned and the index takes
- * the low bits, so the high bits must reach them.
- */
-static uint64_t
-mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static void
-table_init(struct jt_table *t, size_t cap)
-{
-	t->slots = xcalloc(cap, sizeof(*t->slots));
-	t->cap = cap;
-	t->count = 0;
-}
-
-static size_t
-table_home(const struct jt_table *t, uint64_t addr)
-{
-	return mix64(addr) & (t->cap - 1);
-}
-
-/* Returns the slot holding addr, or the empty slot where it would go. */
-static size_t
-table_probe(const struct jt_table *t, uint64_t addr)
-{
-	size_t i = table_home(t, addr);
-
-	while (t->slots[i].addr && t->slots[i].addr != addr)
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-static void
-table_grow(struct jt_table *t)
-{
-	struct jt_slot *old = t->slots;
-	size_t old_cap = t->cap, count = t->count, i;
-
-	table_init(t, 2 * old_cap);
-	for (i = 0; i < old_cap; i++)
-		if (old[i].addr)
-			t->slots[table_probe(t, old[i].addr)] = old[i];
-	t->count = count;
-	free(old);
-}
-
-/* Returns the slot of addr, claiming an empty one when absent (*fresh = 1). */
-static struct jt_slot *
-table_claim(struct jt_table *t, uint64_t addr, int *fresh)
-{
-	struct jt_slot *s;
-
-	if (4 * (t->count + 1) > 3 * t->cap)
-		table_grow(t);
-	s = &t->slots[table_probe(t, addr)];
-	*fresh = !s->addr;
-	if (*fresh) {
-		s->addr = addr;
-		t->count++;
-	}
-	return s;
-}
-
-/*
- * Backward-shift deletion: walk the cluster after the hole and pull back
- * every entry whose home is not inside (hole, j]; the table then looks as
- * if the removed key had never been inserted, so no tombstones pile up.
- */
-static void
-table_remove_at(struct jt_table *t, size_t hole)
-{
-	size_t mask = t->cap - 1, j = hole, home;
-
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!t->slots[j].addr)
-			break;
-		home = table_home(t, t->slots[j].addr);
-		if (((j - home) & mask) >= ((j - hole) & mask)) {
-			t->slots[hole] = t->slots[j];
-			hole = j;
-		}
-	}
-	t->slots[hole].addr = 0;
-	t->slots[hole].val = 0;
-	t->count--;
-}
 
 static uint64_t
 val_pack(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
@@ -183,6 +89,28 @@ stack_at(const struct jt_heap *h, uint32_t id)
 	return &h->chunks[id >> STACK_CHUNK_SHIFT][id & (STACK_CHUNK - 1)];
 }
 
+/*
+ * Records the live figures of every stack as the peak's. Only the stacks
+ * whose figures changed since the last record are visited (the dirty
+ * list), so a record costs what changed, not the size of the stack table;
+ * and records come only at a new peak 1% above the last one.
+ */
+static void
+heap_peak_record(struct jt_heap *h)
+{
+	for (size_t i = 0; i < h->ndirty; i++) {
+		struct jt_stack *s = stack_at(h, h->dirty[i]);
+
+		s->peak_bytes = s->live_bytes;
+		s->peak_blocks = s->live_blocks;
+		s->dirty = 0;
+	}
+	h->ndirty = 0;
+	h->peak.live_bytes = h->tot.live_bytes;
+	h->peak.live_blocks = h->tot.live_blocks;
+	h->peak.time_ms = h->now_ms(h->clock_arg);
+}
+
 /* Adds (add != 0) or removes one block of size bytes to the live figures. */
 static void
 live_account(struct jt_heap *h, uint32_t stack_id, uint64_t size, int add)
@@ -194,8 +122,21 @@ live_account(struct jt_heap *h, uint32_t stack_id, uint64_t size, int add)
 	s->live_blocks += n;
 	h->tot.live_bytes += d;
 	h->tot.live_blocks += n;
-	if (h->tot.live_bytes > h->tot.peak_live_bytes)
+	if (!s->dirty) {
+		if (h->ndirty == h->dirty_cap) {
+			h->dirty_cap = h->dirty_cap ? 2 * h->dirty_cap : 256;
+			h->dirty = xrealloc(h->dirty, h->dirty_cap * sizeof(*h->dirty));
+		}
+		h->dirty[h->ndirty++] = stack_id;
+		s->dirty = 1;
+	}
+	if (h->tot.live_bytes > h->tot.peak_live_bytes) {
 		h->tot.peak_live_bytes = h->tot.live_bytes;
+		/* More than 1% above the recorded peak: as massif, good enough and rare. */
+		if (h->tot.live_bytes - h->peak.live_bytes > h->peak.live_bytes / 100)
+			heap_peak_record(h);
+	}
+	heap_sample(h, 0);
 }
 
 static uint64_t
@@ -208,7 +149,7 @@ stack_hash(const uint64_t *pcs, uint32_t depth)
 		x = (x ^ pcs[i]) * 0xbf58476d1ce4e5b9ULL;
 		x ^= x >> 29;
 	}
-	return mix64(x);
+	return table_mix64(x);
 }
 
 static void
@@ -296,6 +237,28 @@ heap_stack_count(const struct jt_heap *h)
 	return h->nstacks;
 }
 
+/*
+ * The coarse clock reads the kernel's last tick without a system call, a
+ * few nanoseconds at every allocation; its few ms of resolution are plenty
+ * for 100 ms samples.
+ */
+static uint64_t
+heap_coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+heap_default_clock(void *arg)
+{
+	const struct jt_heap *h = arg;
+
+	return heap_coarse_ms() - h->origin_ms;
+}
+
 struct jt_heap *
 heap_new(void)
 {
@@ -305,6 +268,9 @@ heap_new(void)
 	table_init(&h->big, TABLE_MIN_CAP);
 	h->sidx = xcalloc(STACK_IDX_MIN_CAP, sizeof(*h->sidx));
 	h->sidx_cap = STACK_IDX_MIN_CAP;
+	h->now_ms = heap_default_clock;
+	h->clock_arg = h;
+	h->origin_ms = heap_coarse_ms();
 	return h;
 }
 
@@ -315,8 +281,12 @@ heap_destroy(struct jt_heap *h)
 
 	if (!h)
 		return;
-	for (i = 0; i < h->nstacks; i++)
+	for (i = 0; i < h->nstacks; i++) {
 		free(stack_at(h, i)->pcs);
+		free(stack_at(h, i)->hist);
+	}
+	free(h->dirty);
+	free(h->tl);
 	for (i = 0; i < h->nchunks; i++)
 		free(h->chunks[i]);
 	free(h->chunks);
@@ -354,6 +324,9 @@ heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
 	s = stack_at(h, stack_id);
 	s->alloc_calls++;
 	s->alloc_bytes += size;
+	if (!s->hist)
+		s->hist = xcalloc(HEAP_HIST_BUCKETS, sizeof(*s->hist));
+	s->hist[heap_hist_bucket(size)]++;
 	h->tot.allocs++;
 	h->tot.bytes_allocated += size;
 	return !fresh;
@@ -386,7 +359,12 @@ heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary)
 	val_release(h, addr, h->live.slots[i].val);
 	table_remove_at(&h->live, (size_t)i);
 	live_account(h, stack_id, bsize, 0);
+	stack_at(h, stack_id)->frees++;
 	h->tot.frees++;
+	if (temporary) {
+		stack_at(h, stack_id)->temporary++;
+		h->tot.temporary++;
+	}
 	if (size)
 		*size = bsize;
 	return 0;
@@ -445,92 +423,67 @@ heap_clear_live(struct jt_heap *h)
 	table_init(&h->live, LIVE_MIN_CAP);
 	table_init(&h->big, TABLE_MIN_CAP);
 	for (id = 0; id < h->nstacks; id++) {
-		stack_at(h, id)->live_bytes = 0;
-		stack_at(h, id)->live_blocks = 0;
-		stack_at(h, id)->invalid_frees = 0;
+		struct jt_stack *s = stack_at(h, id);
+
+		/* Through live_account, so that the dirty list knows: a later peak then sees 0. */
+		if (s->live_blocks || s->live_bytes)
+			live_account(h, id, s->live_bytes, 0);
+		s->live_blocks = 0;
+		s->invalid_frees = 0;
 	}
 	h->tot.live_bytes = 0;
 	h->tot.live_blocks = 0;
 	h->tot.invalid_frees = 0;
 }
 
-/* qsort_r comparator: live bytes, then live blocks, descending; then id. */
-static int
-live_cmp(const void *a, const void *b, void *arg)
-{
-	const struct jt_stack *x = stack_at(arg, *(const uint32_t *)a);
-	const struct jt_stack *y = stack_at(arg, *(const uint32_t *)b);
-
-	if (x->live_bytes != y->live_bytes)
-		return x->live_bytes > y->live_bytes ? -1 : 1;
-	if (x->live_blocks != y->live_blocks)
-		return x->live_blocks > y->live_blocks ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* qsort_r comparator: invalid frees descending, then id. */
-static int
-invalid_cmp(const void *a, const void *b, void *arg)
-{
-	const struct jt_stack *x = stack_at(arg, *(const uint32_t *)a);
-	const struct jt_stack *y = stack_at(arg, *(const uint32_t *)b);
-
-	if (x->invalid_frees != y->invalid_frees)
-		return x->invalid_frees > y->invalid_frees ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Reports are rare: a scan of the stack table when one is written is enough. */
-uint32_t
-heap_rank_stacks(const struct jt_heap *h, enum heap_rank by, uint32_t *ids, uint32_t max)
-{
-	uint32_t *all, id, n = 0;
-
-	if (!max || !h->nstacks)
-		return 0;
-	all = xmalloc(h->nstacks * sizeof(*all));
-	for (id = 0; id < h->nstacks; id++)
-		if (by == HEAP_RANK_LIVE ? stack_at(h, id)->live_blocks : stack_at(h, id)->invalid_frees)
-			all[n++] = id;
-	qsort_r(all, n, sizeof(*all), by == HEAP_RANK_LIVE ? live_cmp : invalid_cmp, (void *)h);
-	if (n > max)
-		n = max;
-	memcpy(ids, all, n * sizeof(*ids));
-	free(all);
-	return n;
-}
-
-/* STUB: the new figures, filled in by the counters work. */
 uint32_t
 heap_filtered_stack(struct jt_heap *h)
 {
-	return heap_stack_intern_cut(h, NULL, 0, 0);
+	/* Not in the index: no captured stack, even an empty one, is ever equal to it. */
+	if (!h->filtered_id1) {
+		h->filtered_id1 = stack_add(h, NULL, 0, 0) + 1;
+		stack_at(h, h->filtered_id1 - 1)->filtered = 1;
+	}
+	return h->filtered_id1 - 1;
 }
 
 void
 heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg)
 {
-	(void)h; (void)now_ms; (void)arg;
+	h->now_ms = now_ms;
+	h->clock_arg = arg;
 }
 
 void
 heap_peak(const struct jt_heap *h, struct jt_heap_peak *out)
 {
-	out->live_bytes = h->tot.peak_live_bytes;
-	out->live_blocks = 0;
-	out->time_ms = 0;
+	*out = h->peak;
 }
 
 void
 heap_sample(struct jt_heap *h, int force)
 {
-	(void)h; (void)force;
+	uint64_t now = h->now_ms(h->clock_arg);
+	struct jt_heap_sample *last = h->ntl ? &h->tl[h->ntl - 1] : NULL;
+
+	if (!force && last && now - last->time_ms < HEAP_SAMPLE_MS)
+		return;
+	/* Two samples in one ms (a snapshot right after an event): the later wins. */
+	if (last && last->time_ms == now) {
+		last->live_bytes = h->tot.live_bytes;
+		last->live_blocks = h->tot.live_blocks;
+		return;
+	}
+	if (h->ntl == h->tl_cap) {
+		h->tl_cap = h->tl_cap ? 2 * h->tl_cap : 256;
+		h->tl = xrealloc(h->tl, h->tl_cap * sizeof(*h->tl));
+	}
+	h->tl[h->ntl++] = (struct jt_heap_sample){ now, h->tot.live_bytes, h->tot.live_blocks };
 }
 
 const struct jt_heap_sample *
 heap_timeline(const struct jt_heap *h, size_t *n)
 {
-	(void)h;
-	*n = 0;
-	return NULL;
+	*n = h->ntl;
+	return h->tl;
 }

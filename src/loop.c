@@ -49,7 +49,7 @@ void
 loop_install_signals(void)
 {
 	struct sigaction sa;
-	struct itimerval it = { { 0, 200000 }, { 0, 200000 } };
+	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = loop_on_signal;
@@ -60,7 +60,12 @@ loop_install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
-	/* A periodic tick closes the race between checking the flags and blocking in wait4. */
+	/*
+	 * A periodic tick closes the race between checking the flags and
+	 * blocking in wait4; every 50 ms, so that the timeline of a program
+	 * that allocates nothing for a while still gets a sample at least
+	 * every HEAP_SAMPLE_MS or so (loop_tick).
+	 */
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
@@ -99,6 +104,11 @@ loop_flags(struct jt_tracer *tr)
 	if (got_snapshot || stop) {
 		got_snapshot = 0;
 		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
+	} else if (tr->opt->interval > 0 &&
+		   loop_now_ms() - tr->interval_ms >= (uint64_t)(tr->opt->interval * 1000)) {
+		/* --interval: the clock restarts at each periodic snapshot, not at a SIGUSR1 one. */
+		tr->interval_ms = loop_now_ms();
+		snapshot_write(tr, p, "interval");
 	}
 	if (!stop)
 		return;
@@ -175,6 +185,11 @@ loop_tick(struct jt_tracer *tr, struct jt_tthread *tt)
 	uint64_t now = loop_now_ms();
 	struct jt_proc *p;
 
+	/* The timeline of a program that makes no allocation goes on (heap_sample waits its 100 ms). */
+	if (tt->index == 0)
+		for (p = tr->procs; p; p = p->next)
+			if (p->heap)
+				heap_sample(p->heap, 0);
 	if (now - tt->tick_ms < 200)
 		return;
 	tt->tick_ms = now;
@@ -364,7 +379,7 @@ loop_run(struct jt_tracer *tr)
 {
 	struct jt_tthread *self = tthread_self();
 
-	tr->start_ms = tr->status_ms = loop_now_ms();
+	tr->start_ms = tr->status_ms = tr->interval_ms = loop_now_ms();
 	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);
 	/* Only now: the other tracer threads must not inherit a single CPU. */
 	if (tr->opt->pin)

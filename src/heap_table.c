@@ -1,0 +1,100 @@
+/* heap_table.c - the open-addressing map from a non-zero address to a 64-bit value under the heap's tables. */
+#include <stdlib.h>
+
+#include "heap_table.h"
+#include "util.h"
+
+/*
+ * murmur3's finalizer. Addresses are 16-byte aligned and the index takes
+ * the low bits, so the high bits must reach them.
+ */
+uint64_t
+table_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+void
+table_init(struct jt_table *t, size_t cap)
+{
+	t->slots = xcalloc(cap, sizeof(*t->slots));
+	t->cap = cap;
+	t->count = 0;
+}
+
+static size_t
+table_home(const struct jt_table *t, uint64_t addr)
+{
+	return table_mix64(addr) & (t->cap - 1);
+}
+
+size_t
+table_probe(const struct jt_table *t, uint64_t addr)
+{
+	size_t i = table_home(t, addr);
+
+	while (t->slots[i].addr && t->slots[i].addr != addr)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static void
+table_grow(struct jt_table *t)
+{
+	struct jt_slot *old = t->slots;
+	size_t old_cap = t->cap, count = t->count, i;
+
+	table_init(t, 2 * old_cap);
+	for (i = 0; i < old_cap; i++)
+		if (old[i].addr)
+			t->slots[table_probe(t, old[i].addr)] = old[i];
+	t->count = count;
+	free(old);
+}
+
+struct jt_slot *
+table_claim(struct jt_table *t, uint64_t addr, int *fresh)
+{
+	struct jt_slot *s;
+
+	if (4 * (t->count + 1) > 3 * t->cap)
+		table_grow(t);
+	s = &t->slots[table_probe(t, addr)];
+	*fresh = !s->addr;
+	if (*fresh) {
+		s->addr = addr;
+		t->count++;
+	}
+	return s;
+}
+
+/*
+ * Backward-shift deletion: walk the cluster after the hole and pull back
+ * every entry whose home is not inside (hole, j]; the table then looks as
+ * if the removed key had never been inserted, so no tombstones pile up.
+ */
+void
+table_remove_at(struct jt_table *t, size_t hole)
+{
+	size_t mask = t->cap - 1, j = hole, home;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!t->slots[j].addr)
+			break;
+		home = table_home(t, t->slots[j].addr);
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			t->slots[hole] = t->slots[j];
+			hole = j;
+		}
+	}
+	t->slots[hole].addr = 0;
+	t->slots[hole].val = 0;
+	t->count--;
+}
+

@@ -1,0 +1,205 @@
+/* test_heap_stats.c - unit test of the heap's per-stack counters, peak, timeline, size histogram and filtered stack. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "heap.h"
+#include "tap.h"
+
+/* A clock the test moves by hand. */
+static uint64_t test_now;
+
+static uint64_t
+test_clock(void *arg)
+{
+	(void)arg;
+	return test_now;
+}
+
+static struct jt_heap *
+new_heap(void)
+{
+	struct jt_heap *h = heap_new();
+
+	test_now = 0;
+	heap_set_clock(h, test_clock, NULL);
+	return h;
+}
+
+static uint32_t
+stack_of(struct jt_heap *h, uint64_t pc)
+{
+	return heap_stack_intern(h, &pc, 1);
+}
+
+static void
+test_buckets(void)
+{
+	is_u64(heap_hist_bucket(0), 0, "bucket: 0 bytes in bucket 0 (bound 1)");
+	is_u64(heap_hist_bucket(1), 0, "bucket: 1 byte in bucket 0");
+	is_u64(heap_hist_bucket(2), 1, "bucket: 2 in (1, 2]");
+	is_u64(heap_hist_bucket(16), 4, "bucket: 16 in (8, 16]");
+	is_u64(heap_hist_bucket(17), 5, "bucket: 17 in (16, 32]");
+	is_u64(heap_hist_bucket(65536), 16, "bucket: 65536 in (32768, 65536]");
+	is_u64(heap_hist_bucket(UINT64_MAX), 64, "bucket: the largest size in bucket 64");
+	is_u64(heap_hist_bound(5), 32, "bound: bucket 5 ends at 32");
+	is_u64(heap_hist_bound(64), UINT64_MAX, "bound: bucket 64 reads UINT64_MAX");
+}
+
+static void
+test_counters(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000);
+	const struct jt_stack *sa = heap_stack_get(h, a), *sb = heap_stack_get(h, b);
+	static const uint64_t sizes[] = { 1, 8, 16, 17, 100, 1024, 1025, 65536 };
+	static const unsigned want[] = { 0, 3, 4, 5, 7, 10, 11, 16 };
+	struct jt_heap_totals t;
+	uint64_t size;
+
+	for (unsigned i = 0; i < 8; i++)
+		heap_alloc(h, 0x10000 + 0x100000 * i, sizes[i], a);
+	for (unsigned i = 0; i < 8; i++)
+		ok(sa->hist && sa->hist[want[i]] == 1, "histogram: size %lu counted in bucket %u",
+		   (unsigned long)sizes[i], want[i]);
+	heap_free(h, 0x10000, &size, 0);
+	heap_free(h, 0x110000, &size, 1);
+	is_u64(sa->frees, 2, "counters: frees of the stack's blocks");
+	is_u64(sa->temporary, 1, "counters: one of them temporary");
+	is_u64(sa->alloc_calls, 8, "counters: allocation calls");
+	heap_free(h, 0x999, &size, 1);
+	is_u64(sa->temporary, 1, "counters: a free of no block counts no temporary");
+	ok(sb->hist == NULL, "histogram: none for a stack with no allocation");
+	heap_totals(h, &t);
+	is_u64(t.temporary, 1, "totals: temporary");
+	is_u64(t.frees, 2, "totals: frees");
+	heap_destroy(h);
+}
+
+static void
+test_peak(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000);
+	const struct jt_stack *sa = heap_stack_get(h, a), *sb = heap_stack_get(h, b);
+	struct jt_heap_peak pk;
+	uint64_t i;
+
+	/* Phase 1: 256 x 4096 from a, at t = 10; all freed. Phase 2: 10 x 1000 from b. */
+	test_now = 10;
+	for (i = 0; i < 256; i++)
+		heap_alloc(h, 0x100000 + i * 0x1000, 4096, a);
+	test_now = 20;
+	for (i = 0; i < 256; i++)
+		heap_free(h, 0x100000 + i * 0x1000, NULL, 0);
+	test_now = 30;
+	for (i = 0; i < 10; i++)
+		heap_alloc(h, 0x900000 + i * 0x1000, 1000, b);
+	heap_peak(h, &pk);
+	ok(pk.live_bytes >= 1048576 * 99 / 100 && pk.live_bytes <= 1048576,
+	   "peak: recorded within 1%% of 1 MiB (%lu)", (unsigned long)pk.live_bytes);
+	is_u64(pk.time_ms, 10, "peak: its time");
+	is_u64(sa->peak_bytes, pk.live_bytes, "peak: stack a holds all of it");
+	is_u64(sa->peak_blocks, pk.live_blocks, "peak: and all its blocks");
+	is_u64(sb->peak_bytes, 0, "peak: stack b had nothing then");
+	is_u64(sa->live_bytes, 0, "peak: a holds nothing now");
+
+	/* A higher peak from b replaces the breakdown; a's figure follows its live one. */
+	test_now = 40;
+	for (i = 0; i < 2000; i++)
+		heap_alloc(h, 0x10000000 + i * 0x1000, 1000, b);
+	heap_peak(h, &pk);
+	ok(pk.live_bytes >= 2010000 * 99 / 100, "peak: the new peak recorded (%lu)", (unsigned long)pk.live_bytes);
+	is_u64(sa->peak_bytes, 0, "peak: a, no longer live, shows 0 at the new peak");
+	is_u64(sb->peak_bytes, pk.live_bytes, "peak: b holds it all");
+	heap_destroy(h);
+}
+
+static void
+test_timeline(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000);
+	const struct jt_heap_sample *tl;
+	size_t n;
+
+	heap_alloc(h, 0x1000, 100, a);		/* t=0: first sample */
+	test_now = 50;
+	heap_alloc(h, 0x2000, 100, a);		/* too soon */
+	test_now = 100;
+	heap_alloc(h, 0x3000, 100, a);		/* due */
+	test_now = 150;
+	heap_sample(h, 0);			/* the idle tick: too soon */
+	test_now = 230;
+	heap_sample(h, 0);			/* due */
+	test_now = 240;
+	heap_sample(h, 1);			/* a snapshot: always */
+	heap_sample(h, 1);			/* the same ms again: replaces */
+	tl = heap_timeline(h, &n);
+	is_u64(n, 4, "timeline: 4 samples");
+	if (n == 4) {
+		is_u64(tl[0].time_ms, 0, "timeline: first at 0");
+		is_u64(tl[0].live_bytes, 100, "timeline: with 100 bytes");
+		is_u64(tl[1].time_ms, 100, "timeline: the next event 100 ms later");
+		is_u64(tl[1].live_bytes, 300, "timeline: with 300 bytes");
+		is_u64(tl[1].live_blocks, 3, "timeline: 3 blocks");
+		is_u64(tl[2].time_ms, 230, "timeline: the idle tick's");
+		is_u64(tl[3].time_ms, 240, "timeline: the snapshot's");
+	}
+	heap_destroy(h);
+}
+
+static void
+test_filtered_and_ranks(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000), f = heap_filtered_stack(h);
+	uint32_t ids[8], n;
+
+	is_u64(heap_filtered_stack(h), f, "filtered: one stack, made once");
+	ok(heap_stack_intern(h, NULL, 0) != f, "filtered: not an empty captured stack");
+	ok(heap_stack_get(h, f)->filtered, "filtered: marked");
+	heap_alloc(h, 0x10, 5, f);
+	heap_alloc(h, 0x20, 10, a);
+	heap_alloc(h, 0x30, 10, b);
+	heap_alloc(h, 0x40, 10, b);
+	heap_free(h, 0x30, NULL, 1);
+	heap_free(h, 0x10, NULL, 0);
+	n = heap_rank_stacks(h, HEAP_RANK_ALL, ids, 8);
+	ok(n == 2 && ids[0] == a && ids[1] == b, "rank all: both, not the filtered one (%u)", n);
+	n = heap_rank_stacks(h, HEAP_RANK_CALLS, ids, 8);
+	ok(n == 2 && ids[0] == b && ids[1] == a, "rank calls: b (2) before a (1)");
+	n = heap_rank_stacks(h, HEAP_RANK_TEMPORARY, ids, 8);
+	ok(n == 1 && ids[0] == b, "rank temporary: only b");
+	n = heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 8);
+	ok(n == 2 && ids[0] == a, "rank live: a and b tie on bytes and blocks, lower id first");
+	heap_destroy(h);
+}
+
+static void
+test_clear_live(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000);
+	const struct jt_stack *sa = heap_stack_get(h, a);
+
+	heap_alloc(h, 0x1000, 1000, a);
+	heap_clear_live(h);	/* an exec */
+	heap_alloc(h, 0x2000, 2000, b);
+	is_u64(sa->peak_bytes, 0, "exec: the old image's stack holds nothing at the new peak");
+	is_u64(heap_stack_get(h, b)->peak_bytes, 2000, "exec: the new peak is the new image's");
+	heap_destroy(h);
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_buckets();
+	test_counters();
+	test_peak();
+	test_timeline();
+	test_filtered_and_ranks();
+	test_clear_live();
+	return tap_done();
+}
