@@ -56,6 +56,7 @@ subtest 'bad values are refused' => sub {
 			refused("$o '$v'", $o, $o, $v, '--', $leak, 1, 0);
 		}
 	}
+	refused("--max-size '0'", '--max-size', '--max-size', '0', '--', $leak, 1, 0);
 	my $r0 = refused('--min-size above --max-size', '--min-size', '--min-size', '4k', '--max-size', '4095', '--', $leak, 1, 0);
 	like($r0->{stderr}, qr/above --max-size 4095/, '--min-size above --max-size: says so');
 	for my $v ('0', '0.05', 'inf', 'nan', '', 'abc', '31536001') {
