@@ -193,6 +193,7 @@ flame_head(FILE *f, const struct jt_snapshot *s, const struct jt_fold *fold, int
  * (not document.documentElement), so it also works inlined in an HTML page,
  * and it runs last, when every frame exists. Positions are recomputed from
  * each frame's data-o/data-v figures, so a zoomed frame is exactly full width.
+ * svg.jtFlame holds zoom, unzoom, search and resetSearch for a page to call.
  */
 static const char flame_script[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"

@@ -3,7 +3,8 @@
 # the figure --folded-cost picks, and --flamegraph an SVG flame graph of the same figures that
 # headless Chromium renders: every frame is in its DOM with its figure, hovering names it, a
 # click zooms (the frame takes the full width, its callers stay, the rest hides), Reset Zoom
-# and the root undo it, and Search highlights the matches and shows their share.
+# and the root undo it, and Search highlights the matches and shows their share. An inlined
+# function is a frame of its own.
 use strict;
 use warnings;
 use FindBin;
@@ -302,6 +303,16 @@ for my $mode (@modes) {
 		ok($l && $l->[1] <= 1048576 && $l->[1] >= 0.99 * 1048576,
 		   'peak: big_phase holds 1 MiB within 1% at the peak') or diag($r->{folded});
 		ok(!phase_line(\@lines, $_), "peak: nothing from $_") for qw(small_phase temp_loop hist_sizes);
+	};
+	# tests/progs/inlined: in_alloc is inlined into in_outer; its frame is a frame of its own,
+	# called by in_outer.
+	subtest "flamegraph-$mode: an inlined function" => sub {
+		my $r = run_jt('inlined', $mode, jt_args => ['--folded', 'out.folded']);
+		is($r->{exit}, 0, 'jmptrace exit 0');
+		my @lines = parse_folded(slurp("$r->{dir}/out.folded"), 'inlined');
+		my @hits = grep { $_->[0] =~ /^_start;.*;main;in_outer;in_alloc$/ } @lines;
+		is(scalar(@hits), 1, 'inlined: one line ends in main;in_outer;in_alloc (the inlined frame innermost)');
+		is($hits[0][1], 2500, 'inlined: in_alloc 2500') if @hits;
 	};
 }
 
