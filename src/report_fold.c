@@ -59,6 +59,8 @@ fold_stack(struct jt_sym *sym, const struct jt_stack *st, struct fold_path *p)
 		p->names[i] = p->names[n - 1 - i];
 		p->names[n - 1 - i] = t;
 	}
+	/* Room was made for every pc to be REPORT_MAX_FRAMES deep; keep what is used. */
+	p->names = xrealloc(p->names, n * sizeof(*p->names));
 	p->n = (uint32_t)n;
 }
 
