@@ -49,17 +49,4 @@ void fold_free(struct jt_fold *f);
 /* Writes v with thousands separators ("10,000") into buf; returns buf. */
 const char *fold_num(char buf[32], uint64_t v);
 
-/*
- * Opens path.tmp for writing; *tmp gets its malloc'ed name. Returns the
- * stream, or NULL with errno set (*tmp freed and NULL).
- */
-FILE *fold_open(const char *path, char **tmp);
-
-/*
- * Closes f and renames *tmp to path, so that a reader never sees half a
- * file. Frees *tmp. Returns 0, or -1 with errno set and the .tmp removed
- * when a write, the close or the rename failed.
- */
-int fold_close(FILE *f, char **tmp, const char *path);
-
 #endif

@@ -165,34 +165,18 @@ csv_stacks(const struct jt_heap *h, uint32_t *n)
 int
 report_csv(const char *path, const struct jt_snapshot *s)
 {
-	size_t len = strlen(path) + 5;
-	char *tmp = xmalloc(len);
-	int used[HEAP_HIST_BUCKETS], ret = -1, saved;
+	char *tmp;
+	int used[HEAP_HIST_BUCKETS];
 	uint32_t n, *ids;
 	FILE *f;
 
-	snprintf(tmp, len, "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		free(tmp);
+	if (!(f = report_file_open(path, &tmp)))
 		return -1;
-	}
 	ids = csv_stacks(s->heap, &n);
 	csv_used_buckets(s->heap, ids, n, used);
 	csv_header(f, used);
 	for (uint32_t i = 0; i < n; i++)
 		csv_row(f, s->sym, heap_stack_get(s->heap, ids[i]), used);
 	free(ids);
-	if (fflush(f) == 0 && !ferror(f))
-		ret = 0;
-	saved = errno;
-	if (fclose(f) != 0 && ret == 0)
-		saved = errno, ret = -1;
-	if (ret == 0 && rename(tmp, path) != 0)
-		saved = errno, ret = -1;
-	if (ret < 0)
-		unlink(tmp);
-	free(tmp);
-	errno = saved;
-	return ret;
+	return report_file_close(f, &tmp, path);
 }

@@ -379,30 +379,13 @@ int
 report_dot(const char *path, const struct jt_snapshot *s)
 {
 	struct dot_graph g = { 0 };
-	size_t len = strlen(path) + 5;
-	char *tmp = xmalloc(len);
-	int ret = -1, saved;
+	char *tmp;
 	FILE *f;
 
-	snprintf(tmp, len, "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		free(tmp);
+	if (!(f = report_file_open(path, &tmp)))
 		return -1;
-	}
 	dot_build(&g, s);
 	dot_write(f, s, &g);
 	dot_graph_free(&g);
-	if (fflush(f) == 0 && !ferror(f))
-		ret = 0;
-	saved = errno;
-	if (fclose(f) != 0 && ret == 0)
-		saved = errno, ret = -1;
-	if (ret == 0 && rename(tmp, path) != 0)
-		saved = errno, ret = -1;
-	if (ret < 0)
-		unlink(tmp);
-	free(tmp);
-	errno = saved;
-	return ret;
+	return report_file_close(f, &tmp, path);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_common.h"
 #include "report_fold.h"
 
 /* flamegraph.pl's geometry: frames 16 px high in a 1200 px image, 10 px margins. */
@@ -307,7 +308,7 @@ report_flamegraph(const char *path, const struct jt_snapshot *s)
 {
 	struct jt_fold fold;
 	char *tmp;
-	FILE *f = fold_open(path, &tmp);
+	FILE *f = report_file_open(path, &tmp);
 	int height;
 
 	if (!f)
@@ -325,5 +326,5 @@ report_flamegraph(const char *path, const struct jt_snapshot *s)
 	fputs(flame_script, f);
 	fputs("</svg>\n", f);
 	fold_free(&fold);
-	return fold_close(f, &tmp, path);
+	return report_file_close(f, &tmp, path);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "report_common.h"
 #include "report_fold.h"
 
 int
@@ -10,7 +11,7 @@ report_folded(const char *path, const struct jt_snapshot *s)
 {
 	struct jt_fold fold;
 	char *tmp;
-	FILE *f = fold_open(path, &tmp);
+	FILE *f = report_file_open(path, &tmp);
 
 	if (!f)
 		return -1;
@@ -23,5 +24,5 @@ report_folded(const char *path, const struct jt_snapshot *s)
 		fprintf(f, " %" PRIu64 "\n", p->value);
 	}
 	fold_free(&fold);
-	return fold_close(f, &tmp, path);
+	return report_file_close(f, &tmp, path);
 }
