@@ -150,7 +150,7 @@ uint32_t heap_filtered_stack(struct jt_heap *h);
  */
 void heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg);
 
-/* The peak as last recorded: within 1% of the highest live bytes (heap.c says why). */
+/* The peak: the live figures at the highest live bytes so far, and when (exact once a free or a forced heap_sample followed it). */
 void heap_peak(const struct jt_heap *h, struct jt_heap_peak *out);
 
 /*

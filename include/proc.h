@@ -149,7 +149,7 @@ struct jt_options {
 	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
 	int sort;			/* --sort: enum report_cost */
 	int cost;			/* --folded-cost: enum report_cost */
-	uint64_t min_size, max_size;	/* --min-size, --max-size (0 and UINT64_MAX when not given) */
+	uint64_t min_size, max_size;	/* --min-size, --max-size (0 when not given: no bound) */
 	const char *pprof_path;		/* --pprof */
 	const char *folded_path;	/* --folded */
 	const char *flame_path;		/* --flamegraph */

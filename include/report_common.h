@@ -3,6 +3,7 @@
 #define JT_REPORT_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "heap.h"
@@ -34,6 +35,19 @@ int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, st
  * "module+0xOFFSET", else "0xADDRESS" (written into buf). Returns the name.
  */
 const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len);
+
+/*
+ * Opens path.tmp for writing; *tmp gets its malloc'ed name. Returns the
+ * stream, or NULL with errno set (*tmp freed and NULL).
+ */
+FILE *report_file_open(const char *path, char **tmp);
+
+/*
+ * Closes f and renames *tmp to path, so that a reader never sees half a
+ * file. Frees *tmp. Returns 0, or -1 with errno set and the .tmp removed
+ * when a write, the close or the rename failed.
+ */
+int report_file_close(FILE *f, char **tmp, const char *path);
 
 /* Returns a malloc'ed array of the stack ids ranked by `by` (heap_rank_stacks); *n gets the count. */
 uint32_t *report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n);

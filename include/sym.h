@@ -75,4 +75,22 @@ int sym_module_has_symbols(struct jt_sym *s, const char *path);
  */
 int sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_frame *out, int max);
 
+/*
+ * One executable segment of a reported module, as a profile's mapping
+ * table (pprof) gives it. Strings are owned by the jt_sym.
+ */
+struct jt_sym_mapping {
+	uint64_t start, limit;	/* run-time [start, limit), in whole pages as /proc/PID/maps has it */
+	uint64_t file_offset;	/* the file offset mapped at start */
+	const char *path;	/* the module's path as reported (sym_add_module) */
+	const char *build_id;	/* its GNU build id in lower-case hex, or NULL when it has none */
+};
+
+/*
+ * Lists the executable segments of the modules reported so far, sorted by
+ * start. Returns a malloc'ed array the caller frees (NULL when there are
+ * none) and stores the count in *n.
+ */
+struct jt_sym_mapping *sym_mappings(struct jt_sym *s, size_t *n);
+
 #endif

@@ -253,7 +253,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	int fn = bp->fn, n = 0;
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
 	uint64_t size = call_size(fn, regs);
-	int broken_down = size >= opt->min_size && size <= opt->max_size;
+	int broken_down = size >= opt->min_size && (!opt->max_size || size <= opt->max_size);
 
 	if (broken_down)
 		n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));

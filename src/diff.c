@@ -1,13 +1,211 @@
-/* diff.c - `jmptrace diff`: the stacks whose live bytes grew most between two JSON snapshots. */
+/* diff.c - `jmptrace diff`: the command line, and matching two snapshots' stacks by their keys. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "diff.h"
 #include "util.h"
 
-/* STUB: replaced by the diff work. */
+#define DIFF_USAGE "jmptrace diff [--top N] [--json FILE] OLD.json[:N] NEW.json[:N]"
+
+/* One stack of either snapshot, for sorting both together by key. */
+struct diff_entry {
+	const struct jt_diff_stack *st;
+	int is_new;
+};
+
+static int
+diff_entry_cmp(const void *a, const void *b)
+{
+	const struct diff_entry *x = a, *y = b;
+	int c = strcmp(x->st->key, y->st->key);
+
+	/* Within a key, old stacks first: a row takes the first new stack's frames. */
+	return c ? c : x->is_new - y->is_new;
+}
+
+#define DIFF_CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
+
+/* Highest delta_bytes first; ties broken so that the order never depends on the files' order. */
+static int
+diff_row_cmp(const void *a, const void *b)
+{
+	const struct jt_diff_row *x = a, *y = b;
+	int c;
+
+	if ((c = DIFF_CMP(y->delta_bytes, x->delta_bytes)) != 0
+	    || (c = DIFF_CMP(y->delta_blocks, x->delta_blocks)) != 0
+	    || (c = DIFF_CMP(y->new_bytes, x->new_bytes)) != 0)
+		return c;
+	return strcmp(x->key, y->key);
+}
+
+/* Adds stack e to row r (a new row when r has no key yet). */
+static void
+diff_row_add(struct jt_diff_row *r, const struct diff_entry *e)
+{
+	if (!r->key)
+		r->key = e->st->key;
+	if (e->is_new) {
+		if (!r->in_new)
+			r->frames = e->st->frames;
+		r->in_new = 1;
+		r->new_bytes += e->st->live_bytes;
+		r->new_blocks += e->st->live_blocks;
+	} else {
+		if (!r->in_old && !r->in_new)
+			r->frames = e->st->frames;
+		r->in_old = 1;
+		r->old_bytes += e->st->live_bytes;
+		r->old_blocks += e->st->live_blocks;
+	}
+}
+
+void
+diff_compute(struct jt_diff *d)
+{
+	size_t n = d->old.nstacks + d->new.nstacks, i, k = 0;
+	struct diff_entry *e = xcalloc(n, sizeof(*e));
+
+	for (i = 0; i < d->old.nstacks; i++)
+		e[k++] = (struct diff_entry){ &d->old.stacks[i], 0 };
+	for (i = 0; i < d->new.nstacks; i++)
+		e[k++] = (struct diff_entry){ &d->new.stacks[i], 1 };
+	qsort(e, n, sizeof(*e), diff_entry_cmp);
+	d->rows = xcalloc(n, sizeof(*d->rows));
+	d->nrows = 0;
+	for (i = 0; i < n; i++) {
+		if (i > 0 && strcmp(e[i].st->key, e[i - 1].st->key) != 0)
+			d->nrows++;
+		diff_row_add(&d->rows[d->nrows], &e[i]);
+	}
+	if (n)
+		d->nrows++;
+	for (i = 0; i < d->nrows; i++) {
+		struct jt_diff_row *r = &d->rows[i];
+
+		/* Two's complement: a shrink comes out negative. */
+		r->delta_bytes = (int64_t)(r->new_bytes - r->old_bytes);
+		r->delta_blocks = (int64_t)(r->new_blocks - r->old_blocks);
+	}
+	qsort(d->rows, d->nrows, sizeof(*d->rows), diff_row_cmp);
+	free(e);
+}
+
+void
+diff_free(struct jt_diff *d)
+{
+	free(d->rows);
+	d->rows = NULL;
+	d->nrows = 0;
+	diff_snap_free(&d->old);
+	diff_snap_free(&d->new);
+}
+
+/* Loads one "FILE[:N]" argument; returns 0, or the exit status after one line on stderr. */
+static int
+diff_load_arg(const char *arg, struct jt_diff_snap *s)
+{
+	char err[512], *path;
+	long index;
+	int r;
+
+	if (diff_spec_parse(arg, &path, &index) < 0) {
+		error_msg("diff: '%s': give FILE or FILE:N, N from 1 (or from -1 at the end)", arg);
+		return 2;
+	}
+	r = diff_load(path, index, s, err, sizeof(err));
+	free(path);
+	if (r < 0) {
+		error_msg("diff: %s", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* --top's value: a whole number. */
+static int
+diff_parse_top(const char *arg, unsigned *top)
+{
+	char *end;
+	unsigned long v;
+
+	if (*arg < '0' || *arg > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || v > UINT_MAX)
+		return -1;
+	*top = (unsigned)v;
+	return 0;
+}
+
+/* Parses the options into *top and *json; returns -1 to go on, else the exit status (0 after --help). */
+static int
+diff_options(int argc, char **argv, unsigned *top, const char **json)
+{
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 't' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;	/* getopt would name the program "diff": say it ourselves */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == 't' && diff_parse_top(optarg, top) < 0) {
+			error_msg("diff: --top: give a number, not '%s'", optarg);
+			return 2;
+		} else if (c == 'j') {
+			*json = optarg;
+		} else if (c == 'h') {
+			printf("usage: %s\n", DIFF_USAGE);
+			return 0;
+		} else if (c == ':') {
+			error_msg("diff: %s needs a value; usage: %s", argv[optind - 1], DIFF_USAGE);
+			return 2;
+		} else if (c == '?') {
+			error_msg("diff: unknown option '%s'; usage: %s", argv[optind - 1], DIFF_USAGE);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		error_msg("diff: give two snapshots; usage: %s", DIFF_USAGE);
+		return 2;
+	}
+	return -1;
+}
+
 int
 diff_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error_msg("diff: not built yet");
-	return 2;
+	struct jt_diff d = { 0 };
+	const char *json = NULL;
+	unsigned top = 10;
+	int r;
+
+	r = diff_options(argc, argv, &top, &json);
+	if (r >= 0)
+		return r;
+	if ((r = diff_load_arg(argv[optind], &d.old)) != 0
+	    || (r = diff_load_arg(argv[optind + 1], &d.new)) != 0) {
+		diff_free(&d);
+		return r;
+	}
+	diff_compute(&d);
+	r = 0;
+	if (diff_write_text(stdout, &d, top) < 0) {
+		perror_msg("diff: cannot write the diff");
+		r = 1;
+	}
+	if (json && diff_write_json(json, &d) < 0) {
+		perror_msg("diff: cannot write '%s'", json);
+		r = 1;
+	}
+	diff_free(&d);
+	return r;
 }

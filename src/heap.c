@@ -42,6 +42,7 @@ struct jt_heap {
 	size_t sidx_cap;
 	struct jt_heap_totals tot;
 	uint32_t filtered_id1;		/* heap_filtered_stack's id + 1, or 0 before its first use */
+	uint64_t peak_ms;		/* when live bytes last reached tot.peak_live_bytes */
 	/* The peak (see heap_peak_record) and the stacks whose live figures changed since. */
 	struct jt_heap_peak peak;
 	uint32_t *dirty;
@@ -89,11 +90,15 @@ stack_at(const struct jt_heap *h, uint32_t id)
 	return &h->chunks[id >> STACK_CHUNK_SHIFT][id & (STACK_CHUNK - 1)];
 }
 
+static void heap_sample_at(struct jt_heap *h, uint64_t now, int force);
+
 /*
- * Records the live figures of every stack as the peak's. Only the stacks
- * whose figures changed since the last record are visited (the dirty
- * list), so a record costs what changed, not the size of the stack table;
- * and records come only at a new peak 1% above the last one.
+ * Records the live figures of every stack as the peak's: at the first free
+ * after a new highest point (live_account), and at a snapshot taken at one
+ * (heap_sample), so the peak is exact, not only within massif's 1%. Only
+ * the stacks whose figures changed since the last record are visited (the
+ * dirty list), so a record costs at most the events since the last one:
+ * every event stays O(1), amortized, whatever the number of stacks.
  */
 static void
 heap_peak_record(struct jt_heap *h)
@@ -108,7 +113,7 @@ heap_peak_record(struct jt_heap *h)
 	h->ndirty = 0;
 	h->peak.live_bytes = h->tot.live_bytes;
 	h->peak.live_blocks = h->tot.live_blocks;
-	h->peak.time_ms = h->now_ms(h->clock_arg);
+	h->peak.time_ms = h->peak_ms;
 }
 
 /* Adds (add != 0) or removes one block of size bytes to the live figures. */
@@ -117,7 +122,11 @@ live_account(struct jt_heap *h, uint32_t stack_id, uint64_t size, int add)
 {
 	struct jt_stack *s = stack_at(h, stack_id);
 	uint64_t d = add ? size : -size, n = add ? 1 : -1;
+	uint64_t now = h->now_ms(h->clock_arg);
 
+	/* The heap turns down from its highest point yet: that is the peak to keep. */
+	if (!add && h->tot.live_bytes == h->tot.peak_live_bytes && h->tot.live_bytes > h->peak.live_bytes)
+		heap_peak_record(h);
 	s->live_bytes += d;
 	s->live_blocks += n;
 	h->tot.live_bytes += d;
@@ -132,11 +141,9 @@ live_account(struct jt_heap *h, uint32_t stack_id, uint64_t size, int add)
 	}
 	if (h->tot.live_bytes > h->tot.peak_live_bytes) {
 		h->tot.peak_live_bytes = h->tot.live_bytes;
-		/* More than 1% above the recorded peak: as massif, good enough and rare. */
-		if (h->tot.live_bytes - h->peak.live_bytes > h->peak.live_bytes / 100)
-			heap_peak_record(h);
+		h->peak_ms = now;
 	}
-	heap_sample(h, 0);
+	heap_sample_at(h, now, 0);
 }
 
 static uint64_t
@@ -463,8 +470,17 @@ heap_peak(const struct jt_heap *h, struct jt_heap_peak *out)
 void
 heap_sample(struct jt_heap *h, int force)
 {
-	uint64_t now = h->now_ms(h->clock_arg);
+	heap_sample_at(h, h->now_ms(h->clock_arg), force);
+}
+
+static void
+heap_sample_at(struct jt_heap *h, uint64_t now, int force)
+{
 	struct jt_heap_sample *last = h->ntl ? &h->tl[h->ntl - 1] : NULL;
+
+	/* A snapshot at the highest point yet: it is the peak, not yet recorded (no free since). */
+	if (force && h->tot.live_bytes == h->tot.peak_live_bytes && h->tot.live_bytes > h->peak.live_bytes)
+		heap_peak_record(h);
 
 	if (!force && last && now - last->time_ms < HEAP_SAMPLE_MS)
 		return;

@@ -264,7 +264,10 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case OPT_MIN_SIZE:
 		return parse_size(arg, &o->min_size) < 0 ? bad_value(c, arg, "give bytes, e.g. 64 or 4k") : 0;
 	case OPT_MAX_SIZE:
-		return parse_size(arg, &o->max_size) < 0 ? bad_value(c, arg, "give bytes, e.g. 64 or 4k") : 0;
+		/* 0 would keep only empty allocations; inside, it means no maximum. */
+		if (parse_size(arg, &o->max_size) < 0 || o->max_size == 0)
+			return bad_value(c, arg, "give bytes, at least 1, e.g. 64 or 4k");
+		return 0;
 	case OPT_PPROF: o->pprof_path = arg; return 0;
 	case OPT_FOLDED: o->folded_path = arg; return 0;
 	case OPT_FLAMEGRAPH: o->flame_path = arg; return 0;
@@ -298,12 +301,11 @@ parse_args(int argc, char **argv, struct jt_options *o)
 
 	o->top = 10;
 	o->depth = 64;
-	o->max_size = UINT64_MAX;
 	while ((c = getopt_long(argc, argv, "+o:p:fhvV", longopts, NULL)) != -1)
 		if ((r = parse_one(c, optarg, o)) != 0)
 			return r;
 	o->argv = argv + optind;
-	if (o->min_size > o->max_size) {
+	if (o->max_size && o->min_size > o->max_size) {
 		error_msg("--min-size %" PRIu64 " is above --max-size %" PRIu64 ": no allocation would be broken down",
 			  o->min_size, o->max_size);
 		return -1;

@@ -1,8 +1,10 @@
 /* report.c - what the text and JSON reports share: allocation-call totals, signal names, symbolized frames, ranked stacks. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heap.h"
 #include "report.h"
@@ -120,4 +122,44 @@ report_frame_label(const struct jt_frame *fr, char *buf, size_t len)
 	else
 		snprintf(buf, len, "0x%" PRIx64, fr->address);
 	return buf;
+}
+
+FILE *
+report_file_open(const char *path, char **tmp)
+{
+	size_t len = strlen(path) + sizeof(".tmp");
+	FILE *f;
+	int err;
+
+	*tmp = xmalloc(len);
+	snprintf(*tmp, len, "%s.tmp", path);
+	f = fopen(*tmp, "w");
+	if (!f) {
+		err = errno;
+		free(*tmp);
+		*tmp = NULL;
+		errno = err;
+	}
+	return f;
+}
+
+int
+report_file_close(FILE *f, char **tmp, const char *path)
+{
+	int bad = ferror(f), err = bad ? EIO : 0;
+
+	if (fclose(f) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	if (!bad && rename(*tmp, path) != 0) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad)
+		unlink(*tmp);
+	free(*tmp);
+	*tmp = NULL;
+	errno = err;
+	return bad ? -1 : 0;
 }

@@ -1,13 +1,391 @@
-/* report_dot.c - STUB: the --dot writer, replaced by its own work. */
+/* report_dot.c - the --dot writer: a Graphviz call graph of the allocating code, functions with self and total cost. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "heap.h"
 #include "report.h"
+#include "report_common.h"
+#include "sym.h"
+#include "util.h"
+
+/* A function below this share of the total (in thousandths) is left out, with its edges. */
+#define DOT_MIN_PERMILLE 5
+
+/* One function of the graph: every stack that runs through it adds its cost to total once. */
+struct dot_fn {
+	char *name;		/* the node's name: report_frame_label of its frames */
+	uint64_t self;		/* cost of the stacks whose innermost frame it is */
+	uint64_t total;		/* cost of the stacks it is on (inclusive) */
+	uint32_t seen;		/* 1 + the last stack that added to total, so recursion counts once */
+};
+
+/* One call, caller -> callee, with the cost of the stacks that make it. */
+struct dot_edge {
+	uint32_t from, to;	/* indexes in the function array */
+	uint64_t cost;
+	uint32_t seen;		/* as dot_fn's */
+};
+
+/*
+ * The graph being built. Both tables are open-addressing hashes of indexes
+ * into their arrays (UINT32_MAX = empty slot), kept at most half full, so a
+ * large program's thousands of functions cost no quadratic search.
+ */
+struct dot_graph {
+	struct dot_fn *fns;
+	uint32_t nfns, fns_cap;
+	uint32_t *fn_slots, fn_mask;
+	struct dot_edge *edges;
+	uint32_t nedges, edges_cap;
+	uint32_t *edge_slots, edge_mask;
+	uint64_t total;		/* cost of every stack in the graph */
+};
+
+static uint32_t *
+dot_slots_new(uint32_t n)
+{
+	uint32_t *slots = xmalloc(n * sizeof(*slots));
+
+	memset(slots, 0xff, n * sizeof(*slots));
+	return slots;
+}
+
+/* FNV-1a, for names. */
+static uint32_t
+dot_hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static uint32_t
+dot_hash_edge(uint32_t from, uint32_t to)
+{
+	uint64_t k = ((uint64_t)from << 32 | to) * 0x9e3779b97f4a7c15ull;
+
+	return (uint32_t)(k >> 32);
+}
+
+/* Doubles the function hash when it is half full, rehashing every name. */
+static void
+dot_fn_grow(struct dot_graph *g)
+{
+	uint32_t size = (g->fn_mask + 1) * 2;
+
+	free(g->fn_slots);
+	g->fn_slots = dot_slots_new(size);
+	g->fn_mask = size - 1;
+	for (uint32_t i = 0; i < g->nfns; i++) {
+		uint32_t j = dot_hash_str(g->fns[i].name) & g->fn_mask;
+
+		while (g->fn_slots[j] != UINT32_MAX)
+			j = (j + 1) & g->fn_mask;
+		g->fn_slots[j] = i;
+	}
+}
+
+/* Returns the index of the function called name, adding it if new. */
+static uint32_t
+dot_fn_get(struct dot_graph *g, const char *name)
+{
+	uint32_t j;
+
+	if ((g->nfns + 1) * 2 > g->fn_mask + 1)
+		dot_fn_grow(g);
+	for (j = dot_hash_str(name) & g->fn_mask; g->fn_slots[j] != UINT32_MAX; j = (j + 1) & g->fn_mask)
+		if (strcmp(g->fns[g->fn_slots[j]].name, name) == 0)
+			return g->fn_slots[j];
+	if (g->nfns == g->fns_cap) {
+		g->fns_cap = g->fns_cap ? g->fns_cap * 2 : 64;
+		g->fns = xrealloc(g->fns, g->fns_cap * sizeof(*g->fns));
+	}
+	g->fns[g->nfns] = (struct dot_fn){ .name = xstrdup(name) };
+	g->fn_slots[j] = g->nfns;
+	return g->nfns++;
+}
+
+static void
+dot_edge_grow(struct dot_graph *g)
+{
+	uint32_t size = (g->edge_mask + 1) * 2;
+
+	free(g->edge_slots);
+	g->edge_slots = dot_slots_new(size);
+	g->edge_mask = size - 1;
+	for (uint32_t i = 0; i < g->nedges; i++) {
+		uint32_t j = dot_hash_edge(g->edges[i].from, g->edges[i].to) & g->edge_mask;
+
+		while (g->edge_slots[j] != UINT32_MAX)
+			j = (j + 1) & g->edge_mask;
+		g->edge_slots[j] = i;
+	}
+}
+
+/* Returns the edge from -> to, adding it if new. */
+static struct dot_edge *
+dot_edge_get(struct dot_graph *g, uint32_t from, uint32_t to)
+{
+	uint32_t j;
+
+	if ((g->nedges + 1) * 2 > g->edge_mask + 1)
+		dot_edge_grow(g);
+	for (j = dot_hash_edge(from, to) & g->edge_mask; g->edge_slots[j] != UINT32_MAX; j = (j + 1) & g->edge_mask) {
+		struct dot_edge *e = &g->edges[g->edge_slots[j]];
+
+		if (e->from == from && e->to == to)
+			return e;
+	}
+	if (g->nedges == g->edges_cap) {
+		g->edges_cap = g->edges_cap ? g->edges_cap * 2 : 64;
+		g->edges = xrealloc(g->edges, g->edges_cap * sizeof(*g->edges));
+	}
+	g->edges[g->nedges] = (struct dot_edge){ .from = from, .to = to };
+	g->edge_slots[j] = g->nedges;
+	return &g->edges[g->nedges++];
+}
+
+/*
+ * The functions of st, innermost first: one per source-level frame (an
+ * inlined function is a node of its own). Returns a malloc'ed array; *n
+ * gets the count.
+ */
+static uint32_t *
+dot_stack_fns(struct dot_graph *g, struct jt_sym *sym, const struct jt_stack *st, uint32_t *n)
+{
+	struct jt_frame fr[REPORT_MAX_FRAMES];
+	uint32_t cap = st->depth + 8, *out = xmalloc(cap * sizeof(*out));
+	char buf[64];
+
+	*n = 0;
+	for (uint32_t i = 0; i < st->depth; i++) {
+		int m = report_resolve(sym, st, i, fr);
+
+		if (*n + (uint32_t)m > cap) {
+			cap = (*n + (uint32_t)m) * 2;
+			out = xrealloc(out, cap * sizeof(*out));
+		}
+		for (int k = 0; k < m; k++)
+			out[(*n)++] = dot_fn_get(g, report_frame_label(&fr[k], buf, sizeof(buf)));
+	}
+	return out;
+}
+
+/* Adds st's cost to its innermost function's self, to each function and each call on it once. */
+static void
+dot_add_stack(struct dot_graph *g, struct jt_sym *sym, const struct jt_stack *st, uint64_t cost)
+{
+	uint32_t n, *fns = dot_stack_fns(g, sym, st, &n);
+
+	g->total += cost;
+	if (n)
+		g->fns[fns[0]].self += cost;
+	for (uint32_t k = 0; k < n; k++) {
+		struct dot_fn *fn = &g->fns[fns[k]];
+
+		if (fn->seen != st->id + 1) {
+			fn->seen = st->id + 1;
+			fn->total += cost;
+		}
+		if (k + 1 < n) {
+			struct dot_edge *e = dot_edge_get(g, fns[k + 1], fns[k]);
+
+			if (e->seen != st->id + 1) {
+				e->seen = st->id + 1;
+				e->cost += cost;
+			}
+		}
+	}
+	free(fns);
+}
+
+/* "1,234,567", as the text report prints figures. Returns buf. */
+static const char *
+dot_num(char buf[32], uint64_t v)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), o = 0;
+
+	for (int i = 0; i < len; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Writes str inside a DOT double-quoted string: quotes and backslashes escaped, control bytes as '?'. */
+static void
+dot_escape(FILE *f, const char *str)
+{
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', f);
+		fputc(*p < 0x20 ? '?' : *p, f);
+	}
+}
+
+/* The unit of a cost's figures, as labels print it. */
+static const char *
+dot_unit(enum report_cost c)
+{
+	return c == COST_CALLS ? "calls" : c == COST_TEMPORARY ? "temporary allocations" : "bytes";
+}
+
+static int
+dot_kept(const struct dot_graph *g, uint32_t i)
+{
+	return g->fns[i].total * 1000 >= g->total * DOT_MIN_PERMILLE && g->fns[i].total > 0;
+}
+
+static double
+dot_share(const struct dot_graph *g, uint64_t v)
+{
+	return g->total ? (double)v / (double)g->total : 0.0;
+}
+
+/* One node: its font grows with its self share and the red of its fill with its total share, as in pprof's graphs. */
+static void
+dot_node(FILE *f, const struct dot_graph *g, const struct dot_fn *fn, const char *unit)
+{
+	double self = dot_share(g, fn->self), total = dot_share(g, fn->total);
+	char a[32], b[32];
+
+	fputs("  \"", f);
+	dot_escape(f, fn->name);
+	fprintf(f, "\" [label=\"");
+	dot_escape(f, fn->name);
+	fprintf(f, "\\nself %s %s (%.2f%%)\\ntotal %s %s (%.2f%%)\", fontsize=%.1f, "
+		"fillcolor=\"0.000 %.3f 1.000\"];\n", dot_num(a, fn->self), unit, 100 * self,
+		dot_num(b, fn->total), unit, 100 * total, 10 + 14 * self, 0.05 + 0.75 * total);
+}
+
+static void
+dot_edge(FILE *f, const struct dot_graph *g, const struct dot_edge *e)
+{
+	char a[32];
+
+	fputs("  \"", f);
+	dot_escape(f, g->fns[e->from].name);
+	fputs("\" -> \"", f);
+	dot_escape(f, g->fns[e->to].name);
+	fprintf(f, "\" [label=\"%s\", penwidth=%.2f];\n", dot_num(a, e->cost),
+		1 + 5 * dot_share(g, e->cost));
+}
+
+/* qsort_r orders: functions by total descending, edges by cost descending; then by index. */
+static int
+dot_fn_cmp(const void *a, const void *b, void *arg)
+{
+	const struct dot_graph *g = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (g->fns[x].total != g->fns[y].total)
+		return g->fns[x].total > g->fns[y].total ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int
+dot_edge_cmp(const void *a, const void *b)
+{
+	const struct dot_edge *x = a, *y = b;
+
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* The graph's title: what was measured, the total, and what was left out. */
+static void
+dot_title(FILE *f, const struct jt_snapshot *s, const struct dot_graph *g, uint32_t dropped)
+{
+	char a[32], b[32];
+
+	fputs("  label=\"", f);
+	dot_escape(f, s->command ? s->command : "(unknown)");
+	fprintf(f, "\\lsnapshot %u (", s->seq);
+	dot_escape(f, s->reason ? s->reason : "(unknown)");
+	fprintf(f, "), cost: %s, %s %s in all\\l%s %s below 0.5%% of the total left out\\l\";\n",
+		report_cost_name(s->cost), dot_num(a, g->total), dot_unit(s->cost), dot_num(b, dropped),
+		dropped == 1 ? "function" : "functions");
+}
+
+static void
+dot_write(FILE *f, const struct jt_snapshot *s, struct dot_graph *g)
+{
+	uint32_t *order = xmalloc((g->nfns ? g->nfns : 1) * sizeof(*order)), kept = 0;
+
+	for (uint32_t i = 0; i < g->nfns; i++)
+		if (dot_kept(g, i))
+			order[kept++] = i;
+	qsort_r(order, kept, sizeof(*order), dot_fn_cmp, g);
+	if (g->nedges > 1)
+		qsort(g->edges, g->nedges, sizeof(*g->edges), dot_edge_cmp);
+	fputs("digraph jmptrace {\n  labelloc=t;\n  labeljust=l;\n", f);
+	dot_title(f, s, g, g->nfns - kept);
+	fputs("  node [shape=box, style=filled, fontname=\"Helvetica\"];\n", f);
+	for (uint32_t i = 0; i < kept; i++)
+		dot_node(f, g, &g->fns[order[i]], dot_unit(s->cost));
+	for (uint32_t i = 0; i < g->nedges; i++)
+		if (dot_kept(g, g->edges[i].from) && dot_kept(g, g->edges[i].to))
+			dot_edge(f, g, &g->edges[i]);
+	fputs("}\n", f);
+	free(order);
+}
+
+static void
+dot_graph_free(struct dot_graph *g)
+{
+	for (uint32_t i = 0; i < g->nfns; i++)
+		free(g->fns[i].name);
+	free(g->fns);
+	free(g->fn_slots);
+	free(g->edges);
+	free(g->edge_slots);
+}
+
+/*
+ * The graph of s->cost (--folded-cost; live bytes by default): every stack
+ * but the filtered one with a non-zero cost adds it to its functions.
+ */
+static void
+dot_build(struct dot_graph *g, const struct jt_snapshot *s)
+{
+	uint32_t count = heap_stack_count(s->heap);
+
+	g->fn_slots = dot_slots_new(64);
+	g->fn_mask = 63;
+	g->edge_slots = dot_slots_new(64);
+	g->edge_mask = 63;
+	for (uint32_t id = 0; id < count; id++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, id);
+		uint64_t cost = report_cost_of(st, s->cost);
+
+		if (!st->filtered && cost)
+			dot_add_stack(g, s->sym, st, cost);
+	}
+}
 
 int
 report_dot(const char *path, const struct jt_snapshot *s)
 {
-	(void)path;
-	(void)s;
-	errno = ENOSYS;
-	return -1;
+	struct dot_graph g = { 0 };
+	char *tmp;
+	FILE *f;
+
+	if (!(f = report_file_open(path, &tmp)))
+		return -1;
+	dot_build(&g, s);
+	dot_write(f, s, &g);
+	dot_graph_free(&g);
+	return report_file_close(f, &tmp, path);
 }

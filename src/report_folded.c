@@ -1,13 +1,28 @@
-/* report_folded.c - STUB: the --folded writer, replaced by its own work. */
-#include <errno.h>
+/* report_folded.c - the --folded writer: a "frame;frame;...;frame value" line per stack, as flamegraph.pl, inferno and speedscope read them. */
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "report.h"
+#include "report_common.h"
+#include "report_fold.h"
 
 int
 report_folded(const char *path, const struct jt_snapshot *s)
 {
-	(void)path;
-	(void)s;
-	errno = ENOSYS;
-	return -1;
+	struct jt_fold fold;
+	char *tmp;
+	FILE *f = report_file_open(path, &tmp);
+
+	if (!f)
+		return -1;
+	fold_build(s, &fold);
+	for (size_t i = 0; i < fold.npaths; i++) {
+		const struct fold_path *p = &fold.paths[i];
+
+		for (uint32_t k = 0; k < p->n; k++)
+			fprintf(f, "%s%s", k ? ";" : "", p->names[k]);
+		fprintf(f, " %" PRIu64 "\n", p->value);
+	}
+	fold_free(&fold);
+	return report_file_close(f, &tmp, path);
 }

@@ -88,7 +88,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.sort = (enum report_cost)o->sort,
 		.cost = (enum report_cost)o->cost,
 		.min_size = o->min_size,
-		.max_size = o->max_size,
+		.max_size = o->max_size ? o->max_size : UINT64_MAX,
 		.supp = tr->supp,
 		.seq = ++tr->nsnapshots,
 	};

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sym.h"
 #include "sym_int.h"
@@ -356,4 +357,81 @@ sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_fram
 	}
 	memcpy(out, c->frames, (c->n < max ? c->n : max) * sizeof(*out));
 	return c->n < max ? c->n : max;
+}
+
+/* Returns the module's build id in lower-case hex (interned), or NULL when it has none. */
+static const char *
+sym_build_id_hex(struct jt_sym *s, Dwfl_Module *mod)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char hex[2 * 64 + 1];
+	int len = dwfl_module_build_id(mod, &bits, &vaddr), i;
+
+	if (len <= 0)
+		return NULL;
+	if (len > 64)
+		len = 64;	/* GNU ld writes 20 bytes (sha1); more is not a build id we know */
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[bits[i] >> 4];
+		hex[2 * i + 1] = digits[bits[i] & 15];
+	}
+	hex[2 * len] = '\0';
+	return sym_intern(s, hex);
+}
+
+/* Appends the executable PT_LOAD segments of module m to *v (of *n, room for *cap). */
+static void
+sym_module_mappings(struct jt_sym *s, struct sym_module *m, struct jt_sym_mapping **v, size_t *n, size_t *cap)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	const char *build_id = sym_build_id_hex(s, m->mod);
+	const char *path = sym_intern(s, m->path);
+	size_t nph, i;
+
+	if (!elf || elf_getphdrnum(elf, &nph) != 0)
+		return;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+		struct jt_sym_mapping *out;
+
+		if (!ph || ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = xrealloc(*v, *cap * sizeof(**v));
+		}
+		out = &(*v)[(*n)++];
+		/* The kernel maps whole pages: the range /proc/PID/maps shows. */
+		out->start = (ph->p_vaddr + bias) & ~(page - 1);
+		out->limit = (ph->p_vaddr + ph->p_memsz + bias + page - 1) & ~(page - 1);
+		out->file_offset = ph->p_offset & ~(page - 1);
+		out->path = path;
+		out->build_id = build_id;
+	}
+}
+
+static int
+sym_mapping_cmp(const void *a, const void *b)
+{
+	const struct jt_sym_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct jt_sym_mapping *
+sym_mappings(struct jt_sym *s, size_t *n)
+{
+	struct jt_sym_mapping *v = NULL;
+	size_t cap = 0, i;
+
+	*n = 0;
+	for (i = 0; i < s->nmods; i++)
+		sym_module_mappings(s, &s->mods[i], &v, n, &cap);
+	if (*n)
+		qsort(v, *n, sizeof(*v), sym_mapping_cmp);
+	return v;
 }

@@ -46,6 +46,22 @@ subtest 'bad values are refused' => sub {
 	refused("--depth 257", '--depth', '--depth', '257', '--', $leak, 1, 0);
 	refused("--top 1x", '--top', '--top', '1x', '--', $leak, 1, 0);
 	refused("-p abc", '-p', '-p', 'abc');
+	for my $o ('--sort', '--folded-cost') {
+		for my $v ('', 'LIVE', 'live ', 'leaked', 'byte') {
+			refused("$o '$v'", $o, $o, $v, '--', $leak, 1, 0);
+		}
+	}
+	for my $o ('--min-size', '--max-size') {
+		for my $v ('', '-1', '1x', '4kk', '1.5', '99999999999999999999', '17179869184G', ' 4') {
+			refused("$o '$v'", $o, $o, $v, '--', $leak, 1, 0);
+		}
+	}
+	refused("--max-size '0'", '--max-size', '--max-size', '0', '--', $leak, 1, 0);
+	my $r0 = refused('--min-size above --max-size', '--min-size', '--min-size', '4k', '--max-size', '4095', '--', $leak, 1, 0);
+	like($r0->{stderr}, qr/above --max-size 4095/, '--min-size above --max-size: says so');
+	for my $v ('0', '0.05', 'inf', 'nan', '', 'abc', '31536001') {
+		refused("--interval '$v'", '--interval', '--interval', $v, '--', $leak, 1, 0);
+	}
 	# Seconds must be finite, at least a millisecond and at most a year: inf, 1e18 and
 	# 1e400 were once accepted and detached at once. A jmptrace that accepted one would
 	# attach to the -p process, and be killed by run_cmd's timeout: that must be a process

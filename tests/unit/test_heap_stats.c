@@ -96,8 +96,8 @@ test_peak(void)
 	for (i = 0; i < 10; i++)
 		heap_alloc(h, 0x900000 + i * 0x1000, 1000, b);
 	heap_peak(h, &pk);
-	ok(pk.live_bytes >= 1048576 * 99 / 100 && pk.live_bytes <= 1048576,
-	   "peak: recorded within 1%% of 1 MiB (%lu)", (unsigned long)pk.live_bytes);
+	is_u64(pk.live_bytes, 1048576, "peak: exactly 1 MiB, recorded at the first free");
+	is_u64(pk.live_blocks, 256, "peak: 256 blocks");
 	is_u64(pk.time_ms, 10, "peak: its time");
 	is_u64(sa->peak_bytes, pk.live_bytes, "peak: stack a holds all of it");
 	is_u64(sa->peak_blocks, pk.live_blocks, "peak: and all its blocks");
@@ -109,7 +109,11 @@ test_peak(void)
 	for (i = 0; i < 2000; i++)
 		heap_alloc(h, 0x10000000 + i * 0x1000, 1000, b);
 	heap_peak(h, &pk);
-	ok(pk.live_bytes >= 2010000 * 99 / 100, "peak: the new peak recorded (%lu)", (unsigned long)pk.live_bytes);
+	is_u64(pk.live_bytes, 1048576, "peak: not recorded before the heap turns down or a snapshot");
+	heap_sample(h, 1);
+	heap_peak(h, &pk);
+	is_u64(pk.live_bytes, 2010000, "peak: a snapshot at the highest point records it");
+	is_u64(pk.time_ms, 40, "peak: at the snapshot's time");
 	is_u64(sa->peak_bytes, 0, "peak: a, no longer live, shows 0 at the new peak");
 	is_u64(sb->peak_bytes, pk.live_bytes, "peak: b holds it all");
 	heap_destroy(h);
@@ -186,6 +190,7 @@ test_clear_live(void)
 	heap_alloc(h, 0x1000, 1000, a);
 	heap_clear_live(h);	/* an exec */
 	heap_alloc(h, 0x2000, 2000, b);
+	heap_sample(h, 1);	/* a snapshot at the new image's highest point */
 	is_u64(sa->peak_bytes, 0, "exec: the old image's stack holds nothing at the new peak");
 	is_u64(heap_stack_get(h, b)->peak_bytes, 2000, "exec: the new peak is the new image's");
 	heap_destroy(h);

@@ -1,0 +1,110 @@
+/* diff_json.c - `jmptrace diff --json FILE`: the diff for tools, built and written with json-c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "diff.h"
+#include "util.h"
+
+/* Copies member name of from into to when from has it (reason, pid, command, time_ms). */
+static void
+diff_json_copy(struct json_object *to, struct json_object *from, const char *name)
+{
+	struct json_object *m;
+
+	if (json_object_object_get_ex(from, name, &m))
+		json_object_object_add(to, name, json_object_get(m));
+}
+
+/* {"file", "snapshot", "snapshots", "reason", "pid", "command", "time_ms", "live_bytes", "live_blocks"} */
+static struct json_object *
+diff_json_snap(const struct jt_diff_snap *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "file", json_object_new_string(s->file));
+	json_object_object_add(o, "snapshot", json_object_new_int64(s->index));
+	json_object_object_add(o, "snapshots", json_object_new_int64(s->count));
+	diff_json_copy(o, s->snap, "reason");
+	diff_json_copy(o, s->snap, "pid");
+	diff_json_copy(o, s->snap, "command");
+	diff_json_copy(o, s->snap, "time_ms");
+	json_object_object_add(o, "live_bytes", json_object_new_uint64(s->live_bytes));
+	json_object_object_add(o, "live_blocks", json_object_new_uint64(s->live_blocks));
+	return o;
+}
+
+/*
+ * A row's frames as the report gives them, less "address": the row may sum
+ * stacks at several addresses, of two runs.
+ */
+static struct json_object *
+diff_json_frames(struct json_object *frames)
+{
+	static const char *const keep[] = { "function", "file", "line", "module", "inlined" };
+	struct json_object *a = json_object_new_array();
+	size_t n = json_object_array_length(frames), i, k;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *fr = json_object_array_get_idx(frames, i);
+		struct json_object *o = json_object_new_object();
+
+		for (k = 0; k < ARRAY_SIZE(keep); k++)
+			diff_json_copy(o, fr, keep[k]);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static struct json_object *
+diff_json_row(const struct jt_diff_row *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "live_bytes_delta", json_object_new_int64(r->delta_bytes));
+	json_object_object_add(o, "live_blocks_delta", json_object_new_int64(r->delta_blocks));
+	json_object_object_add(o, "old_live_bytes", json_object_new_uint64(r->old_bytes));
+	json_object_object_add(o, "new_live_bytes", json_object_new_uint64(r->new_bytes));
+	json_object_object_add(o, "old_live_blocks", json_object_new_uint64(r->old_blocks));
+	json_object_object_add(o, "new_live_blocks", json_object_new_uint64(r->new_blocks));
+	json_object_object_add(o, "in_old", json_object_new_boolean(r->in_old));
+	json_object_object_add(o, "in_new", json_object_new_boolean(r->in_new));
+	json_object_object_add(o, "frames", diff_json_frames(r->frames));
+	return o;
+}
+
+int
+diff_write_json(const char *path, const struct jt_diff *d)
+{
+	struct json_object *o = json_object_new_object(), *rows = json_object_new_array();
+	size_t len = strlen(path) + 5, i;
+	char *tmp = xmalloc(len);
+	int r, err;
+
+	json_object_object_add(o, "old", diff_json_snap(&d->old));
+	json_object_object_add(o, "new", diff_json_snap(&d->new));
+	json_object_object_add(o, "live_bytes_delta",
+			       json_object_new_int64((int64_t)(d->new.live_bytes - d->old.live_bytes)));
+	json_object_object_add(o, "live_blocks_delta",
+			       json_object_new_int64((int64_t)(d->new.live_blocks - d->old.live_blocks)));
+	for (i = 0; i < d->nrows; i++)
+		json_object_array_add(rows, diff_json_row(&d->rows[i]));
+	json_object_object_add(o, "stacks", rows);
+	snprintf(tmp, len, "%s.tmp", path);
+	errno = 0;
+	r = json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+				    | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -1;
+	err = errno ? errno : EIO;
+	if (r < 0)
+		unlink(tmp);
+	json_object_put(o);
+	free(tmp);
+	errno = err;
+	return r < 0 ? -1 : 0;
+}

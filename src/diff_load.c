@@ -1,0 +1,269 @@
+/* diff_load.c - reads one snapshot of a JSON report for `jmptrace diff`, and keys its stacks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "diff.h"
+#include "util.h"
+
+int
+diff_spec_parse(const char *arg, char **path, long *index)
+{
+	const char *colon = strrchr(arg, ':');
+	const char *p;
+	char *end;
+	long n;
+
+	*index = -1;
+	/* "FILE:N" only when N is a number and FILE is not itself the whole name. */
+	if (colon && colon != arg && access(arg, F_OK) != 0) {
+		p = colon + 1;
+		if (*p == '-')
+			p++;
+		if (*p >= '0' && *p <= '9' && strspn(p, "0123456789") == strlen(p)) {
+			errno = 0;
+			n = strtol(colon + 1, &end, 10);
+			if (n == 0 || errno)
+				return -1;
+			*index = n;
+			*path = xmalloc((size_t)(colon - arg) + 1);
+			memcpy(*path, arg, (size_t)(colon - arg));
+			(*path)[colon - arg] = '\0';
+			return 0;
+		}
+	}
+	if (!*arg)
+		return -1;
+	*path = xstrdup(arg);
+	return 0;
+}
+
+/*
+ * Parses the whole of fd as one JSON value with json-c's incremental
+ * tokener (so that its own error message can be given). Returns the value,
+ * or NULL with a reason in err.
+ */
+static struct json_object *
+diff_parse_fd(int fd, char *err, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *obj = NULL;
+	enum json_tokener_error e = json_tokener_continue;
+	char buf[65536];
+	ssize_t n;
+
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		obj = json_tokener_parse_ex(tok, buf, (int)n);
+		e = json_tokener_get_error(tok);
+		if (e != json_tokener_continue)
+			break;
+	}
+	if (n < 0)
+		snprintf(err, len, "%s", strerror(errno));
+	else if (e == json_tokener_continue)
+		snprintf(err, len, "not JSON (the file ends before the value does)");
+	else if (e != json_tokener_success)
+		snprintf(err, len, "not JSON (%s)", json_tokener_error_desc(e));
+	if (n < 0 || e != json_tokener_success) {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+int
+diff_load(const char *path, long index, struct jt_diff_snap *s, char *err, size_t len)
+{
+	struct json_object *root;
+	char why[200];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	memset(s, 0, sizeof(*s));
+	if (fd < 0) {
+		snprintf(err, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	root = diff_parse_fd(fd, why, sizeof(why));
+	close(fd);
+	if (!root) {
+		snprintf(err, len, "%s: %s", path, why);
+		return -1;
+	}
+	return diff_snap_from_json(root, path, index, s, err, len);
+}
+
+/* The unsigned integer member name of obj into *v; returns 0, or -1 when it is missing or no integer. */
+static int
+diff_get_u64(struct json_object *obj, const char *name, uint64_t *v)
+{
+	struct json_object *m;
+
+	if (!json_object_object_get_ex(obj, name, &m) || !json_object_is_type(m, json_type_int))
+		return -1;
+	*v = json_object_get_uint64(m);
+	return 0;
+}
+
+const char *
+diff_json_str(struct json_object *obj, const char *name)
+{
+	struct json_object *m;
+
+	if (!json_object_object_get_ex(obj, name, &m) || !json_object_is_type(m, json_type_string))
+		return NULL;
+	return json_object_get_string(m);
+}
+
+static const char *
+diff_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+char *
+diff_stack_key(struct json_object *frames)
+{
+	size_t n = json_object_array_length(frames), i, len = 0, cap = 64;
+	char *key = xmalloc(cap);
+
+	key[0] = '\0';
+	for (i = 0; i < n; i++) {
+		struct json_object *fr = json_object_array_get_idx(frames, i), *line;
+		const char *fn = diff_json_str(fr, "function"), *file = diff_json_str(fr, "file");
+		const char *mod = diff_json_str(fr, "module");
+		int l = json_object_object_get_ex(fr, "line", &line) ? json_object_get_int(line) : 0;
+		size_t need;
+
+		/* Fields are split by \x1f and frames by \x1e: neither is in a name. */
+		need = strlen(fn ? fn : "") + strlen(file ? file : "") + strlen(mod ? mod : "") + 32;
+		if (len + need > cap) {
+			cap = 2 * (len + need);
+			key = xrealloc(key, cap);
+		}
+		if (fn)
+			len += (size_t)snprintf(key + len, cap - len, "f\x1f%s\x1f%s\x1f%d\x1e", fn,
+						file ? diff_basename(file) : "", file ? l : 0);
+		else
+			len += (size_t)snprintf(key + len, cap - len, "m\x1f%s\x1e", mod ? mod : "");
+	}
+	return key;
+}
+
+/* Reads the stacks of snapshot s->snap; returns 0, or -1 with a reason in err. */
+static int
+diff_read_stacks(struct jt_diff_snap *s, char *err, size_t len)
+{
+	struct json_object *stacks, *frames;
+	size_t n, i;
+
+	if (!json_object_object_get_ex(s->snap, "stacks", &stacks)
+	    || !json_object_is_type(stacks, json_type_array)) {
+		snprintf(err, len, "%s: snapshot %u has no \"stacks\" array", s->file, s->index);
+		return -1;
+	}
+	n = json_object_array_length(stacks);
+	s->stacks = xcalloc(n, sizeof(*s->stacks));
+	for (i = 0; i < n; i++) {
+		struct json_object *st = json_object_array_get_idx(stacks, i);
+		struct jt_diff_stack *d = &s->stacks[i];
+
+		if (!json_object_is_type(st, json_type_object)
+		    || diff_get_u64(st, "live_bytes", &d->live_bytes) < 0
+		    || diff_get_u64(st, "live_blocks", &d->live_blocks) < 0
+		    || !json_object_object_get_ex(st, "frames", &frames)
+		    || !json_object_is_type(frames, json_type_array)) {
+			snprintf(err, len, "%s: snapshot %u: stack %zu has no live_bytes, live_blocks "
+				 "or frames", s->file, s->index, i + 1);
+			return -1;
+		}
+		d->frames = frames;
+		d->key = diff_stack_key(frames);
+		s->nstacks = i + 1;
+	}
+	return 0;
+}
+
+/* The snapshot's live totals: "totals" when there (it counts what --min-size left out), else the stacks' sums. */
+static void
+diff_read_totals(struct jt_diff_snap *s)
+{
+	struct json_object *t;
+	size_t i;
+
+	if (json_object_object_get_ex(s->snap, "totals", &t)
+	    && diff_get_u64(t, "live_bytes", &s->live_bytes) == 0
+	    && diff_get_u64(t, "live_blocks", &s->live_blocks) == 0)
+		return;
+	s->live_bytes = s->live_blocks = 0;
+	for (i = 0; i < s->nstacks; i++) {
+		s->live_bytes += s->stacks[i].live_bytes;
+		s->live_blocks += s->stacks[i].live_blocks;
+	}
+}
+
+int
+diff_snap_from_json(struct json_object *root, const char *file, long index,
+		    struct jt_diff_snap *s, char *err, size_t len)
+{
+	struct json_object *snaps;
+	size_t count;
+
+	memset(s, 0, sizeof(*s));
+	s->root = root;
+	s->file = xstrdup(file);
+	if (!json_object_is_type(root, json_type_object)
+	    || !json_object_object_get_ex(root, "snapshots", &snaps)
+	    || !json_object_is_type(snaps, json_type_array)) {
+		snprintf(err, len, "%s: not a jmptrace JSON report (no \"snapshots\" array)", file);
+		goto fail;
+	}
+	count = json_object_array_length(snaps);
+	if (count == 0) {
+		snprintf(err, len, "%s: the report has no snapshots", file);
+		goto fail;
+	}
+	if ((index > 0 && (size_t)index > count) || (index < 0 && (size_t)-index > count)) {
+		snprintf(err, len, "%s: no snapshot %ld: the report has %zu", file, index, count);
+		goto fail;
+	}
+	s->count = (unsigned)count;
+	s->index = index > 0 ? (unsigned)index : (unsigned)(count + 1 - (size_t)-index);
+	s->snap = json_object_array_get_idx(snaps, s->index - 1);
+	if (!json_object_is_type(s->snap, json_type_object)) {
+		snprintf(err, len, "%s: snapshot %u is not an object", file, s->index);
+		goto fail;
+	}
+	if (diff_read_stacks(s, err, len) < 0)
+		goto fail;
+	diff_read_totals(s);
+	return 0;
+fail:
+	diff_snap_free(s);
+	return -1;
+}
+
+void
+diff_snap_free(struct jt_diff_snap *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nstacks; i++)
+		free(s->stacks[i].key);
+	free(s->stacks);
+	free(s->file);
+	json_object_put(s->root);
+	memset(s, 0, sizeof(*s));
+}
