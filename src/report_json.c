@@ -222,7 +222,8 @@ json_filtered(FILE *f, const struct jt_snapshot *s)
 	const struct jt_stack *st = NULL;
 	uint32_t id, n = heap_stack_count(s->heap);
 
-	if (s->min_size == 0 && s->max_size == UINT64_MAX)
+	/* No maximum is UINT64_MAX, or 0 as in jt_options (a zeroed snapshot filters nothing). */
+	if (s->min_size == 0 && (s->max_size == 0 || s->max_size == UINT64_MAX))
 		return;
 	for (id = 0; id < n && !st; id++)
 		if (heap_stack_get(s->heap, id)->filtered)

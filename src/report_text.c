@@ -111,13 +111,15 @@ text_filtered(FILE *f, const struct jt_snapshot *s)
 	const struct jt_stack *st = NULL;
 	uint32_t id, n = heap_stack_count(s->heap);
 	char a[32], b[32], c[32], d[32], range[96];
+	/* No maximum is UINT64_MAX, or 0 as in jt_options (a zeroed snapshot filters nothing). */
+	int no_max = s->max_size == 0 || s->max_size == UINT64_MAX;
 
-	if (s->min_size == 0 && s->max_size == UINT64_MAX)
+	if (s->min_size == 0 && no_max)
 		return;
 	for (id = 0; id < n && !st; id++)
 		if (heap_stack_get(s->heap, id)->filtered)
 			st = heap_stack_get(s->heap, id);
-	if (s->max_size == UINT64_MAX)
+	if (no_max)
 		snprintf(range, sizeof(range), "sizes under %s bytes", report_num(a, s->min_size));
 	else if (s->min_size == 0)
 		snprintf(range, sizeof(range), "sizes over %s bytes", report_num(a, s->max_size));
