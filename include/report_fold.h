@@ -46,7 +46,4 @@ struct jt_fold {
 void fold_build(const struct jt_snapshot *s, struct jt_fold *f);
 void fold_free(struct jt_fold *f);
 
-/* Writes v with thousands separators ("10,000") into buf; returns buf. */
-const char *fold_num(char buf[32], uint64_t v);
-
 #endif

@@ -30,4 +30,11 @@ int util_wait_tid(pid_t tid, int *status);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Writes v in decimal with a comma between groups of three digits
+ * ("1,234,567"), as valgrind prints figures, into buf (27 bytes suffice).
+ * Returns buf.
+ */
+char *util_num(char *buf, uint64_t v);
+
 #endif

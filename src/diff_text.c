@@ -6,28 +6,17 @@
 #include <json-c/json.h>
 
 #include "diff.h"
+#include "util.h"
 
-/*
- * Figures as the text report prints them (report_text.c's report_num, which
- * is static there): decimal with a comma between groups of three digits.
- * With sign, a "+" or "-" in front ("0" has none). Returns buf.
- */
+/* Figures as the text report prints them (util_num); with sign, a "+" or "-" in front ("0" has none). Returns buf. */
 static const char *
 diff_num(char buf[32], uint64_t v, int sign)
 {
-	char tmp[32];
 	int64_t s = (int64_t)v;
 	uint64_t mag = sign && s < 0 ? -(uint64_t)v : v;
-	int len = snprintf(tmp, sizeof(tmp), "%" PRIu64, mag), i, o = 0;
 
-	if (sign && s != 0)
-		buf[o++] = s < 0 ? '-' : '+';
-	for (i = 0; i < len; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
+	buf[0] = sign && s != 0 ? (s < 0 ? '-' : '+') : '\0';
+	util_num(buf + (buf[0] != '\0'), mag);
 	return buf;
 }
 

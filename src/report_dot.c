@@ -205,22 +205,6 @@ dot_add_stack(struct dot_graph *g, struct jt_sym *sym, const struct jt_stack *st
 	free(fns);
 }
 
-/* "1,234,567", as the text report prints figures. Returns buf. */
-static const char *
-dot_num(char buf[32], uint64_t v)
-{
-	char tmp[32];
-	int len = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), o = 0;
-
-	for (int i = 0; i < len; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 /* Writes str inside a DOT double-quoted string: quotes and backslashes escaped, control bytes as '?'. */
 static void
 dot_escape(FILE *f, const char *str)
@@ -263,8 +247,8 @@ dot_node(FILE *f, const struct dot_graph *g, const struct dot_fn *fn, const char
 	fprintf(f, "\" [label=\"");
 	dot_escape(f, fn->name);
 	fprintf(f, "\\nself %s %s (%.2f%%)\\ntotal %s %s (%.2f%%)\", fontsize=%.1f, "
-		"fillcolor=\"0.000 %.3f 1.000\"];\n", dot_num(a, fn->self), unit, 100 * self,
-		dot_num(b, fn->total), unit, 100 * total, 10 + 14 * self, 0.05 + 0.75 * total);
+		"fillcolor=\"0.000 %.3f 1.000\"];\n", util_num(a, fn->self), unit, 100 * self,
+		util_num(b, fn->total), unit, 100 * total, 10 + 14 * self, 0.05 + 0.75 * total);
 }
 
 static void
@@ -276,7 +260,7 @@ dot_edge(FILE *f, const struct dot_graph *g, const struct dot_edge *e)
 	dot_escape(f, g->fns[e->from].name);
 	fputs("\" -> \"", f);
 	dot_escape(f, g->fns[e->to].name);
-	fprintf(f, "\" [label=\"%s\", penwidth=%.2f];\n", dot_num(a, e->cost),
+	fprintf(f, "\" [label=\"%s\", penwidth=%.2f];\n", util_num(a, e->cost),
 		1 + 5 * dot_share(g, e->cost));
 }
 
@@ -315,7 +299,7 @@ dot_title(FILE *f, const struct jt_snapshot *s, const struct dot_graph *g, uint3
 	fprintf(f, "\\lsnapshot %u (", s->seq);
 	dot_escape(f, s->reason ? s->reason : "(unknown)");
 	fprintf(f, "), cost: %s, %s %s in all\\l%s %s below 0.5%% of the total left out\\l\";\n",
-		report_cost_name(s->cost), dot_num(a, g->total), dot_unit(s->cost), dot_num(b, dropped),
+		report_cost_name(s->cost), util_num(a, g->total), dot_unit(s->cost), util_num(b, dropped),
 		dropped == 1 ? "function" : "functions");
 }
 

@@ -6,6 +6,7 @@
 #include "report.h"
 #include "report_common.h"
 #include "report_fold.h"
+#include "util.h"
 
 /* flamegraph.pl's geometry: frames 16 px high in a 1200 px image, 10 px margins. */
 #define FLAME_WIDTH	1200
@@ -111,7 +112,7 @@ flame_title(FILE *f, const struct jt_snapshot *s, const char *name, uint64_t v, 
 	char num[32];
 
 	flame_xml(f, name, strlen(name));
-	fprintf(f, " (%s %s, %.2f%%)", fold_num(num, v), v == 1 ? flame_units[s->cost].one :
+	fprintf(f, " (%s %s, %.2f%%)", util_num(num, v), v == 1 ? flame_units[s->cost].one :
 		flame_units[s->cost].many, total ? 100.0 * (double)v / (double)total : 0.0);
 }
 
@@ -175,7 +176,7 @@ flame_head(FILE *f, const struct jt_snapshot *s, const struct jt_fold *fold, int
 	fprintf(f, "<text id=\"subtitle\" x=\"%d\" y=\"42\">", FLAME_WIDTH / 2);
 	flame_xml(f, s->command ? s->command : "?", s->command ? strlen(s->command) : 1);
 	fprintf(f, " (pid %d), snapshot %u (%s): %s %s in all</text>\n", s->pid, s->seq,
-		s->reason ? s->reason : "?", fold_num(num, fold->total),
+		s->reason ? s->reason : "?", util_num(num, fold->total),
 		fold->total == 1 ? flame_units[s->cost].one : flame_units[s->cost].many);
 	fprintf(f, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n"
 		"<text id=\"search\" x=\"%d\" y=\"24\">Search</text>\n"

@@ -179,18 +179,3 @@ fold_free(struct jt_fold *f)
 	memset(f, 0, sizeof(*f));
 }
 
-const char *
-fold_num(char buf[32], uint64_t v)
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v), i, o = 0;
-
-	for (i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-

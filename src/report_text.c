@@ -11,26 +11,6 @@
 #include "sym.h"
 #include "util.h"
 
-/*
- * Text figures: every count and byte figure is a plain decimal with a comma
- * between groups of three digits ("1,234,567"), as valgrind prints them.
- * Addresses are "0x" and lowercase hex without padding. Returns buf.
- */
-static const char *
-report_num(char buf[32], uint64_t v)
-{
-	char tmp[32];
-	int len = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), i, o = 0;
-
-	for (i = 0; i < len; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 /* Returns the singular or plural form of a noun for a count of n. */
 static const char *
 report_plural(uint64_t n, const char *one, const char *many)
@@ -120,17 +100,17 @@ text_filtered(FILE *f, const struct jt_snapshot *s)
 		if (heap_stack_get(s->heap, id)->filtered)
 			st = heap_stack_get(s->heap, id);
 	if (no_max)
-		snprintf(range, sizeof(range), "sizes under %s bytes", report_num(a, s->min_size));
+		snprintf(range, sizeof(range), "sizes under %s bytes", util_num(a, s->min_size));
 	else if (s->min_size == 0)
-		snprintf(range, sizeof(range), "sizes over %s bytes", report_num(a, s->max_size));
+		snprintf(range, sizeof(range), "sizes over %s bytes", util_num(a, s->max_size));
 	else
-		snprintf(range, sizeof(range), "sizes outside %s..%s bytes", report_num(a, s->min_size),
-			 report_num(b, s->max_size));
+		snprintf(range, sizeof(range), "sizes outside %s..%s bytes", util_num(a, s->min_size),
+			 util_num(b, s->max_size));
 	fprintf(f, "  %s: %s allocation %s of %s bytes, %s bytes in %s %s live, not broken down by stack\n",
-		range, report_num(a, st ? st->alloc_calls : 0),
+		range, util_num(a, st ? st->alloc_calls : 0),
 		report_plural(st ? st->alloc_calls : 0, "call", "calls"),
-		report_num(b, st ? st->alloc_bytes : 0), report_num(c, st ? st->live_bytes : 0),
-		report_num(d, st ? st->live_blocks : 0),
+		util_num(b, st ? st->alloc_bytes : 0), util_num(c, st ? st->live_bytes : 0),
+		util_num(d, st ? st->live_blocks : 0),
 		report_plural(st ? st->live_blocks : 0, "block", "blocks"));
 }
 
@@ -144,16 +124,16 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fprintf(f, "calls:\n");
 	for (i = 0; i < s->ncalls; i++)
 		if (s->calls[i])
-			fprintf(f, "  %-*s %15s\n", w, alloc_fns[s->call_fns[i]].name, report_num(a, s->calls[i]));
+			fprintf(f, "  %-*s %15s\n", w, alloc_fns[s->call_fns[i]].name, util_num(a, s->calls[i]));
 	fprintf(f, "totals:\n");
-	fprintf(f, "  %-*s %15s\n", w, "allocation calls", report_num(a, report_alloc_calls(s)));
-	fprintf(f, "  %-*s %15s\n", w, "bytes allocated", report_num(a, t->bytes_allocated));
-	fprintf(f, "  %-*s %15s\n", w, "frees", report_num(a, t->frees));
-	fprintf(f, "  %-*s %15s\n", w, "unknown frees", report_num(a, t->unknown_frees));
-	fprintf(f, "  %-*s %15s\n", w, "temporary allocations", report_num(a, text_temporary(s->heap)));
-	fprintf(f, "  %-*s %15s bytes in %s %s\n", w, "live", report_num(a, t->live_bytes),
-		report_num(b, t->live_blocks), report_plural(t->live_blocks, "block", "blocks"));
-	fprintf(f, "  %-*s %15s bytes\n", w, "peak live", report_num(a, t->peak_live_bytes));
+	fprintf(f, "  %-*s %15s\n", w, "allocation calls", util_num(a, report_alloc_calls(s)));
+	fprintf(f, "  %-*s %15s\n", w, "bytes allocated", util_num(a, t->bytes_allocated));
+	fprintf(f, "  %-*s %15s\n", w, "frees", util_num(a, t->frees));
+	fprintf(f, "  %-*s %15s\n", w, "unknown frees", util_num(a, t->unknown_frees));
+	fprintf(f, "  %-*s %15s\n", w, "temporary allocations", util_num(a, text_temporary(s->heap)));
+	fprintf(f, "  %-*s %15s bytes in %s %s\n", w, "live", util_num(a, t->live_bytes),
+		util_num(b, t->live_blocks), report_plural(t->live_blocks, "block", "blocks"));
+	fprintf(f, "  %-*s %15s bytes\n", w, "peak live", util_num(a, t->peak_live_bytes));
 	text_filtered(f, s);
 	fputc('\n', f);
 }
@@ -211,7 +191,7 @@ text_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
 {
 	char a[32], b[32];
 
-	snprintf(buf, len, "%s bytes in %s %s", report_num(a, bytes), report_num(b, blocks),
+	snprintf(buf, len, "%s bytes in %s %s", util_num(a, bytes), util_num(b, blocks),
 		 report_plural(blocks, "block", "blocks"));
 	return buf;
 }
@@ -232,8 +212,8 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 
 	text_bytes_blocks(live, sizeof(live), st->live_bytes, st->live_blocks);
 	text_bytes_blocks(peak, sizeof(peak), st->peak_bytes, st->peak_blocks);
-	report_num(a, st->alloc_calls);
-	report_num(b, st->alloc_bytes);
+	util_num(a, st->alloc_calls);
+	util_num(b, st->alloc_bytes);
 	fprintf(f, "#%u: ", rank);
 	switch (cost) {
 	case COST_PEAK:
@@ -247,7 +227,7 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 		break;
 	case COST_TEMPORARY:
 		fprintf(f, "%s temporary %s (%" PRIu64 "%% of %s %s); live %s, peak %s, %s bytes allocated",
-			report_num(c, st->temporary), report_plural(st->temporary, "allocation", "allocations"),
+			util_num(c, st->temporary), report_plural(st->temporary, "allocation", "allocations"),
 			st->alloc_calls ? (st->temporary * 100 + st->alloc_calls / 2) / st->alloc_calls : 0,
 			a, calls, live, peak, b);
 		break;
@@ -257,9 +237,9 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 			live, a, calls, b, peak);
 		break;
 	}
-	fprintf(f, ", %s %s", report_num(c, st->frees), report_plural(st->frees, "free", "frees"));
+	fprintf(f, ", %s %s", util_num(c, st->frees), report_plural(st->frees, "free", "frees"));
 	if (cost != COST_TEMPORARY)
-		fprintf(f, ", %s temporary", report_num(c, st->temporary));
+		fprintf(f, ", %s temporary", util_num(c, st->temporary));
 	fputc('\n', f);
 }
 
@@ -277,13 +257,13 @@ text_invalid_frees(FILE *f, const struct jt_snapshot *s, const struct jt_heap_to
 	if (n)
 		fprintf(f, "%s invalid %s (of addresses that were no live block: double frees, "
 			"frees of non-heap pointers) from %s %s:\n\n",
-			report_num(a, t->invalid_frees), report_plural(t->invalid_frees, "free", "frees"),
-			report_num(b, n), report_plural(n, "stack", "stacks"));
+			util_num(a, t->invalid_frees), report_plural(t->invalid_frees, "free", "frees"),
+			util_num(b, n), report_plural(n, "stack", "stacks"));
 	for (i = 0; i < n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
 		fprintf(f, "Invalid free #%u: %s %s from this stack\n", i + 1,
-			report_num(a, st->invalid_frees), report_plural(st->invalid_frees, "call", "calls"));
+			util_num(a, st->invalid_frees), report_plural(st->invalid_frees, "call", "calls"));
 		text_frames(f, s->sym, st);
 	}
 	free(ids);
@@ -349,7 +329,7 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
 
 	heap_peak(s->heap, &pk);
 	fprintf(f, "PEAK: %s at %s ms (within 1%%)\n",
-		text_bytes_blocks(bb, sizeof(bb), pk.live_bytes, pk.live_blocks), report_num(a, pk.time_ms));
+		text_bytes_blocks(bb, sizeof(bb), pk.live_bytes, pk.live_blocks), util_num(a, pk.time_ms));
 }
 
 /*
@@ -378,7 +358,7 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 	if (n == 0)
 		fprintf(f, "%s\n\n", l->none);
 	else
-		fprintf(f, "top %u of %s %s by %s:\n\n", shown, report_num(a, n),
+		fprintf(f, "top %u of %s %s by %s:\n\n", shown, util_num(a, n),
 			report_plural(n, "stack", "stacks"), l->by);
 	for (i = 0; i < shown; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
@@ -389,7 +369,7 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 	if (sup->stacks)
 		fprintf(f, "suppressed: %s from %s %s\n\n",
 			text_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks),
-			report_num(a, sup->stacks), report_plural(sup->stacks, "stack", "stacks"));
+			util_num(a, sup->stacks), report_plural(sup->stacks, "stack", "stacks"));
 	free(ids);
 	return n;
 }
@@ -438,8 +418,8 @@ report_text(FILE *f, const struct jt_snapshot *s)
 			nlive = n;
 	}
 	fprintf(f, "SUMMARY: %s bytes in %s %s still live from %s %s\n",
-		report_num(a, t.live_bytes - sup.bytes), report_num(b, t.live_blocks - sup.blocks),
-		report_plural(t.live_blocks - sup.blocks, "block", "blocks"), report_num(c, nlive),
+		util_num(a, t.live_bytes - sup.bytes), util_num(b, t.live_blocks - sup.blocks),
+		report_plural(t.live_blocks - sup.blocks, "block", "blocks"), util_num(c, nlive),
 		report_plural(nlive, "stack", "stacks"));
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

@@ -1,6 +1,7 @@
 /* util.c - allocation wrappers and message helpers shared by every module. */
 #include <errno.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,4 +97,19 @@ util_wait_tid(pid_t tid, int *status)
 	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
 		;
 	return r;
+}
+
+char *
+util_num(char *buf, uint64_t v)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%" PRIu64, v), i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
 }
