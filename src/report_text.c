@@ -328,7 +328,7 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
 	char bb[96], a[32];
 
 	heap_peak(s->heap, &pk);
-	fprintf(f, "PEAK: %s at %s ms (within 1%%)\n",
+	fprintf(f, "PEAK: %s at %s ms\n",
 		text_bytes_blocks(bb, sizeof(bb), pk.live_bytes, pk.live_blocks), util_num(a, pk.time_ms));
 }
 

@@ -300,8 +300,7 @@ for my $mode (@modes) {
 		is($r->{exit}, 0, 'jmptrace exit 0');
 		my @lines = parse_folded($r->{folded}, 'peak');
 		my $l = phase_line(\@lines, 'big_phase');
-		ok($l && $l->[1] <= 1048576 && $l->[1] >= 0.99 * 1048576,
-		   'peak: big_phase holds 1 MiB within 1% at the peak') or diag($r->{folded});
+		ok($l && $l->[1] == 1048576, 'peak: big_phase holds exactly 1 MiB at the peak') or diag($r->{folded});
 		ok(!phase_line(\@lines, $_), "peak: nothing from $_") for qw(small_phase temp_loop hist_sizes);
 	};
 	# tests/progs/inlined: in_alloc is inlined into in_outer; its frame is a frame of its own,
