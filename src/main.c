@@ -50,7 +50,7 @@ usage(FILE *f)
 		"                   calls, bytes or temporary\n"
 		"      --min-size N, --max-size N\n"
 		"                   break down only allocations of N bytes or more, or at most N\n"
-		"                   (a suffix k, M or G multiplies by 1024); the others are\n"
+		"                   (a suffix k, m or g multiplies by 1024); the others are\n"
 		"                   counted in the totals, not unwound\n"
 		"      --suppressions FILE\n"
 		"                   leave stacks that match a line 'leak:PATTERN' of FILE out of\n"
@@ -142,7 +142,7 @@ parse_duration(const char *s, double *out)
 	return 0;
 }
 
-/* Parses a byte count for --min-size/--max-size: digits, then k, M or G (powers of 1024). */
+/* Parses a byte count for --min-size/--max-size: digits, then k, m or g in either case (powers of 1024). */
 static int
 parse_size(const char *s, uint64_t *out)
 {
@@ -158,9 +158,9 @@ parse_size(const char *s, uint64_t *out)
 		return -1;
 	if (*end == 'k' || *end == 'K')
 		shift = 10;
-	else if (*end == 'M')
+	else if (*end == 'm' || *end == 'M')
 		shift = 20;
-	else if (*end == 'G')
+	else if (*end == 'g' || *end == 'G')
 		shift = 30;
 	if (shift)
 		end++;
