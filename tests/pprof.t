@@ -4,6 +4,8 @@
 # functions with file:line, inlined frames as Line entries, and mappings with build ids.
 use strict;
 use warnings;
+# Addresses are 64-bit: hex() of one above 0xffffffff is fine on this x86-64-only tool.
+no warnings 'portable';
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempdir);
