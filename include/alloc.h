@@ -13,6 +13,7 @@ enum jt_fn_kind {
 	FK_FREE,	/* releases its first argument */
 	FK_UNWIND,	/* a C++ unwinder entry: hijacked returns must be put back first */
 	FK_RTLD,	/* the dynamic linker's rendezvous: the link map changed */
+	FK_EXIT,	/* _exit: the process ends with its memory intact (--leak-check only) */
 };
 
 struct jt_fn_desc {
@@ -35,6 +36,7 @@ enum jt_fn {
 	FN_DEL_AL, FN_DEL_ARR_AL, FN_DEL_SZ_AL, FN_DEL_ARR_SZ_AL, FN_DEL_AL_NT, FN_DEL_ARR_AL_NT,
 	FN_REPORTED,	/* functions below are traced but not reported as calls */
 	FN_UNWIND_RAISE = FN_REPORTED, FN_UNWIND_RETHROW, FN_UNWIND_FORCED,
+	FN_EXIT,		/* a breakpoint only under --leak-check */
 	FN_DL_DEBUG_STATE,	/* looked up in the dynamic linker only */
 	FN_COUNT
 };

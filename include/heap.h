@@ -127,6 +127,10 @@ int heap_invalid_free(struct jt_heap *h, uint32_t stack_id);
 /* Looks a live block up without changing anything: 0 when found, -1 otherwise. */
 int heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *stack_id);
 
+/* Calls fn on every live block, in no particular order; fn must not change the heap. */
+void heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id),
+		    void *arg);
+
 void heap_totals(const struct jt_heap *h, struct jt_heap_totals *out);
 
 /*

@@ -18,6 +18,8 @@
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
 #define JT_MAX_DEPTH 256
 
+struct leak_result;
+
 /* One allocator call in flight whose return we wait for. */
 struct jt_call {
 	int fn;			/* enum jt_fn */
@@ -123,6 +125,9 @@ struct jt_proc {
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
 	int exited, exit_status, killed_by;
+	int leak_check;			/* --leak-check: a breakpoint on _exit, a check at every snapshot */
+	int leak_due;			/* a thread of it entered _exit: check it before it goes on */
+	struct leak_result *leak;	/* the last leak check's verdict, or NULL */
 	/*
 	 * --pin: the affinity of its first pinned thread. A thread created
 	 * later inherits its creator's pinned affinity; this is what it gets
@@ -159,6 +164,9 @@ struct jt_options {
 	double interval;		/* --interval: seconds between snapshots, 0 for none */
 	const char *supp_path;		/* --suppressions */
 	int no_default_supp;		/* --no-default-suppressions */
+	int leak_check;			/* --leak-check */
+	unsigned leak_heuristics;	/* --leak-heuristics: enum leak_heuristic bits */
+	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind listed */
 	char **argv;			/* program and arguments in launch mode */
 };
 

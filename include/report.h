@@ -11,6 +11,7 @@ struct jt_heap;
 struct jt_sym;
 struct jt_supp;
 struct jt_stack;
+struct leak_result;
 
 /* What a figure of a stack is, for --sort and --folded-cost (and the formats' cost choice). */
 enum report_cost {
@@ -19,6 +20,7 @@ enum report_cost {
 	COST_CALLS,		/* allocation calls */
 	COST_BYTES,		/* bytes allocated in all */
 	COST_TEMPORARY,		/* temporary allocations */
+	COST_DEFINITELY_LOST,	/* bytes definitely lost (--leak-check): the snapshot's leak verdict */
 };
 
 /* Returns the cost named name ("live", "peak", "calls", "bytes", "temporary"), or -1. */
@@ -49,6 +51,9 @@ struct jt_snapshot {
 	const struct jt_supp *supp;	/* suppressions (report_supp.h), or NULL for none */
 	unsigned seq;		/* the snapshot's number in this run, from 1 */
 	uint64_t time_ms;	/* when it was taken, in the heap's clock (ms since tracing began) */
+	int leak_check;		/* --leak-check was given */
+	const struct leak_result *leak;	/* its verdict (leak.h), or NULL when no check could run */
+	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind the text lists */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

@@ -18,6 +18,8 @@ int stopall_wait(struct jt_tracer *tr, struct jt_proc *p);
 
 /* Steps the threads of p that must step over a breakpoint, then restarts every stopped one. */
 void stopall_resume(struct jt_tracer *tr, struct jt_proc *p);
+/* stopall_resume for every thread of p but keep (may be NULL), which is left as it is. */
+void stopall_resume_others(struct jt_tracer *tr, struct jt_proc *p, const struct jt_thread *keep);
 
 /* Non-zero when no thread of p can run: each sits in a stop, or waits for its vfork child. */
 int stopall_is_stopped(struct jt_tracer *tr, struct jt_proc *p);

@@ -41,5 +41,6 @@ const struct jt_fn_desc alloc_fns[FN_COUNT] = {
 	[FN_UNWIND_RAISE]  = { "_Unwind_RaiseException", "_Unwind_RaiseException", FK_UNWIND, NA, NA, NA },
 	[FN_UNWIND_RETHROW] = { "_Unwind_Resume_or_Rethrow", "_Unwind_Resume_or_Rethrow", FK_UNWIND, NA, NA, NA },
 	[FN_UNWIND_FORCED] = { "_Unwind_ForcedUnwind", "_Unwind_ForcedUnwind", FK_UNWIND, NA, NA, NA },
+	[FN_EXIT]          = { "_exit", "_exit", FK_EXIT, NA, NA, NA },
 	[FN_DL_DEBUG_STATE] = { "_dl_debug_state", "_dl_debug_state", FK_RTLD, NA, NA, NA },
 };

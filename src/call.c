@@ -403,6 +403,10 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 	case FK_UNWIND:
 		call_restore_all_io(t, io);
 		break;
+	case FK_EXIT:
+		/* The process ends now, its memory intact: check it before it goes on (stop.c). */
+		t->proc->leak_due = t->proc->leak_check;
+		break;
 	case FK_FREE:
 		call_enter_free(t, io, bp, regs, opt);
 		break;

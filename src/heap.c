@@ -410,6 +410,22 @@ heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *st
 }
 
 void
+heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id),
+	       void *arg)
+{
+	for (size_t i = 0; i < h->live.cap; i++) {
+		const struct jt_slot *sl = &h->live.slots[i];
+		uint64_t size;
+		uint32_t sid;
+
+		if (!sl->addr)
+			continue;
+		val_unpack(h, sl->addr, sl->val, &size, &sid);
+		fn(arg, sl->addr, size, sid);
+	}
+}
+
+void
 heap_totals(const struct jt_heap *h, struct jt_heap_totals *out)
 {
 	*out = h->tot;

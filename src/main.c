@@ -17,6 +17,7 @@
 #include "diff.h"
 #include "image.h"
 #include "launch.h"
+#include "leak.h"
 #include "loop.h"
 #include "proc.h"
 #include "report.h"
@@ -47,7 +48,7 @@ usage(FILE *f)
 		"      --json FILE  also write every snapshot as JSON to FILE\n"
 		"      --top N      stacks listed in each section of the text report (default 10)\n"
 		"      --sort COST  order of the text report's main list: live (default), peak,\n"
-		"                   calls, bytes or temporary\n"
+		"                   calls, bytes, temporary or definitely-lost (--leak-check)\n"
 		"      --min-size N, --max-size N\n"
 		"                   break down only allocations of N bytes or more, or at most N\n"
 		"                   (a suffix k, m or g multiplies by 1024); the others are\n"
@@ -59,12 +60,25 @@ usage(FILE *f)
 		"                   do not suppress what the C and C++ runtimes keep on purpose\n"
 		"      --interval S write a snapshot every S seconds (numbered files)\n"
 		"\n"
+		"Leak check, as valgrind's memcheck does it, from outside:\n"
+		"      --leak-check     at every snapshot and when the program calls _exit, stop\n"
+		"                       it, scan its registers, stacks, TLS, data and own\n"
+		"                       mappings for pointers, and say which live blocks are\n"
+		"                       definitely, indirectly or possibly lost or still reachable\n"
+		"                       (one tracer thread then traces every thread)\n"
+		"      --leak-heuristics SET  interior pointers that count as start pointers:\n"
+		"                       stdstring, length64, newarray, multipleinheritance,\n"
+		"                       comma-separated, or all (default) or none\n"
+		"      --show-leak-kinds SET  loss records the text report lists: definite,\n"
+		"                       indirect, possible, reachable, comma-separated, or all or\n"
+		"                       none (default definite,possible; JSON has every one)\n"
+		"\n"
 		"File formats, any number at once, written at every snapshot:\n"
 		"      --pprof FILE       gzip-compressed profile.proto for go tool pprof\n"
 		"      --folded FILE      folded stacks, a 'frame;...;frame value' line each\n"
 		"      --flamegraph FILE  an interactive SVG flame graph\n"
 		"      --folded-cost COST the figure of --folded and --flamegraph: live (default),\n"
-		"                         peak, calls, bytes or temporary\n"
+		"                         peak, calls, bytes, temporary or definitely-lost\n"
 		"      --massif FILE      massif.out for ms_print and massif-visualizer\n"
 		"      --csv FILE         a row per stack: counters, histogram and frames\n"
 		"      --dot FILE         a Graphviz call graph of the allocating code\n"
@@ -178,7 +192,7 @@ enum {
 	OPT_TRACER_THREADS, OPT_UNWINDER, OPT_NO_CPU_FOLLOW, OPT_NO_EMULATE, OPT_PIN,
 	OPT_SORT, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_PPROF, OPT_FOLDED, OPT_FOLDED_COST,
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
-	OPT_NO_DEFAULT_SUPPRESSIONS,
+	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 };
 
 static const struct option longopts[] = {
@@ -204,6 +218,9 @@ static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
 	{ "no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS },
+	{ "leak-check", no_argument, NULL, OPT_LEAK_CHECK },
+	{ "leak-heuristics", required_argument, NULL, OPT_LEAK_HEURISTICS },
+	{ "show-leak-kinds", required_argument, NULL, OPT_SHOW_LEAK_KINDS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -258,7 +275,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case OPT_SORT:
 	case OPT_FOLDED_COST:
 		if ((r = report_cost_parse(arg)) < 0)
-			return bad_value(c, arg, "give live, peak, calls, bytes or temporary");
+			return bad_value(c, arg, "give live, peak, calls, bytes, temporary or definitely-lost");
 		*(c == OPT_SORT ? &o->sort : &o->cost) = r;
 		return 0;
 	case OPT_MIN_SIZE:
@@ -280,6 +297,19 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		return 0;
 	case OPT_SUPPRESSIONS: o->supp_path = arg; return 0;
 	case OPT_NO_DEFAULT_SUPPRESSIONS: o->no_default_supp = 1; return 0;
+	case OPT_LEAK_CHECK: o->leak_check = 1; return 0;
+	case OPT_LEAK_HEURISTICS:
+		if ((r = leak_heur_parse(arg)) < 0)
+			return bad_value(c, arg, "give stdstring, length64, newarray, multipleinheritance "
+					 "(comma-separated), all or none");
+		o->leak_heuristics = (unsigned)r;
+		return 0;
+	case OPT_SHOW_LEAK_KINDS:
+		if ((r = leak_kinds_parse(arg)) < 0)
+			return bad_value(c, arg, "give definite, indirect, possible, reachable "
+					 "(comma-separated), all or none");
+		o->show_leak_kinds = (unsigned)r;
+		return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)
@@ -301,6 +331,8 @@ parse_args(int argc, char **argv, struct jt_options *o)
 
 	o->top = 10;
 	o->depth = 64;
+	o->leak_heuristics = LEAK_HEUR_ALL;
+	o->show_leak_kinds = 1u << LEAK_DEFINITE | 1u << LEAK_POSSIBLE;
 	while ((c = getopt_long(argc, argv, "+o:p:fhvV", longopts, NULL)) != -1)
 		if ((r = parse_one(c, optarg, o)) != 0)
 			return r;
@@ -309,6 +341,19 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		error_msg("--min-size %" PRIu64 " is above --max-size %" PRIu64 ": no allocation would be broken down",
 			  o->min_size, o->max_size);
 		return -1;
+	}
+	if ((o->sort == COST_DEFINITELY_LOST || o->cost == COST_DEFINITELY_LOST) && !o->leak_check) {
+		error_msg("the cost definitely-lost needs --leak-check");
+		return -1;
+	}
+	if (o->leak_check) {
+		/* Only tracer thread 0 stops a whole process; the check at _exit must be its. */
+		if (o->tracer_threads > 1) {
+			error_msg("--leak-check traces with one tracer thread: leave out --tracer-threads %u",
+				  o->tracer_threads);
+			return -1;
+		}
+		o->tracer_threads = 1;
 	}
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */

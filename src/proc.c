@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "heap.h"
+#include "leak.h"
 #include "proc.h"
 #include "sym.h"
 #include "unwind.h"
@@ -25,6 +26,7 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 	p->unwinder = tr->opt->unwinder;
 	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	p->heap = heap_new();
+	p->leak_check = tr->opt->leak_check;
 	p->next = tr->procs;
 	tr->procs = p;
 	return p;
@@ -68,6 +70,8 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	bp_table_clear(&p->bps);
 	sym_destroy(p->sym);
 	heap_destroy(p->heap);
+	leak_result_clear(p->leak);
+	free(p->leak);
 	alias_clear(&p->aliases);
 	free(p->command);
 	free(p);

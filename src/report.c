@@ -82,6 +82,7 @@ static const char *const report_cost_names[] = {
 	[COST_CALLS] = "calls",
 	[COST_BYTES] = "bytes",
 	[COST_TEMPORARY] = "temporary",
+	[COST_DEFINITELY_LOST] = "definitely-lost",
 };
 
 int

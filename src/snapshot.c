@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "heap.h"
+#include "leakcheck.h"
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
@@ -95,6 +96,14 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	const struct jt_heap_sample *tl;
 	size_t n;
 	int ret = 0;
+	int exec = strcmp(reason, "exec") == 0;
+
+	/* A process that still runs is checked now; one that ended was checked at its _exit. */
+	if (o->leak_check && !p->exited && !exec && !p->vfork_child && leakcheck_now(tr, p) < 0)
+		error_msg("--leak-check: process %d could not be checked", p->pid);
+	s.leak_check = o->leak_check && !p->vfork_child;
+	s.leak = exec ? NULL : p->leak;	/* an exec left nothing of the image to check */
+	s.show_leak_kinds = o->show_leak_kinds;
 
 	/* The timeline ends with this moment, whatever the program did last. */
 	heap_sample(p->heap, 1);

@@ -8,6 +8,7 @@
 #include "arch.h"
 #include "call.h"
 #include "handover.h"
+#include "leakcheck.h"
 #include "lifecycle.h"
 #include "proc.h"
 #include "procfs.h"
@@ -135,6 +136,8 @@ stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, i
 {
 	struct jt_proc *p = t->proc;
 	uint64_t addr = arch_pc(&st->regs) - ARCH_TRAP_PC_ADJUST;
+	pid_t tid = t->tid;
+	enum call_action action;
 
 	/* Before the registers are held back for the restart: the repair runs code in t. */
 	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
@@ -146,7 +149,11 @@ stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, i
 		t->owner->nactive++;
 	}
 	arch_set_pc(&st->regs, addr);
-	if (call_on_trap(t, st->bp, &st->regs, tr->opt) == CALL_STEP) {
+	action = call_on_trap(t, st->bp, &st->regs, tr->opt);
+	/* _exit under --leak-check: the memory is whole for the last time. */
+	if (p->leak_due && !collecting && leakcheck_at_exit(tr, t) < 0)
+		return restart_decide(RESTART_NONE, tid, 0, NULL);
+	if (action == CALL_STEP) {
 		/* The event is recorded; what is left is running the displaced instruction. */
 		arch_regs_set(t->tid, &st->regs);
 		t->step_pending = 1;

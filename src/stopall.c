@@ -262,9 +262,15 @@ stopall_step_if_pending(struct jt_tracer *tr, struct jt_thread *t)
 void
 stopall_resume(struct jt_tracer *tr, struct jt_proc *p)
 {
+	stopall_resume_others(tr, p, NULL);
+}
+
+void
+stopall_resume_others(struct jt_tracer *tr, struct jt_proc *p, const struct jt_thread *keep)
+{
 	/* Everyone is stopped here, so pending steps over breakpoints are safe now. */
-	proc_each_thread(tr, p, NULL, stopall_step_if_pending);
-	proc_each_thread(tr, p, NULL, restart_stopped);
+	proc_each_thread(tr, p, keep, stopall_step_if_pending);
+	proc_each_thread(tr, p, keep, restart_stopped);
 }
 
 /* Stops the other threads, steps t over its breakpoint, and lets everyone go again. */

@@ -1,0 +1,124 @@
+/* leakcheck.c - runs --leak-check on a traced process, held stopped as briefly as it can be, and keeps the verdict in p->leak. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "heap.h"
+#include "leak.h"
+#include "leak_roots.h"
+#include "leakcheck.h"
+#include "mem.h"
+#include "proc.h"
+#include "stopall.h"
+#include "util.h"
+
+uint64_t
+leakcheck_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* leak_input's reader: the target's memory in bulk (process_vm_readv). */
+static int
+leakcheck_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(*(const pid_t *)arg, addr, buf, len);
+}
+
+int
+leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p, uint64_t started_us)
+{
+	uint64_t t0 = leakcheck_now_us();
+	struct leak_roots roots = { 0 };
+	struct leak_result *res;
+	struct leak_block *b;
+	size_t n, ntl;
+	const struct jt_heap_sample *tl;
+	int ret = -1;
+
+	b = leak_blocks_of(p->heap, &n);
+	if (leak_roots_collect(tr, p, b, n, &roots) < 0) {
+		free(b);
+		return -1;
+	}
+	struct leak_input in = {
+		.roots = roots.regions,
+		.nroots = roots.nregions,
+		.words = roots.words,
+		.nwords = roots.nwords,
+		.vtables = roots.vtables,
+		.nvtables = roots.nvtables,
+		.heuristics = tr->opt->leak_heuristics,
+		.read = leakcheck_read,
+		.arg = &p->pid,
+	};
+	res = xcalloc(1, sizeof(*res));
+	if (leak_classify(b, n, &in, &res->stats) == 0 && leak_records(b, n, res) == 0) {
+		res->heuristics = in.heuristics;
+		res->attached = p->attached || p->unseen_blocks;
+		res->nthreads = roots.nthreads;
+		res->scan_us = leakcheck_now_us() - t0;
+		res->pause_us = leakcheck_now_us() - (started_us ? started_us : t0);
+		heap_sample(p->heap, 1);
+		tl = heap_timeline(p->heap, &ntl);
+		res->time_ms = ntl ? tl[ntl - 1].time_ms : 0;
+		leak_result_clear(p->leak);
+		free(p->leak);
+		p->leak = res;
+		res = NULL;
+		ret = 0;
+		debug_msg("leak check of %d: %zu blocks, %u threads, %llu bytes of roots and %llu of blocks scanned in %llu us",
+			  p->pid, n, roots.nthreads, (unsigned long long)p->leak->stats.root_bytes,
+			  (unsigned long long)p->leak->stats.block_bytes, (unsigned long long)p->leak->scan_us);
+	}
+	if (res) {
+		leak_result_clear(res);
+		free(res);
+	}
+	leak_roots_clear(&roots);
+	free(b);
+	return ret;
+}
+
+int
+leakcheck_now(struct jt_tracer *tr, struct jt_proc *p)
+{
+	uint64_t t0 = leakcheck_now_us();
+	pid_t pid = p->pid;
+	int r;
+
+	if (stopall_wait(tr, p) < 0)
+		return -1;
+	r = leakcheck_stopped(tr, p, t0);
+	stopall_resume(tr, p);
+	/* The restart is part of the pause: the process runs again only now. */
+	if (proc_find(tr, pid) == p && p->leak && r == 0)
+		p->leak->pause_us = leakcheck_now_us() - t0;
+	return r;
+}
+
+int
+leakcheck_at_exit(struct jt_tracer *tr, struct jt_thread *t)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t t0 = leakcheck_now_us();
+	pid_t pid = p->pid, tid = t->tid;
+
+	p->leak_due = 0;
+	/* Held like a thread about to step: stopall_wait stops the others around it. */
+	t->state = TS_STOPPED;
+	if ((p->nthreads > 1 || p->vfork_child) && stopall_wait(tr, p) < 0 &&
+	    (proc_find(tr, pid) != p || thread_find(tr, tid) != t))
+		return -1;
+	if (leakcheck_stopped(tr, p, t0) < 0)
+		error_msg("--leak-check: process %d could not be checked at _exit", pid);
+	stopall_resume_others(tr, p, t);
+	if (proc_find(tr, pid) != p || thread_find(tr, tid) != t)
+		return -1;
+	t->state = TS_RUNNING;	/* back in the hands of the stop being handled */
+	if (p->leak)
+		p->leak->pause_us = leakcheck_now_us() - t0;
+	return 0;
+}
