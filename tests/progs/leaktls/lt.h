@@ -1,0 +1,30 @@
+/* lt.h - leaktls: blocks held only by threads that are alive and blocked when the program exits. */
+#ifndef JT_PROGS_LT_H
+#define JT_PROGS_LT_H
+
+#define LT_TLS_SIZE 136		/* still reachable: only a __thread variable of a blocked thread points at it */
+#define LT_REG_SIZE 152		/* still reachable: only register r12 of a blocked thread points at it */
+
+/* The block, stored only in this thread's own __thread slot (lt_tls.c). */
+void lt_tls(void);
+/* The block; the caller keeps it only in a register (lt_register.c). */
+void *lt_register(void);
+
+/*
+ * Blocks the calling thread for good in a raw pause(2), with `keep` in r12 and the scratch
+ * registers zeroed: no libc frame is left on its stack and no stale pointer in its registers.
+ */
+static inline __attribute__((noreturn, always_inline)) void
+lt_park(void *keep)
+{
+	register void *held __asm__("r12") = keep;
+
+	for (;;)
+		__asm__ volatile("xor %%edi, %%edi\n\txor %%esi, %%esi\n\txor %%edx, %%edx\n\t"
+				 "xor %%r8d, %%r8d\n\txor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\t"
+				 "mov $34, %%eax\n\tsyscall" /* 34: SYS_pause on x86-64 */
+				 : : "r"(held)
+				 : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
+}
+
+#endif
