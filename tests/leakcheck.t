@@ -54,6 +54,7 @@ my %PROGS = (
 		sites => [
 			['lt_tls.c', 'SITE:lt_tls', 'lt_tls', 'still_reachable 136/1'],
 			['lt_register.c', 'SITE:lt_register', 'lt_register', 'still_reachable 152/1'],
+			['lt_main_tls.c', 'SITE:lt_main_tls', 'lt_main_tls', 'still_reachable 168/1'],
 		],
 	},
 	leakcxx => {

@@ -1,9 +1,10 @@
 /*
  * main.c - leaktls: two threads make one block each and block for good in pause(2): one keeps
  * its pointer only in a __thread variable (lt_tls.c), the other only in register r12
- * (lt_register.c, lt_park in lt.h). Once both are parked main writes "leaktls: done" and
- * returns 0: the program exits while both threads are alive, so both blocks are still
- * reachable at the exit.
+ * (lt_register.c, lt_park in lt.h); main keeps a third only in its own __thread variable
+ * (lt_main_tls.c). Once both threads are parked main writes "leaktls: done" and returns 0:
+ * the program exits while both threads are alive, so all three blocks are still reachable
+ * at the exit.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -38,6 +39,7 @@ main(void)
 {
 	pthread_t t1, t2;
 
+	lt_main_tls();
 	if (pthread_create(&t1, NULL, lt_tls_thread, NULL) != 0 ||
 	    pthread_create(&t2, NULL, lt_reg_thread, NULL) != 0)
 		return 1;
