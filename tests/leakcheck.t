@@ -249,13 +249,17 @@ for my $mode (@modes) {
 		my $d = $t->{definitely_lost} // { bytes => 0, blocks => 0 };
 		ok($d->{blocks} > 0, "gr_lose.c:$line: $d->{blocks} blocks definitely lost");
 		is($d->{bytes}, $d->{blocks} * $GR_SIZE, "bytes = blocks * $GR_SIZE");
-		is(join(',', grep { $_ ne 'definitely_lost' && $_ ne 'still_reachable' } sort keys %$t), '',
-		   'no other verdict than definitely lost (or still reachable for the newest)');
-		my $r = $t->{still_reachable} // { blocks => 0 };
-		is($d->{blocks} + $r->{blocks}, $calls, 'every block made since the attach has a verdict, none older');
+		# The newest block may still be pointed to when the process is stopped: from a
+		# register or stack slot (still reachable), or at its middle by memset's registers
+		# (possibly lost). Nothing made by gr_lose is ever indirectly lost.
+		is(join(',', grep { $_ ne 'definitely_lost' && $_ ne 'still_reachable' && $_ ne 'possibly_lost' } sort keys %$t), '',
+		   'no other verdict than definitely lost (or still reachable or possibly lost for the newest)');
+		my $rest = 0;
+		$rest += $t->{$_}{blocks} for grep { $_ ne 'definitely_lost' } keys %$t;
+		is($d->{blocks} + $rest, $calls, 'every block made since the attach has a verdict, none older');
 		ok($d->{blocks} <= $after - $before, "no more than the program lost while attached ($after - $before)");
-		# The newest block may still be in a register or a stack slot when the process is stopped.
-		ok($r->{blocks} <= 1, "at most the newest block still reachable ($r->{blocks})");
+		ok($rest <= 1, "at most the newest block not definitely lost ($rest)")
+			or diag(tally_line($t));
 	};
 }
 
