@@ -38,6 +38,10 @@ my %PROGS = (
 			# The lost tree: the root loses its 2 children of 32 bytes.
 			['lc_tree.c', 'SITE:lc_tree_root', 'lc_tree', 'definitely_lost 32/1+64', ind_blocks => 2],
 			['lc_tree_child.c', 'SITE:lc_tree_child', 'lc_tree_child', 'indirectly_lost 64/2'],
+			['lc_mmap.c', 'SITE:lc_mmap', 'lc_mmap', 'still_reachable 120/1'],
+			['lc_zero.c', 'SITE:lc_zero', 'lc_zero', 'still_reachable 0/1'],
+			['lc_pastend.c', 'SITE:lc_pastend', 'lc_pastend', 'definitely_lost 112/1'],
+			['lc_unaligned.c', 'SITE:lc_unaligned', 'lc_unaligned', 'definitely_lost 128/1'],
 		],
 	},
 	leakcycle => {

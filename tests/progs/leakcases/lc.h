@@ -22,6 +22,10 @@
 #define LC_TREE_ROOT_SIZE 32	/* definitely lost: the root of a tree whose pointer was dropped */
 #define LC_TREE_CHILD_SIZE 32	/* indirectly lost: the root's children */
 #define LC_TREE_CHILDREN 2
+#define LC_MMAP_SIZE 120	/* still reachable: only the program's own anonymous mmap points at it */
+#define LC_ZERO_SIZE 0		/* still reachable: malloc(0), a global points at it */
+#define LC_PASTEND_SIZE 112	/* definitely lost: a global points just past its end, outside it */
+#define LC_UNALIGNED_SIZE 128	/* definitely lost: its only pointer is stored at an unaligned address */
 
 /* A tree node: the root's two children (the children have none). */
 struct lc_node {
@@ -34,6 +38,14 @@ extern void *volatile lc_global_ptr;
 extern void **volatile lc_parent_ptr;
 extern char *volatile lc_interior_ptr;
 extern char *volatile lc_posparent_ptr;
+extern void *volatile lc_zero_ptr;
+extern char *volatile lc_pastend_ptr;
+/* A pointer at offset 1: memcheck (and jmptrace) read only 8-byte aligned words. */
+struct __attribute__((packed)) lc_unaligned {
+	char c;
+	void *ptr;
+};
+extern volatile struct lc_unaligned lc_unaligned_at;
 
 void lc_global(void);
 void lc_heap_parent(void);
@@ -45,6 +57,10 @@ void lc_definite(void);
 void lc_tree(void);
 struct lc_node *lc_tree_child(void);
 void lc_stack(void (*then)(void));
+void lc_mmap(void);
+void lc_zero(void);
+void lc_pastend(void);
+void lc_unaligned(void);
 void lc_scrub(void);
 
 #endif

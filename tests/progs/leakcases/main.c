@@ -24,6 +24,10 @@ main(void)
 	lc_posparent();
 	lc_definite();
 	lc_tree();
+	lc_mmap();
+	lc_zero();
+	lc_pastend();
+	lc_unaligned();
 	lc_scrub();
 	lc_stack(lc_finish);
 	return 1;
