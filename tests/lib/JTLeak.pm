@@ -11,7 +11,7 @@ use JT;
 
 our @EXPORT = qw(
 	have_valgrind valgrind_run parse_valgrind_xml jt_records site_tally tally_line
-	site_function prog_files
+	site_function prog_files vg_pool_records
 );
 
 # memcheck's XML kinds and jmptrace's JSON names for them.
@@ -79,13 +79,15 @@ sub parse_valgrind_xml {
 }
 
 # Runs test program NAME-MODE under memcheck (--leak-check=full --show-leak-kinds=all, XML to
-# a file, opts{vg_args} added). Returns the run_cmd result with records (parse_valgrind_xml)
-# or error set.
+# a file, opts{vg_args} added). Without the libc and libstdc++ freeres that valgrind runs at
+# exit by default: they free glibc's stack cache, the dead threads' TLS and libstdc++'s
+# emergency pool before the leak check, while jmptrace checks the process as it is at _exit.
+# Returns the run_cmd result with records (parse_valgrind_xml) or error set.
 sub valgrind_run {
 	my ($name, $mode, %o) = @_;
 	my $dir = tempdir('jt-vg-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-	my @vg = ('valgrind', '--leak-check=full', '--show-leak-kinds=all', '--xml=yes',
-		  "--xml-file=$dir/vg.xml", @{ $o{vg_args} // [] });
+	my @vg = ('valgrind', '--leak-check=full', '--show-leak-kinds=all', '--run-libc-freeres=no',
+		  '--run-cxx-freeres=no', '--xml=yes', "--xml-file=$dir/vg.xml", @{ $o{vg_args} // [] });
 	my $r = run_cmd(dir => $dir, argv => [@vg, prog_path($name, $mode), @{ $o{args} // [] }]);
 	my $xml = JT::slurp("$dir/vg.xml");
 	if (!defined $xml || $xml !~ m{</valgrindoutput>}) {
@@ -111,6 +113,16 @@ sub jt_records {
 		  frames => [ map { { fn => $_->{function}, file => $_->{file}, line => $_->{line},
 				      obj => $_->{module} } } @{ $_->{frames} // [] } ] }
 	} @{ $lc->{records} } ];
+}
+
+# valgrind's records of libstdc++'s emergency pool: made by an initializer of libstdc++.so
+# (no symbol: "???") that ld.so's call_init runs.
+sub vg_pool_records {
+	my ($recs) = @_;
+	return grep {
+		my @f = @{ $_->{frames} // [] };
+		@f >= 3 && ($f[1]{obj} // '') =~ /libstdc\+\+/ && ($f[2]{fn} // '') eq 'call_init'
+	} @$recs;
 }
 
 # The source files (basenames) of test program NAME.

@@ -26,6 +26,8 @@
 #define LC_ZERO_SIZE 0		/* still reachable: malloc(0), a global points at it */
 #define LC_PASTEND_SIZE 112	/* definitely lost: a global points just past its end, outside it */
 #define LC_UNALIGNED_SIZE 128	/* definitely lost: its only pointer is stored at an unaligned address */
+#define LC_FREED_SIZE 144	/* definitely lost: its only pointer is in a block that was freed */
+#define LC_FREED_PARENT_SIZE 232	/* the freed block (a size nothing else uses, so it stays as it was) */
 
 /* A tree node: the root's two children (the children have none). */
 struct lc_node {
@@ -61,6 +63,7 @@ void lc_mmap(void);
 void lc_zero(void);
 void lc_pastend(void);
 void lc_unaligned(void);
+void lc_freed(void);
 void lc_scrub(void);
 
 #endif

@@ -28,6 +28,7 @@ main(void)
 	lc_zero();
 	lc_pastend();
 	lc_unaligned();
+	lc_freed();
 	lc_scrub();
 	lc_stack(lc_finish);
 	return 1;

@@ -5,6 +5,7 @@
 #define LT_TLS_SIZE 136		/* still reachable: only a __thread variable of a blocked thread points at it */
 #define LT_REG_SIZE 152		/* still reachable: only register r12 of a blocked thread points at it */
 #define LT_MAIN_TLS_SIZE 168	/* still reachable: only a __thread variable of the main thread points at it */
+#define LT_DEAD_SIZE 184	/* definitely lost: only the stack of a thread that has ended points at it */
 
 /* The block, stored only in this thread's own __thread slot (lt_tls.c). */
 void lt_tls(void);
@@ -12,6 +13,8 @@ void lt_tls(void);
 void *lt_register(void);
 /* The block, stored only in the main thread's __thread slot (lt_main_tls.c). */
 void lt_main_tls(void);
+/* The block, kept in a local of the calling thread, which then ends (lt_dead.c). */
+void lt_dead(void);
 
 /*
  * Blocks the calling thread for good in a raw pause(2), with `keep` in r12, the scratch
