@@ -11,6 +11,7 @@
 #define LX_NELEM 3		// newarray: 8 bytes of count + 3 elements of 16 = 56 bytes
 #define LX_ARRAY_SIZE (8 + LX_NELEM * 16)
 #define LX_MULTI_SIZE 40	// multipleinheritance: LxA (vptr, a), LxB (vptr, b), c
+#define LX_LENGTH64_SIZE 96	// length64: the first word is the length of the rest, 88
 
 // An element with a destructor, so that new[] stores the count before the elements.
 struct LxElem {
@@ -35,10 +36,12 @@ struct LxC : LxA, LxB {
 
 extern LxElem *volatile lx_array;
 extern LxB *volatile lx_second;
+extern char *volatile lx_sized;
 
 void lx_string();
 void lx_newarray();
 void lx_multi();
+void lx_length64();
 int lx_throw();
 void lx_scrub();
 

@@ -1,4 +1,4 @@
-// main.cpp - leakcxx: one block for each of memcheck's C++ heuristics (lx.h), each reached
+// main.cpp - leakcxx: one block for each of memcheck's heuristics (lx.h), each reached
 // only through an interior pointer, and one exception thrown and caught. Writes
 // "leakcxx: done" and returns 0.
 #include "lx.h"
@@ -10,6 +10,7 @@ main()
 	lx_string();
 	lx_newarray();
 	lx_multi();
+	lx_length64();
 	int caught = lx_throw();
 	lx_scrub();
 	say(1, caught ? "leakcxx: done\n" : "leakcxx: no exception\n");
