@@ -217,9 +217,12 @@ for my $mode (@modes) {
 # ---------------------------------------------------------------------------------------
 # -p: leakgrow loses a 200-byte block every 5 ms. jmptrace attaches for 2 s with
 # --leak-check; the check at the detach finds the blocks lost since the attach (and only
-# those), and the program then answers and exits as it would have.
+# those), and the program then answers and exits as it would have. While attached, the
+# program makes one block whose only pointer is in a block older than the attach: unknown
+# to jmptrace, that memory must count as a root, and the block as still reachable.
 
 my $GR_SIZE = 200;
+my $GR_KEEP_SIZE = 232;
 
 # Writes a line to leakgrow and returns the N of the "pong N" it answers (after the $nth
 # line of its stdout), or undef.
@@ -243,16 +246,25 @@ for my $mode (@modes) {
 			or do { reap($p, 1); return };
 		my $j = spawn(argv => [$JT, '-p', $p->{pid}, '--leak-check', '--duration', '2',
 				       '--json', "$dir/r.json", '-o', "$dir/r.txt"], dir => $dir, name => 'jt');
+		# Attached once jmptrace takes SIGUSR1 and writes a snapshot for it (integration.t).
+		ok(wait_until(sub { catches_signal($j->{pid}, 10) }, 30), 'jmptrace handles SIGUSR1')
+			or do { reap($j, 1); reap($p, 1); return };
+		kill 'USR1', $j->{pid};
+		my $first = wait_until(sub { my $x = read_json("$dir/r.json"); $x && @{ $x->{snapshots} // [] } ? $x->{snapshots}[0] : undef }, 30);
+		ok($first && ref $first->{leak_check} eq 'HASH', 'SIGUSR1: a snapshot with a leak check of the running process')
+			or diag(JT::slurp($j->{err}) // '');
+		print { $p->{stdin} } "keep\n";
+		ok(wait_until(sub { (JT::slurp($p->{out}) // '') =~ /\nkept\n/ }, 10), 'the program keeps a block while attached');
 		my $js = reap($j, 60);
 		ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0 after --duration 2')
 			or diag('status ' . ($js // 'timeout') . "\n" . (JT::slurp($j->{err}) // ''));
-		my $after = gr_ping($p, 2);
+		my $after = gr_ping($p, 3);
 		ok(defined $after && $after > $before, 'the program answers after the detach and still loses blocks')
 			or diag(JT::slurp($p->{out}));
 		my $ps = reap($p, 30);
 		ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0 at the end of its stdin')
 			or diag('status ' . ($ps // 'timeout'));
-		like(JT::slurp($p->{out}), qr/^ready\npong \d+\npong \d+\nbye \d+\n\z/, 'the program\'s stdout');
+		like(JT::slurp($p->{out}), qr/^ready\npong \d+\nkept\npong \d+\nbye \d+\n\z/, 'the program\'s stdout');
 
 		my $x = read_json("$dir/r.json");
 		my $s = $x && $x->{snapshots}[-1];
@@ -281,6 +293,9 @@ for my $mode (@modes) {
 		ok($d->{blocks} <= $after - $before, "no more than the program lost while attached ($after - $before)");
 		ok($rest <= 1, "at most the newest block not definitely lost ($rest)")
 			or diag(tally_line($t));
+		$line = site_line('leakgrow/gr_keep.c', 'SITE:gr_keep');
+		is(tally_line(site_tally($recs, prog_files('leakgrow'))->{"gr_keep.c:$line"}), "still_reachable $GR_KEEP_SIZE/1",
+		   "gr_keep.c:$line: the block held only by a block older than the attach is still reachable");
 	};
 }
 
