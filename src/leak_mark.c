@@ -8,9 +8,14 @@
 #define LK_PAGE		4096u
 #define LK_WIN_SHIFT	16		/* block memory is read in aligned 64 KiB windows ... */
 #define LK_WIN		(1u << LK_WIN_SHIFT)
-#define LK_NWIN		64		/* ... kept in a direct-mapped cache of 4 MiB */
+#define LK_NWIN		256		/* ... kept in a direct-mapped cache of 16 MiB */
 #define LK_VT_WORDS	21		/* memcheck looks at a vtable's words ptr .. ptr + 20 words */
 #define LK_MAX_BUCKETS	(1u << 22)
+
+#define LK_HEAD_READ	1
+#define LK_HEAD_BAD	2
+#define LK_VT_KNOWN	4
+#define LK_VT_YES	8
 
 /* memcheck's states map onto the kinds: Unreached is DEFINITE, IndirectLeak INDIRECT. */
 #define LK_UNREACHED	LEAK_DEFINITE
@@ -32,6 +37,8 @@ struct lk_ctx {
 	uint8_t *win;		/* LK_NWIN windows of block memory */
 	uint64_t wtag[LK_NWIN];	/* window number + 1, 0 for none */
 	uint8_t wbad[LK_NWIN];	/* that window could not be read whole */
+	uint64_t *head;		/* with heuristics: each block's first two words, ... */
+	uint8_t *hstate;	/* ... once LK_HEAD_READ */
 };
 
 static uint64_t
@@ -128,13 +135,31 @@ lk_read(struct lk_ctx *c, uint64_t addr, void *dst, size_t len)
 	return 0;
 }
 
+/*
+ * Reads len bytes at a from a cached window, else alone (without loading
+ * a window): the heuristics look at a word or two of a block, often far
+ * from the last ones read.
+ */
+static int
+lk_peek(struct lk_ctx *c, uint64_t a, void *dst, size_t len)
+{
+	uint64_t win = a >> LK_WIN_SHIFT;
+	unsigned s = (unsigned)(win % LK_NWIN);
+
+	if (c->wtag[s] == win + 1 && !c->wbad[s] && ((a + len - 1) >> LK_WIN_SHIFT) == win) {
+		memcpy(dst, c->win + (size_t)s * LK_WIN + (a & (LK_WIN - 1)), len);
+		return 0;
+	}
+	return c->in->read(c->in->arg, a, dst, len);
+}
+
 /* The word at a, which must lie within block b (else memcheck finds it unaddressable). */
 static int
 lk_word(struct lk_ctx *c, const struct leak_block *b, uint64_t a, uint64_t *w)
 {
 	if (a < b->addr || a + 8 > b->addr + b->size)
 		return -1;
-	return lk_read(c, a, w, 8);
+	return lk_peek(c, a, w, 8);
 }
 
 static const struct leak_region *
@@ -192,44 +217,72 @@ lk_is_vtable(struct lk_ctx *c, uint64_t p)
 	return 0;
 }
 
-/* memcheck's heuristic_reachedness for an interior pointer v into block i: a heuristic's bit number + 1, or 0. */
-static unsigned
-lk_heuristic(struct lk_ctx *c, uint64_t v, const struct leak_block *b)
+/*
+ * A block's first two words, read once: the heuristics test them again for
+ * every interior pointer into a block not yet reachable, and there may be
+ * millions. Returns -1 when they cannot be read (memcheck's fault catcher).
+ */
+static int
+lk_head(struct lk_ctx *c, size_t i, uint64_t *w0, uint64_t *w1)
 {
+	const struct leak_block *b = &c->b[i];
+	uint8_t *hs = &c->hstate[i];
+
+	if (!(*hs & LK_HEAD_READ)) {
+		size_t len = b->size >= 16 ? 16 : b->size >= 8 ? 8 : 0;
+
+		*hs |= LK_HEAD_READ;
+		if (len && lk_peek(c, b->addr, &c->head[2 * i], len) != 0)
+			*hs |= LK_HEAD_BAD;
+	}
+	*w0 = c->head[2 * i];
+	*w1 = c->head[2 * i + 1];
+	return *hs & LK_HEAD_BAD ? -1 : 0;
+}
+
+/* Whether block i's first word w0 is a vtable pointer (memcheck's test, once per block). */
+static int
+lk_head_vtable(struct lk_ctx *c, size_t i, uint64_t w0)
+{
+	uint8_t *hs = &c->hstate[i];
+
+	if (!(*hs & LK_VT_KNOWN))
+		*hs |= LK_VT_KNOWN | (w0 % 8 == 0 && w0 >= LK_PAGE && lk_is_vtable(c, w0) ? LK_VT_YES : 0);
+	return (*hs & LK_VT_YES) != 0;
+}
+
+/*
+ * memcheck's heuristic_reachedness for an interior pointer v into block i:
+ * a heuristic's bit number + 1, or 0. The tests are memcheck's, in its
+ * order; within multipleinheritance (the last, so any failure means 0) the
+ * block's own vtable is tested first, as it is known once per block.
+ */
+static unsigned
+lk_heuristic(struct lk_ctx *c, uint64_t v, size_t i)
+{
+	const struct leak_block *b = &c->b[i];
 	unsigned set = c->in->heuristics;
 	uint64_t w0, w1, inner;
 
-	/* A failed read ends the search, as memcheck's fault catcher does. */
-	if ((set & LEAK_HEUR_STDSTRING) && v == b->addr + 24) {
-		if (lk_word(c, b, b->addr + 8, &w1) != 0)
-			return 0;
-		if (24 + w1 + 1 == b->size) {
-			if (lk_word(c, b, b->addr, &w0) != 0)
-				return 0;
-			if (w0 <= w1)
-				return 1;
-		}
-	}
-	if ((set & (LEAK_HEUR_LENGTH64 | LEAK_HEUR_NEWARRAY)) && v == b->addr + 8) {
-		if (lk_word(c, b, b->addr, &w0) != 0)
-			return 0;
-		if ((set & LEAK_HEUR_LENGTH64) && w0 > 0 && b->size - 8 == w0)
-			return 2;
-		if ((set & LEAK_HEUR_NEWARRAY) && w0 > 0 && (b->size - 8) % w0 == 0)
-			return 3;
-	}
-	if ((set & LEAK_HEUR_MULTIPLEINHERITANCE) && v % 8 == 0 && b->addr + b->size >= 8 &&
-	    v <= b->addr + b->size - 8) {
-		if (lk_word(c, b, v, &inner) != 0)
-			return 0;
-		if (inner % 8 || inner < LK_PAGE)
-			return 0;
-		if (lk_word(c, b, b->addr, &w0) != 0)
-			return 0;
-		if (w0 % 8 == 0 && w0 >= LK_PAGE && lk_is_vtable(c, inner) && lk_is_vtable(c, w0))
-			return 4;
-	}
-	return 0;
+	int mi = (set & LEAK_HEUR_MULTIPLEINHERITANCE) && v % 8 == 0 && b->size >= 8 && v <= b->addr + b->size - 8;
+
+	/* Where no heuristic can apply, memcheck reads nothing either. */
+	if (!mi && v != b->addr + 8 && v != b->addr + 24)
+		return 0;
+	if (lk_head(c, i, &w0, &w1) != 0)
+		return 0;
+	/* v inside the block: v == addr + 24 means size >= 25, so both words are in it. */
+	if ((set & LEAK_HEUR_STDSTRING) && v == b->addr + 24 && 24 + w1 + 1 == b->size && w0 <= w1)
+		return 1;
+	if ((set & LEAK_HEUR_LENGTH64) && v == b->addr + 8 && w0 > 0 && b->size - 8 == w0)
+		return 2;
+	if ((set & LEAK_HEUR_NEWARRAY) && v == b->addr + 8 && w0 > 0 && (b->size - 8) % w0 == 0)
+		return 3;
+	if (!mi)
+		return 0;
+	if (!lk_head_vtable(c, i, w0) || lk_word(c, b, v, &inner) != 0)
+		return 0;
+	return inner % 8 == 0 && inner >= LK_PAGE && lk_is_vtable(c, inner) ? 4 : 0;
 }
 
 static void
@@ -256,7 +309,7 @@ lk_reach(struct lk_ctx *c, uint64_t v, size_t i, int prior_definite)
 	if (v == b->addr)
 		start = 1;
 	else if (c->in->heuristics) {
-		b->heur = (uint8_t)lk_heuristic(c, v, b);
+		b->heur = (uint8_t)lk_heuristic(c, v, i);
 		start = b->heur != 0;
 	} else
 		start = 0;
@@ -394,6 +447,8 @@ lk_free(struct lk_ctx *c)
 	free(c->stack);
 	free(c->buf);
 	free(c->win);
+	free(c->head);
+	free(c->hstate);
 }
 
 int
@@ -414,7 +469,11 @@ leak_classify(struct leak_block *b, size_t n, const struct leak_input *in, struc
 	c.stack = malloc(n * sizeof(*c.stack));
 	c.buf = malloc(LK_BUF);
 	c.win = malloc((size_t)LK_NWIN * LK_WIN);
-	if (!c.stack || !c.buf || !c.win || lk_index(&c) < 0) {
+	if (in->heuristics) {
+		c.head = malloc(2 * n * sizeof(*c.head));
+		c.hstate = calloc(n, 1);
+	}
+	if (!c.stack || !c.buf || !c.win || (in->heuristics && (!c.head || !c.hstate)) || lk_index(&c) < 0) {
 		lk_free(&c);
 		return -1;
 	}
