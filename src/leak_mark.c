@@ -363,17 +363,18 @@ lk_scan_words(struct lk_ctx *c, const uint64_t *w, size_t nw, int prior_definite
 /*
  * Scans the aligned words of [a, e) (a, e 8-aligned) in chunks; a chunk
  * that cannot be read is retried page by page and the pages that fail are
- * skipped. Returns the bytes scanned.
+ * skipped. Returns the bytes scanned. root: read directly, not through the windows.
  */
 static uint64_t
-lk_scan_range(struct lk_ctx *c, uint64_t a, uint64_t e, int prior_definite, long clique)
+lk_scan_range(struct lk_ctx *c, uint64_t a, uint64_t e, int root, int prior_definite, long clique)
 {
 	uint64_t p, q, done = 0;
 
 	for (p = a; p < e; p += LK_BUF) {
 		size_t len = (size_t)(e - p < LK_BUF ? e - p : LK_BUF);
 
-		if (lk_read(c, p, c->buf, len) == 0) {
+		/* Root memory is read as it is: the window cache is for blocks, small and many. */
+		if ((root ? c->in->read(c->in->arg, p, c->buf, len) : lk_read(c, p, c->buf, len)) == 0) {
 			lk_scan_words(c, (const uint64_t *)c->buf, len / 8, prior_definite, clique);
 			done += len;
 			continue;
@@ -415,7 +416,7 @@ lk_scan_root(struct lk_ctx *c, const struct leak_region *r)
 		if (i < c->n && c->b[i].addr < r->end)
 			stop = c->b[i].addr;
 		if (stop > cur && (stop & ~(uint64_t)7) > lk_up8(cur))
-			c->st->root_bytes += lk_scan_range(c, lk_up8(cur), stop & ~(uint64_t)7, 1, -1);
+			c->st->root_bytes += lk_scan_range(c, lk_up8(cur), stop & ~(uint64_t)7, 1, 1, -1);
 		if (i >= c->n || c->b[i].addr >= r->end)
 			break;
 		if (c->b[i].addr + c->b[i].size > cur)
@@ -435,7 +436,7 @@ lk_drain(struct lk_ctx *c, long clique)
 
 		b->scanned = 0;
 		if (e > a)
-			c->st->block_bytes += lk_scan_range(c, a, e, b->kind != LEAK_POSSIBLE, clique);
+			c->st->block_bytes += lk_scan_range(c, a, e, 0, b->kind != LEAK_POSSIBLE, clique);
 	}
 }
 
