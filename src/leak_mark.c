@@ -12,6 +12,7 @@
 #define LK_VT_WORDS	21		/* memcheck looks at a vtable's words ptr .. ptr + 20 words */
 #define LK_MAX_BUCKETS	(1u << 22)
 
+/* lk_ctx.hstate bits: a block's first words read (or not readable), its first word a vtable pointer. */
 #define LK_HEAD_READ	1
 #define LK_HEAD_BAD	2
 #define LK_VT_KNOWN	4
@@ -471,7 +472,7 @@ leak_classify(struct leak_block *b, size_t n, const struct leak_input *in, struc
 	c.buf = malloc(LK_BUF);
 	c.win = malloc((size_t)LK_NWIN * LK_WIN);
 	if (in->heuristics) {
-		c.head = malloc(2 * n * sizeof(*c.head));
+		c.head = calloc(2 * n, sizeof(*c.head));
 		c.hstate = calloc(n, 1);
 	}
 	if (!c.stack || !c.buf || !c.win || (in->heuristics && (!c.head || !c.hstate)) || lk_index(&c) < 0) {
