@@ -259,6 +259,31 @@ test_possible_chain(void)
 	fake_free(f);
 }
 
+/*
+ * Roots hold R then X + 8: the stack pops X first (possible, so Y is
+ * possible), then R, whose start pointer upgrades X: X is scanned again and
+ * Y becomes reachable too.
+ */
+static void
+test_upgrade_rescan(void)
+{
+	struct fake *f = fake_new(0x10000);
+
+	blk(f, H(0x100), 32, 1);	/* R */
+	blk(f, H(0x200), 32, 1);	/* X */
+	blk(f, H(0x300), 32, 1);	/* Y */
+	poke(f, DATA, H(0x100));
+	poke(f, DATA + 8, H(0x208));
+	poke(f, H(0x100), H(0x200));
+	poke(f, H(0x200), H(0x300));
+	f->heur = 0;
+	ok(run(f) == 0, "upgrade: classify");
+	expect(f, H(0x200), LEAK_REACHABLE, 0, 0, 0, "possible block upgraded by a start pointer");
+	expect(f, H(0x300), LEAK_REACHABLE, 0, 0, 0, "its child, upgraded by the rescan");
+	is_u64(f->st.block_bytes, 32 * 5, "upgrade: R once, X and Y twice");
+	fake_free(f);
+}
+
 /* One block reached from the root region by v; returns it classified under the heuristic set. */
 static void
 heur_case(unsigned set, uint64_t size, uint64_t ptr_off, const uint64_t *words, size_t nw, enum leak_kind k,
@@ -459,6 +484,7 @@ main(void)
 	test_roots();
 	test_lost();
 	test_possible_chain();
+	test_upgrade_rescan();
 	test_heuristics();
 	test_heuristic_field();
 	test_overlap_unreadable_zero();
