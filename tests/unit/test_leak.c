@@ -155,6 +155,12 @@ expect(const struct fake *f, uint64_t addr, enum leak_kind k, unsigned heur, uin
 #define H(off)	(HEAP + (off))
 
 static void
+diag_block(int trial, size_t i, int got, int want)
+{
+	printf("# trial %d block %zu: got %s, want %s\n", trial, i, kname[got], kname[want]);
+}
+
+static void
 test_roots(void)
 {
 	struct fake *f = fake_new(0x10000);
@@ -385,6 +391,7 @@ test_overlap_unreadable_zero(void)
 	blk(f, H(0x500), 0, 1);
 	blk(f, H(0x510), 0, 1);
 	blk(f, H(0x520), 0, 1);
+	blk(f, H(0x600), 16, 1);	/* a block above, so that 0x521 is not out of every block's range */
 	poke(f, DATA + 0x100, H(0x500));
 	poke(f, DATA + 0x108, H(0x521));
 	ok(run(f) == 0, "overlap: classify");
@@ -397,7 +404,8 @@ test_overlap_unreadable_zero(void)
 	is_u64(f->st.unreadable_bytes, 4096, "unreadable root bytes");
 	/* DATA 4096, heap 0x80..0x100 and 0x118..0x200 and 0x210..0x300, the two readable pages. */
 	is_u64(f->st.root_bytes, 4096 + 0x80 + 0xe8 + 0xf0 + 8192, "root bytes less blocks and the hole");
-	is_u64(f->res.blocks[LEAK_DEFINITE], 2, "0-size blocks count as blocks");
+	is_u64(f->res.blocks[LEAK_DEFINITE], 3, "0-size blocks count as blocks (2, and the block above)");
+	is_u64(f->res.bytes[LEAK_DEFINITE], 16, "and count 0 bytes");
 	fake_free(f);
 }
 
@@ -472,6 +480,119 @@ test_many(void)
 	fake_free(f);
 }
 
+#define RN	60	/* blocks of a random graph */
+
+/* The reference: the same verdicts from plain fixpoints over the graph of a random heap. */
+static void
+ref_classify(const struct fake *f, const long *tgt, const int *start, size_t nw, const long *rtgt,
+	     const int *rstart, size_t nr, int *kind, uint64_t *ind)
+{
+	size_t i, k, changed = 1, blk_of_word = 4;
+
+	for (i = 0; i < RN; i++)
+		kind[i] = LEAK_DEFINITE, ind[i] = 0;
+	for (k = 0; k < nr; k++)	/* reached at all: possible at least */
+		if (rtgt[k] >= 0)
+			kind[rtgt[k]] = rstart[k] ? LEAK_REACHABLE : (kind[rtgt[k]] == LEAK_REACHABLE ? LEAK_REACHABLE : LEAK_POSSIBLE);
+	while (changed) {
+		changed = 0;
+		for (k = 0; k < nw; k++) {
+			int from = kind[k / blk_of_word];
+			long t = tgt[k];
+
+			if (t < 0 || from == LEAK_DEFINITE)
+				continue;
+			if (from == LEAK_REACHABLE && start[k] && kind[t] != LEAK_REACHABLE)
+				kind[t] = LEAK_REACHABLE, changed = 1;
+			else if (kind[t] == LEAK_DEFINITE)
+				kind[t] = LEAK_POSSIBLE, changed = 1;
+		}
+	}
+	for (i = 0; i < RN; i++) {
+		long todo[RN];
+		size_t nt = 0;
+
+		if (kind[i] != LEAK_DEFINITE)
+			continue;
+		todo[nt++] = (long)i;
+		while (nt) {
+			long from = todo[--nt];
+
+			for (k = (size_t)from * blk_of_word; k < (size_t)(from + 1) * blk_of_word; k++) {
+				long t = tgt[k];
+
+				if (t >= 0 && t != (long)i && kind[t] == LEAK_DEFINITE) {
+					kind[t] = LEAK_INDIRECT;
+					ind[i] += f->b[t].size + ind[t];
+					ind[t] = 0;
+					todo[nt++] = t;
+				}
+			}
+		}
+	}
+}
+
+/* Random heaps of blocks with gaps, some of size 0: the index finds what the reference finds. */
+static void
+test_random(void)
+{
+	uint64_t seed = 12345;
+	int trial, bad = 0;
+
+	for (trial = 0; trial < 300 && !bad; trial++) {
+		struct fake *f = fake_new(0x10000);
+		long tgt[RN * 4], rtgt[16];
+		int start[RN * 4], rstart[16], kind[RN];
+		uint64_t ind[RN], a = H(0x40);
+		size_t i, k;
+
+#define RND() (seed = seed * 6364136223846793005ull + 1442695040888963407ull, seed >> 33)
+		for (i = 0; i < RN; i++) {
+			uint64_t size = RND() % 5 == 0 ? 0 : 32 + 8 * (RND() % 3);
+
+			blk(f, a, size, (uint32_t)(RND() % 4));
+			a += size + 16 * (1 + RND() % 3);
+		}
+		for (k = 0; k < RN * 4 + 16; k++) {
+			long t = RND() % 3 == 0 ? (long)(RND() % RN) : -1;
+			uint64_t off = t >= 0 && f->b[t].size && RND() % 3 == 0 ? 8 * (1 + RND() % 3) : 0;
+			int st = off == 0;
+			uint64_t v = t >= 0 ? f->b[t].addr + off : (RND() % 2 ? H(0x20) : RND());
+
+			/* The edges: the last byte of a block is in it, its end (a gap) in none. */
+			if (t >= 0 && f->b[t].size && RND() % 4 == 0) {
+				v = f->b[t].addr + f->b[t].size - (RND() % 2 ? 1 : 0);
+				st = 0;
+				if (v == f->b[t].addr + f->b[t].size)
+					t = -1;
+			}
+
+			if (k < RN * 4) {
+				tgt[k] = t, start[k] = st;
+				/* Word k/4 of block k/4 exists only when the block has 4 words. */
+				if (f->b[k / 4].size >= 32)
+					poke(f, f->b[k / 4].addr + 8 * (k % 4), v);
+				else
+					tgt[k] = -1;
+			} else {
+				rtgt[k - RN * 4] = t, rstart[k - RN * 4] = st;
+				poke(f, DATA + 8 * (k - RN * 4), v);
+			}
+		}
+		f->heur = 0;
+		ref_classify(f, tgt, start, RN * 4, rtgt, rstart, 16, kind, ind);
+		if (run(f) != 0)
+			bad = 1;
+		for (i = 0; i < RN && !bad; i++)
+			if (f->b[i].kind != kind[i] || f->b[i].ind_bytes != ind[i]) {
+				diag_block(trial, i, f->b[i].kind, kind[i]);
+				bad = 1;
+			}
+		fake_free(f);
+	}
+	ok(!bad, "300 random heaps: every kind and indirect figure as the reference's");
+}
+
 int
 main(void)
 {
@@ -490,5 +611,6 @@ main(void)
 	test_overlap_unreadable_zero();
 	test_records();
 	test_many();
+	test_random();
 	return tap_done();
 }
