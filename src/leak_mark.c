@@ -9,6 +9,7 @@
 #define LK_WIN_SHIFT	16		/* block memory is read in aligned 64 KiB windows ... */
 #define LK_WIN		(1u << LK_WIN_SHIFT)
 #define LK_NWIN		256		/* ... kept in a direct-mapped cache of 16 MiB */
+#define LK_WIN_ALL	0xffffu		/* its 16 pages */
 #define LK_VT_WORDS	21		/* memcheck looks at a vtable's words ptr .. ptr + 20 words */
 #define LK_MAX_BUCKETS	(1u << 22)
 
@@ -37,7 +38,7 @@ struct lk_ctx {
 	uint8_t *buf;		/* the memory being scanned */
 	uint8_t *win;		/* LK_NWIN windows of block memory */
 	uint64_t wtag[LK_NWIN];	/* window number + 1, 0 for none */
-	uint8_t wbad[LK_NWIN];	/* that window could not be read whole */
+	uint16_t wpages[LK_NWIN];	/* the pages of that window that could be read */
 	uint64_t *head;		/* with heuristics: each block's first two words, ... */
 	uint8_t *hstate;	/* ... once LK_HEAD_READ */
 };
@@ -113,26 +114,54 @@ lk_index(struct lk_ctx *c)
 	return 0;
 }
 
+/* Whether the cached window in slot s holds [addr, addr + len) (one window) in pages it could read. */
+static int
+lk_win_has(const struct lk_ctx *c, unsigned s, uint64_t addr, size_t len)
+{
+	unsigned p0 = (unsigned)((addr & (LK_WIN - 1)) / LK_PAGE);
+	unsigned p1 = (unsigned)(((addr + len - 1) & (LK_WIN - 1)) / LK_PAGE);
+	uint32_t want = (uint32_t)(((1ull << (p1 + 1)) - 1) & ~((1ull << p0) - 1));
+
+	return c->wtag[s] == (addr >> LK_WIN_SHIFT) + 1 && (c->wpages[s] & want) == want;
+}
+
+/*
+ * Loads window w into slot s. A window that reaches past a mapping (the
+ * first and last of a heap, mostly) is read page by page, so that the
+ * blocks in its readable pages still come from it.
+ */
+static void
+lk_win_load(struct lk_ctx *c, unsigned s, uint64_t w)
+{
+	uint8_t *slot = c->win + (size_t)s * LK_WIN;
+	unsigned p;
+
+	c->wtag[s] = w + 1;
+	c->wpages[s] = LK_WIN_ALL;
+	if (c->in->read(c->in->arg, w << LK_WIN_SHIFT, slot, LK_WIN) == 0)
+		return;
+	c->wpages[s] = 0;
+	for (p = 0; p < LK_WIN / LK_PAGE; p++)
+		if (c->in->read(c->in->arg, (w << LK_WIN_SHIFT) + p * LK_PAGE, slot + p * LK_PAGE, LK_PAGE) == 0)
+			c->wpages[s] |= 1u << p;
+}
+
 /* Reads len bytes at addr: through the window cache when they sit in one window. */
 static int
 lk_read(struct lk_ctx *c, uint64_t addr, void *dst, size_t len)
 {
 	uint64_t w = addr >> LK_WIN_SHIFT;
 	unsigned s = (unsigned)(w % LK_NWIN);
-	uint8_t *slot = c->win + (size_t)s * LK_WIN;
 
 	if (len == 0)
 		return 0;
 	if (((addr + len - 1) >> LK_WIN_SHIFT) != w)
 		return c->in->read(c->in->arg, addr, dst, len);
-	if (c->wtag[s] != w + 1) {
-		c->wtag[s] = w + 1;
-		c->wbad[s] = c->in->read(c->in->arg, w << LK_WIN_SHIFT, slot, LK_WIN) != 0;
-	}
-	/* A window that reaches past the mapping: read just what is asked. */
-	if (c->wbad[s])
+	if (c->wtag[s] != w + 1)
+		lk_win_load(c, s, w);
+	if (!lk_win_has(c, s, addr, len))
 		return c->in->read(c->in->arg, addr, dst, len);
-	memcpy(dst, slot + (addr & (LK_WIN - 1)), len);
+	memcpy(dst, c->win + (size_t)s * LK_WIN + (addr & (LK_WIN - 1)), len);
 	return 0;
 }
 
@@ -147,7 +176,7 @@ lk_peek(struct lk_ctx *c, uint64_t a, void *dst, size_t len)
 	uint64_t win = a >> LK_WIN_SHIFT;
 	unsigned s = (unsigned)(win % LK_NWIN);
 
-	if (c->wtag[s] == win + 1 && !c->wbad[s] && ((a + len - 1) >> LK_WIN_SHIFT) == win) {
+	if (((a + len - 1) >> LK_WIN_SHIFT) == win && lk_win_has(c, s, a, len)) {
 		memcpy(dst, c->win + (size_t)s * LK_WIN + (a & (LK_WIN - 1)), len);
 		return 0;
 	}

@@ -195,7 +195,7 @@ test_roots(void)
 static void
 test_lost(void)
 {
-	/* A heap of 12 KiB: its read window fails, so blocks are read one by one. */
+	/* A heap of 12 KiB: its 64 KiB read window fails, so it is read page by page. */
 	struct fake *f = fake_new(0x3000);
 
 	/* A tree whose root is lost: 100 -> 200, 300; 200 -> 400. */
@@ -220,6 +220,8 @@ test_lost(void)
 	poke(f, H(0x2100), H(0x2300));
 	poke(f, H(0x2208), H(0x2100));
 	ok(run(f) == 0, "lost: classify");
+	/* The root page; the window, then its 16 pages; no read per block. */
+	is_u64(f->reads, 1 + 1 + 16, "lost: reads");
 	expect(f, H(0x100), LEAK_DEFINITE, 0, 88, 3, "tree root");
 	expect(f, H(0x200), LEAK_INDIRECT, 0, 0, 0, "tree child");
 	expect(f, H(0x300), LEAK_INDIRECT, 0, 0, 0, "tree child (interior)");
