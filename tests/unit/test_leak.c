@@ -26,6 +26,7 @@ struct fake {
 	size_t nwords;
 	struct leak_region vt, tx;
 	unsigned heur;
+	int no_texts;		/* leave leak_input.texts out: the vtables stand in */
 	struct leak_stats st;
 	struct leak_result res;
 	unsigned reads;
@@ -116,7 +117,7 @@ run(struct fake *f)
 {
 	struct leak_input in = {
 		.roots = f->roots, .nroots = f->nroots, .words = f->words, .nwords = f->nwords,
-		.vtables = &f->vt, .nvtables = 1, .texts = &f->tx, .ntexts = 1,
+		.vtables = &f->vt, .nvtables = 1, .texts = f->no_texts ? NULL : &f->tx, .ntexts = !f->no_texts,
 		.heuristics = f->heur, .read = fake_read, .arg = f,
 	};
 
@@ -294,7 +295,7 @@ test_upgrade_rescan(void)
 
 /* One block reached from the root region by v; returns it classified under the heuristic set. */
 static void
-heur_case(unsigned set, uint64_t size, uint64_t ptr_off, const uint64_t *words, size_t nw, enum leak_kind k,
+heur_case(int no_texts, unsigned set, uint64_t size, uint64_t ptr_off, const uint64_t *words, size_t nw, enum leak_kind k,
 	  unsigned heur, const char *what)
 {
 	struct fake *f = fake_new(0x10000);
@@ -311,7 +312,10 @@ heur_case(unsigned set, uint64_t size, uint64_t ptr_off, const uint64_t *words, 
 	poke(f, VTAB + 0x208, VTAB + 0x800);
 	poke(f, VTAB + 0x300, TEXT + 0x20);
 	poke(f, VTAB + 0x308, TEXT + 0x30);
+	poke(f, VTAB + 0x400, VTAB + 0x900);	/* "functions" in the read-only mapping itself */
+	poke(f, VTAB + 0x408, VTAB + 0x910);
 	f->heur = set;
+	f->no_texts = no_texts;
 	ok(run(f) == 0, "%s: classify", what);
 	expect(f, H(0x100), k, heur, 0, 0, what);
 	is_u64(f->res.heur_bytes[heur ? heur - 1 : 0], heur ? size : 0, "heuristic bytes");
@@ -326,26 +330,29 @@ test_heuristics(void)
 	const uint64_t len64[] = { 32 }, len64_bad[] = { 31 };
 	const uint64_t arr[] = { 3 }, arr_bad[] = { 5 }, arr_zero[] = { 0 };
 	const uint64_t mi[] = { VTAB + 0x100, 0, VTAB + 0x300 }, mi_bad[] = { VTAB + 0x100, 0, VTAB + 0x200 };
-	const uint64_t mi_notvt[] = { DATA, 0, VTAB + 0x300 };
+	const uint64_t mi_notvt[] = { DATA, 0, VTAB + 0x300 }, mi_ro[] = { VTAB + 0x400, 0, VTAB + 0x400 };
 
-	heur_case(LEAK_HEUR_ALL, 40, 24, str, 3, LEAK_REACHABLE, 1, "stdstring accepts");
-	heur_case(LEAK_HEUR_ALL & ~LEAK_HEUR_STDSTRING, 40, 24, str, 3, LEAK_POSSIBLE, 0, "stdstring off");
-	heur_case(LEAK_HEUR_ALL, 41, 24, str, 3, LEAK_POSSIBLE, 0, "stdstring: capacity does not fit the size");
-	heur_case(LEAK_HEUR_ALL, 40, 24, str_long, 3, LEAK_POSSIBLE, 0, "stdstring: length over capacity");
-	heur_case(LEAK_HEUR_ALL, 40, 8, len64, 1, LEAK_REACHABLE, 2, "length64 accepts (before newarray)");
-	heur_case(LEAK_HEUR_LENGTH64, 40, 8, len64_bad, 1, LEAK_POSSIBLE, 0, "length64: wrong length");
-	heur_case(LEAK_HEUR_ALL & ~LEAK_HEUR_LENGTH64 & ~LEAK_HEUR_NEWARRAY, 40, 8, len64, 1, LEAK_POSSIBLE, 0,
+	heur_case(0, LEAK_HEUR_ALL, 40, 24, str, 3, LEAK_REACHABLE, 1, "stdstring accepts");
+	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_STDSTRING, 40, 24, str, 3, LEAK_POSSIBLE, 0, "stdstring off");
+	heur_case(0, LEAK_HEUR_ALL, 41, 24, str, 3, LEAK_POSSIBLE, 0, "stdstring: capacity does not fit the size");
+	heur_case(0, LEAK_HEUR_ALL, 40, 24, str_long, 3, LEAK_POSSIBLE, 0, "stdstring: length over capacity");
+	heur_case(0, LEAK_HEUR_ALL, 40, 8, len64, 1, LEAK_REACHABLE, 2, "length64 accepts (before newarray)");
+	heur_case(0, LEAK_HEUR_LENGTH64, 40, 8, len64_bad, 1, LEAK_POSSIBLE, 0, "length64: wrong length");
+	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_LENGTH64 & ~LEAK_HEUR_NEWARRAY, 40, 8, len64, 1, LEAK_POSSIBLE, 0,
 		  "length64 off");
-	heur_case(LEAK_HEUR_NEWARRAY, 56, 8, arr, 1, LEAK_REACHABLE, 3, "newarray accepts");
-	heur_case(LEAK_HEUR_ALL, 56, 8, arr_bad, 1, LEAK_POSSIBLE, 0, "newarray: count does not divide");
-	heur_case(LEAK_HEUR_ALL, 56, 8, arr_zero, 1, LEAK_POSSIBLE, 0, "newarray: count 0");
-	heur_case(LEAK_HEUR_ALL & ~LEAK_HEUR_NEWARRAY, 56, 8, arr, 1, LEAK_POSSIBLE, 0, "newarray off");
-	heur_case(LEAK_HEUR_ALL, 32, 16, mi, 3, LEAK_REACHABLE, 4, "multipleinheritance accepts");
-	heur_case(LEAK_HEUR_ALL & ~LEAK_HEUR_MULTIPLEINHERITANCE, 32, 16, mi, 3, LEAK_POSSIBLE, 0,
+	heur_case(0, LEAK_HEUR_NEWARRAY, 56, 8, arr, 1, LEAK_REACHABLE, 3, "newarray accepts");
+	heur_case(0, LEAK_HEUR_ALL, 56, 8, arr_bad, 1, LEAK_POSSIBLE, 0, "newarray: count does not divide");
+	heur_case(0, LEAK_HEUR_ALL, 56, 8, arr_zero, 1, LEAK_POSSIBLE, 0, "newarray: count 0");
+	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_NEWARRAY, 56, 8, arr, 1, LEAK_POSSIBLE, 0, "newarray off");
+	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi, 3, LEAK_REACHABLE, 4, "multipleinheritance accepts");
+	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_MULTIPLEINHERITANCE, 32, 16, mi, 3, LEAK_POSSIBLE, 0,
 		  "multipleinheritance off");
-	heur_case(LEAK_HEUR_ALL, 32, 16, mi_bad, 3, LEAK_POSSIBLE, 0, "multipleinheritance: one function only");
-	heur_case(LEAK_HEUR_ALL, 32, 16, mi_notvt, 3, LEAK_POSSIBLE, 0, "multipleinheritance: first word no vtable");
-	heur_case(LEAK_HEUR_ALL, 32, 12, mi, 3, LEAK_POSSIBLE, 0, "multipleinheritance: unaligned pointer");
+	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi_bad, 3, LEAK_POSSIBLE, 0, "multipleinheritance: one function only");
+	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi_ro, 3, LEAK_POSSIBLE, 0, "multipleinheritance: functions not in text");
+	heur_case(1, LEAK_HEUR_ALL, 32, 16, mi_ro, 3, LEAK_REACHABLE, 4,
+		  "multipleinheritance, no text mappings given: the vtables' mappings stand in");
+	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi_notvt, 3, LEAK_POSSIBLE, 0, "multipleinheritance: first word no vtable");
+	heur_case(0, LEAK_HEUR_ALL, 32, 12, mi, 3, LEAK_POSSIBLE, 0, "multipleinheritance: unaligned pointer");
 }
 
 /* memcheck's bookkeeping of the heuristic field: cleared by a start pointer, kept on a possible block. */
