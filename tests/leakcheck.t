@@ -84,7 +84,14 @@ my %NOHEUR = (
 );
 
 # Known differences from valgrind, "prog:file" => reason: checked as TODO, never hidden.
-my %TODO = ();
+my %TODO = (
+	# leak_roots.c, roots_of_map: a mapping with no live thread's stack pointer in it is
+	# scanned whole ("a stack of no thread we could read"). glibc keeps a joined thread's
+	# stack mapped in its cache, so the dead frames' stale pointers count as roots: jmptrace
+	# says still reachable where memcheck (which makes a dead thread's stack unaddressable)
+	# says definitely lost. Safe (nothing called lost that is not), but not memcheck's.
+	'leaktls:lt_dead.c' => 'the stack of an ended thread, cached by glibc, is scanned as a root',
+);
 
 my %VG;	# "prog:mode:variant" => valgrind's site tally (pie and nopie)
 my %VGPOOL;	# the same => tally_line of valgrind's emergency pool record
@@ -146,10 +153,14 @@ sub check_site_verdict {
 # Every site of the program's files that either tool reports: the same verdicts (dynamic
 # builds only: a static build's libc allocates on its own terms).
 sub check_all_sites {
-	my ($jt, $vg) = @_;
+	my ($prog, $jt, $vg) = @_;
 	my %keys = map { $_ => 1 } keys %$jt, keys %$vg;
 	for my $key (sort keys %keys) {
-		is(tally_line($jt->{$key}), tally_line($vg->{$key}), "every site: $key: jmptrace's verdicts equal valgrind's");
+		my ($file) = $key =~ /^(.*):\d+$/;
+		TODO: {
+			local $TODO = $TODO{"$prog:$file"} if $TODO{"$prog:$file"};
+			is(tally_line($jt->{$key}), tally_line($vg->{$key}), "every site: $key: jmptrace's verdicts equal valgrind's");
+		}
 	}
 }
 
@@ -188,7 +199,7 @@ for my $prog (sort keys %PROGS) {
 				my ($file, $marker, $func, $want, %o) = @$site;
 				check_site_verdict($prog, $mode, $jt, $vg, $site, $want, %o, vg_checked => $mode =~ /static/);
 			}
-			check_all_sites($jt, $vg) if $vg && $mode !~ /static/;
+			check_all_sites($prog, $jt, $vg) if $vg && $mode !~ /static/;
 			if ($P->{heur}) {
 				my $h = $s->{leak_check}{summary}{reachable_via_heuristic} // {};
 				is(join(', ', map { "$_ " . ($h->{$_} ? "$h->{$_}{bytes}/$h->{$_}{blocks}" : 'none') } sort keys %{ $P->{heur} }),
