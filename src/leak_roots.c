@@ -309,7 +309,9 @@ roots_words(const struct leak_thread_regs *th, size_t nth, struct leak_roots *ou
 
 	for (k = 0; k < nth; k++)
 		nw += th[k].nwords < ARRAY_SIZE(th[k].words) ? th[k].nwords : ARRAY_SIZE(th[k].words);
-	out->words = nw ? xmalloc(nw * sizeof(*out->words)) : NULL;
+	if (!nw)
+		return;
+	out->words = xmalloc(nw * sizeof(*out->words));
 	for (k = 0; k < nth; k++) {
 		size_t w = th[k].nwords < ARRAY_SIZE(th[k].words) ? th[k].nwords : ARRAY_SIZE(th[k].words);
 
