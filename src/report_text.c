@@ -249,8 +249,35 @@ struct text_supp {
 	uint32_t stacks;
 };
 
-static uint32_t *text_ranked_lost(const struct jt_snapshot *s, uint32_t *ids, uint32_t *n,
-				  const struct report_leak *rl);
+/* Orders stack ids by their definitely lost bytes, most first (ties: lower id). */
+static int
+text_lost_cmp(const void *a, const void *b, void *arg)
+{
+	const uint64_t *lost = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (lost[x] != lost[y])
+		return lost[x] > lost[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Keeps of ids[0..*n) (every stack, by id) those with bytes definitely
+ * lost, most first. Suppressed records are already out of rl's figures.
+ */
+static uint32_t *
+text_ranked_lost(const struct jt_snapshot *s, uint32_t *ids, uint32_t *n, const struct report_leak *rl)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; rl->lost_bytes && i < *n; i++)
+		if (report_leak_cost(rl, heap_stack_get(s->heap, ids[i]), COST_DEFINITELY_LOST))
+			ids[kept++] = ids[i];
+	*n = kept;
+	if (kept)
+		qsort_r(ids, kept, sizeof(*ids), text_lost_cmp, rl->lost_bytes);
+	return ids;
+}
 
 /*
  * The ranked ids of list l, and for the live list without the stacks a
@@ -279,36 +306,6 @@ text_ranked(const struct jt_snapshot *s, const struct text_list *l, uint32_t *n,
 		}
 	}
 	*n = kept;
-	return ids;
-}
-
-/* Orders stack ids by their definitely lost bytes, most first (ties: lower id). */
-static int
-text_lost_cmp(const void *a, const void *b, void *arg)
-{
-	const uint64_t *lost = arg;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	if (lost[x] != lost[y])
-		return lost[x] > lost[y] ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Keeps of ids[0..*n) (every stack, by id) those with bytes definitely
- * lost, most first. Suppressed records are already out of rl's figures.
- */
-static uint32_t *
-text_ranked_lost(const struct jt_snapshot *s, uint32_t *ids, uint32_t *n, const struct report_leak *rl)
-{
-	uint32_t i, kept = 0;
-
-	for (i = 0; rl->lost_bytes && i < *n; i++)
-		if (report_leak_cost(rl, heap_stack_get(s->heap, ids[i]), COST_DEFINITELY_LOST))
-			ids[kept++] = ids[i];
-	*n = kept;
-	if (kept)
-		qsort_r(ids, kept, sizeof(*ids), text_lost_cmp, rl->lost_bytes);
 	return ids;
 }
 
