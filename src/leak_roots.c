@@ -293,6 +293,18 @@ roots_vtables(const struct jt_maps *m, struct roots_vec *rv)
 	roots_merge(rv);
 }
 
+/* Where a vtable's functions may be: file-backed and executable (memcheck's test of its entries). */
+static void
+roots_texts(const struct jt_maps *m, struct roots_vec *rv)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->v[i].name[0] == '/' && m->v[i].x)
+			roots_add(rv, m->v[i].start, m->v[i].end);
+	roots_merge(rv);
+}
+
 static int
 roots_u64_cmp(const void *a, const void *b)
 {
@@ -325,7 +337,7 @@ leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth,
 		size_t n, uint64_t tls_size, int attached, struct leak_roots *out)
 {
 	struct jt_maps m;
-	struct roots_vec rv = { 0 }, vt = { 0 };
+	struct roots_vec rv = { 0 }, vt = { 0 }, tx = { 0 };
 	uint64_t *sps = nth ? xmalloc(nth * sizeof(*sps)) : NULL;
 	struct roots_ctx c = { &m, sps, 0, b, n, attached };
 	size_t i;
@@ -345,11 +357,14 @@ leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth,
 	roots_of_tls(&m, th, nth, tls_size, &rv);
 	roots_merge(&rv);
 	roots_vtables(&m, &vt);
+	roots_texts(&m, &tx);
 	roots_words(th, nth, out);
 	out->regions = rv.v;
 	out->nregions = rv.n;
 	out->vtables = vt.v;
 	out->nvtables = vt.n;
+	out->texts = tx.v;
+	out->ntexts = tx.n;
 	out->nthreads = (unsigned)nth;
 	free(sps);
 	maps_clear(&m);
@@ -492,5 +507,6 @@ leak_roots_clear(struct leak_roots *r)
 	free(r->regions);
 	free(r->words);
 	free(r->vtables);
+	free(r->texts);
 	memset(r, 0, sizeof(*r));
 }
