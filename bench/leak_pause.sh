@@ -160,7 +160,8 @@ run_case() {
 	[ "$r" = 0 ] || { echo "  $c: jmptrace exited $r:" >&2; tail -n 5 "$TMP/$c.err" | sed 's/^/    | /' >&2; return 1; }
 }
 
-# Prints "pause_ms scan_ms root_bytes block_bytes threads verdicts" of a case: the medians of
+# Prints "known pause_ms scan_ms root_bytes block_bytes threads verdicts" of a case (known: the
+# blocks jmptrace knew): the medians of
 # its first REPS checks, and the verdicts of the last snapshot (JSON), or "-" where unknown.
 case_figures() {
 	local c=$1
@@ -168,7 +169,16 @@ case_figures() {
 		my ($json, $err, $reps) = @ARGV;
 		sub med { my @v = sort { $a <=> $b } grep { defined } @_; @v ? $v[int($#v / 2)] : undef }
 		sub ms { defined $_[0] ? sprintf("%.1f", $_[0] / 1000) : "-" }
-		my (@p, @s, @rb, @bb, @th, $verdict);
+		my (@p, @s, @rb, @bb, @th, @kb, $verdict);
+		# The -v lines: the blocks jmptrace knew at each check, and the fallback figures.
+		my @v;
+		open(my $e, "<", $err) or die "$err: $!";
+		while (<$e>) {
+			push @v, [$1, $2, $3, $4, $5]
+				if /leak check of \d+: (\d+) blocks, (\d+) threads, (\d+) bytes of roots and (\d+) of blocks scanned in (\d+) us/;
+		}
+		splice(@v, $reps) if @v > $reps;
+		@kb = map { $_->[0] } @v;
 		my $doc = eval { local $/; open(my $f, "<", $json) or die; JSON::PP->new->decode(<$f>) };
 		my @snap = $doc ? grep { ref $_->{leak_check} } @{$doc->{snapshots}} : ();
 		if (@snap) {
@@ -182,15 +192,11 @@ case_figures() {
 				([definitely_lost => "def"], [indirectly_lost => "ind"],
 				 [possibly_lost => "poss"], [still_reachable => "reach"]);
 		} else {
-			open(my $f, "<", $err) or die "$err: $!";
-			while (<$f>) {
-				next unless /leak check of \d+: (\d+) blocks, (\d+) threads, (\d+) bytes of roots and (\d+) of blocks scanned in (\d+) us/;
-				last if @s == $reps;
-				push @th, $2; push @rb, $3; push @bb, $4; push @s, $5;
-			}
+			@th = map { $_->[1] } @v; @rb = map { $_->[2] } @v;
+			@bb = map { $_->[3] } @v; @s = map { $_->[4] } @v;
 		}
-		printf "%s %s %s %s %s %s\n", ms(med(@p)), ms(med(@s)), med(@rb) // "-",
-			med(@bb) // "-", med(@th) // "-", $verdict || "-";
+		printf "%s %s %s %s %s %s %s\n", med(@kb) // "-", ms(med(@p)), ms(med(@s)),
+			med(@rb) // "-", med(@bb) // "-", med(@th) // "-", $verdict || "-";
 	' "$TMP/$c.json" "$TMP/$c.err" "$REPS"
 }
 
@@ -198,10 +204,10 @@ case_figures() {
 mib() { [ "$1" = - ] && echo - || awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 
 print_case() {
-	local c=$1 blocks p s rb bb th v
+	local c=$1 blocks kb p s rb bb th v
 	blocks=$(awk '/^ready /{print $2}' "$TMP/$c.out")
-	read -r p s rb bb th v <<<"$(case_figures "$c")"
-	printf '%-11s %8s %9s %10s %10s %9s %9s %7s  %s\n' "$c" "$blocks" "${BUILD_S[$c]}" \
+	read -r kb p s rb bb th v <<<"$(case_figures "$c")"
+	printf '%-11s %8s %8s %7s %9s %9s %8s %8s %3s  %s\n' "$c" "$blocks" "$kb" "${BUILD_S[$c]}" \
 		"$(mib "$rb")" "$(mib "$bb")" "$p" "$s" "$th" "$v"
 }
 
@@ -243,8 +249,8 @@ PRE=()
 build
 print_machine
 echo
-printf '%-11s %8s %9s %10s %10s %9s %9s %7s  %s\n' case blocks "build s" "roots MiB" \
-	"blocks MiB" "pause ms" "scan ms" threads "verdicts (blocks, last check)"
+printf '%-11s %8s %8s %7s %9s %9s %8s %8s %3s  %s\n' case blocks known "build s" "roots MiB" \
+	"block MiB" "pause ms" "scan ms" thr "verdicts (blocks, last check)"
 start=$(date +%s)
 for c in $CASES; do
 	case_args "$c" >/dev/null || die "unknown case $c"
@@ -257,6 +263,7 @@ for c in $CASES; do
 	fi
 done
 echo
+echo "blocks: the program's (with its table); known: those jmptrace saw allocated, the rest is roots."
 echo "build s: the workload's allocation while traced (not part of any pause)."
 echo "pause: every thread stopped to every thread running again; scan: of which roots and mark."
 [ "$VALGRIND" = 0 ] || run_valgrind
