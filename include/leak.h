@@ -91,6 +91,14 @@ struct leak_input {
 	 */
 	const struct leak_region *vtables;
 	size_t nvtables;
+	/*
+	 * Mappings that are file-backed and executable, sorted by start: where
+	 * the functions a vtable lists must be (memcheck wants two such
+	 * entries among a table's first 21 words). None given: the vtables
+	 * regions stand in for them (they hold the text too, a looser test).
+	 */
+	const struct leak_region *texts;
+	size_t ntexts;
 	unsigned heuristics;		/* enum leak_heuristic bits */
 	/*
 	 * Reads len bytes of the target at addr; returns 0, or -1 when any
@@ -104,7 +112,7 @@ struct leak_input {
 struct leak_stats {
 	uint64_t root_bytes;		/* root memory scanned */
 	uint64_t block_bytes;		/* block memory scanned */
-	uint64_t unreadable_bytes;	/* root memory that could not be read */
+	uint64_t unreadable_bytes;	/* root (or block) memory that could not be read */
 };
 
 /*

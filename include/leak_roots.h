@@ -24,6 +24,8 @@ struct leak_roots {
 	size_t nwords;
 	struct leak_region *vtables;	/* file-backed, not writable, sorted by start */
 	size_t nvtables;
+	struct leak_region *texts;	/* file-backed and executable, sorted by start */
+	size_t ntexts;
 	unsigned nthreads;
 };
 

@@ -27,7 +27,7 @@ enum report_cost {
 int report_cost_parse(const char *name);
 /* The name of a cost, as report_cost_parse takes it. */
 const char *report_cost_name(enum report_cost c);
-/* A stack's figure for cost c. */
+/* A stack's figure for cost c; 0 for COST_DEFINITELY_LOST, which report_leak_cost (report_leak.h) knows. */
 uint64_t report_cost_of(const struct jt_stack *st, enum report_cost c);
 
 /* Everything a snapshot needs; the caller owns all of it. */
@@ -77,7 +77,7 @@ int report_json_close(struct jt_json_out *j);
  * and returns 0, or -1 with errno set (nothing half-written is left under
  * path: each writes path.tmp and renames it).
  */
-/* gzip-compressed profile.proto (go tool pprof): alloc_objects, alloc_space, inuse_objects, inuse_space. */
+/* gzip-compressed profile.proto (go tool pprof): alloc_objects, alloc_space, inuse_objects, inuse_space (+ leaked_objects, leaked_space after a leak check). */
 int report_pprof(const char *path, const struct jt_snapshot *s);
 /* Folded stacks ("frame;frame;...;frame value", outermost first), s->cost per line. */
 int report_folded(const char *path, const struct jt_snapshot *s);

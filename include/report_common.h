@@ -37,6 +37,17 @@ int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, st
 const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len);
 
 /*
+ * The frames of st as the text report lists them, valgrind style, "at"
+ * for the innermost and "by" for the others, one line per source-level
+ * frame, then a blank line:
+ *     at 0x401136: leak_here (leak.c:12)
+ *     by 0x401150: helper (util.c:3) (inlined)
+ *     by 0x7f12a0029d90: __libc_start_call_main (in libc.so.6)
+ * A stack cut at --depth ends in "... (stack cut at --depth N)".
+ */
+void report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st);
+
+/*
  * Opens path.tmp for writing; *tmp gets its malloc'ed name. Returns the
  * stream, or NULL with errno set (*tmp freed and NULL).
  */

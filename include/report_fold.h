@@ -35,7 +35,7 @@ struct jt_fold {
 
 /*
  * Folds every stack of s with a non-zero figure for s->cost (the filtered
- * stack left out): each pc resolved into its source frames, named by
+ * stack left out; for definitely-lost, report_leak_cost's figure): each pc resolved into its source frames, named by
  * report_frame_label, outermost first; a stack cut at --depth starts with
  * "[truncated]", one with no frames is "[no stack]". Paths that name the
  * same frames are merged, their figures summed. Paths are sorted frame by

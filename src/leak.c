@@ -1,4 +1,4 @@
-/* leak.c - memcheck's mark phase over the live blocks, and the loss records it yields. (Placeholder until the mark phase lands.) */
+/* leak.c - the live blocks a leak check classifies (leak_mark.c), and the result it leaves (leak_records.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,23 +48,6 @@ leak_blocks_of(const struct jt_heap *h, size_t *n)
 	qsort(f.b, f.n, sizeof(*f.b), leak_block_cmp);
 	*n = f.n;
 	return f.b;
-}
-
-int
-leak_classify(struct leak_block *b, size_t n, const struct leak_input *in, struct leak_stats *stats)
-{
-	(void)b; (void)n; (void)in;
-	memset(stats, 0, sizeof(*stats));
-	return 0;
-}
-
-int
-leak_records(const struct leak_block *b, size_t n, struct leak_result *out)
-{
-	(void)b; (void)n;
-	out->records = NULL;
-	out->nrecords = 0;
-	return 0;
 }
 
 void

@@ -50,6 +50,8 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p, uint64_t started_us)
 		.nwords = roots.nwords,
 		.vtables = roots.vtables,
 		.nvtables = roots.nvtables,
+		.texts = roots.texts,
+		.ntexts = roots.ntexts,
 		.heuristics = tr->opt->leak_heuristics,
 		.read = leakcheck_read,
 		.arg = &p->pid,

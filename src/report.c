@@ -66,6 +66,60 @@ report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct
 	return n;
 }
 
+static const char *
+report_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * One frame, valgrind style: "at" for the innermost, "by" for the others:
+ *     at 0x401136: leak_here (leak.c:12)
+ *     by 0x401150: helper (util.c:3) (inlined)
+ *     by 0x7f12a0029d90: __libc_start_call_main (in libc.so.6)
+ *     by 0x7f12a0029e40: libfoo.so+0x1e40
+ *     by 0x10: ???
+ */
+static void
+report_frame_line(FILE *f, const struct jt_frame *fr, int first)
+{
+	fprintf(f, "    %s 0x%" PRIx64 ": ", first ? "at" : "by", fr->address);
+	if (fr->function)
+		fputs(fr->function, f);
+	else if (fr->module)
+		fprintf(f, "%s+0x%" PRIx64, fr->module, fr->offset);
+	else
+		fputs("???", f);
+	if (fr->file)
+		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
+	else if (fr->function && fr->module && !fr->signal_frame)
+		fprintf(f, " (in %s)", fr->module);
+	if (fr->inlined)
+		fputs(" (inlined)", f);
+	fputc('\n', f);
+}
+
+void
+report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
+{
+	struct jt_frame fr[REPORT_MAX_FRAMES];
+	uint32_t i;
+	int n, k, first = 1;
+
+	if (st->depth == 0)
+		fprintf(f, "    (no call stack was captured)\n");
+	for (i = 0; i < st->depth; i++) {
+		n = report_resolve(sym, st, i, fr);
+		for (k = 0; k < n; k++, first = 0)
+			report_frame_line(f, &fr[k], first);
+	}
+	if (st->truncated)
+		fprintf(f, "    ... (stack cut at --depth %u)\n", st->depth);
+	fputc('\n', f);
+}
+
 uint32_t *
 report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n)
 {
@@ -108,6 +162,8 @@ report_cost_of(const struct jt_stack *st, enum report_cost c)
 	case COST_CALLS: return st->alloc_calls;
 	case COST_BYTES: return st->alloc_bytes;
 	case COST_TEMPORARY: return st->temporary;
+	/* It is the snapshot's leak verdict, not the stack's: report_leak_cost has it. */
+	case COST_DEFINITELY_LOST: return 0;
 	case COST_LIVE:
 	default: return st->live_bytes;
 	}

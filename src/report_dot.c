@@ -8,6 +8,7 @@
 
 #include "heap.h"
 #include "report.h"
+#include "report_leak.h"
 #include "report_common.h"
 #include "sym.h"
 #include "util.h"
@@ -345,18 +346,21 @@ static void
 dot_build(struct dot_graph *g, const struct jt_snapshot *s)
 {
 	uint32_t count = heap_stack_count(s->heap);
+	struct report_leak rl;
 
+	report_leak_init(&rl, s);
 	g->fn_slots = dot_slots_new(64);
 	g->fn_mask = 63;
 	g->edge_slots = dot_slots_new(64);
 	g->edge_mask = 63;
 	for (uint32_t id = 0; id < count; id++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, id);
-		uint64_t cost = report_cost_of(st, s->cost);
+		uint64_t cost = report_leak_cost(&rl, st, s->cost);
 
 		if (!st->filtered && cost)
 			dot_add_stack(g, s->sym, st, cost);
 	}
+	report_leak_free(&rl);
 }
 
 int

@@ -30,6 +30,7 @@ static const struct {
 	[COST_CALLS] = { "allocation calls", "call", "calls" },
 	[COST_BYTES] = { "bytes allocated", "byte", "bytes" },
 	[COST_TEMPORARY] = { "temporary allocations", "temporary allocation", "temporary allocations" },
+	[COST_DEFINITELY_LOST] = { "bytes definitely lost", "byte", "bytes" },
 };
 
 /* The length of the well-formed UTF-8 sequence at s, or 0 (an XML parser would reject the file). */

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "report_common.h"
 #include "report_fold.h"
+#include "report_leak.h"
 #include "sym.h"
 #include "util.h"
 
@@ -153,18 +154,22 @@ void
 fold_build(const struct jt_snapshot *s, struct jt_fold *f)
 {
 	uint32_t id, count = heap_stack_count(s->heap);
+	struct report_leak rl;
 
 	memset(f, 0, sizeof(*f));
+	/* Only definitely-lost needs it: the table of each stack's lost bytes, built once. */
+	report_leak_init(&rl, s);
 	f->paths = xmalloc((count ? count : 1) * sizeof(*f->paths));
 	for (id = 0; id < count; id++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, id);
-		uint64_t v = st ? report_cost_of(st, s->cost) : 0;
+		uint64_t v = st ? report_leak_cost(&rl, st, s->cost) : 0;
 
 		if (!v || st->filtered)
 			continue;
 		fold_stack(s->sym, st, &f->paths[f->npaths]);
 		f->paths[f->npaths++].value = v;
 	}
+	report_leak_free(&rl);
 	fold_merge(f);
 	fold_tree(f);
 }

@@ -12,6 +12,7 @@
 #include "pb.h"
 #include "report.h"
 #include "report_common.h"
+#include "report_leak.h"
 #include "sym.h"
 #include "unwind.h"
 #include "util.h"
@@ -34,14 +35,22 @@ enum { LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_
 enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2 };
 enum { FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4 };
 
-/* The sample types, in the order of every sample's values; inuse_space is the default. */
+/*
+ * The sample types, in the order of every sample's values; inuse_space is
+ * the default. The last two only when a leak check ran: what each stack
+ * definitely lost, direct and indirect blocks as the cost definitely-lost
+ * counts them (report_leak.h).
+ */
 static const char *const pprof_types[][2] = {
 	{ "alloc_objects", "count" },
 	{ "alloc_space", "bytes" },
 	{ "inuse_objects", "count" },
 	{ "inuse_space", "bytes" },
+	{ "leaked_objects", "count" },
+	{ "leaked_space", "bytes" },
 };
 #define PPROF_NVALUES 4
+#define PPROF_NVALUES_LEAK 6
 #define PPROF_DEFAULT_TYPE 3
 
 /* One entry of a deduplicating table: the key (a, b, and str when it is a string) and its id. */
@@ -68,6 +77,8 @@ struct pprof {
 	struct pb_buf head;	/* sample types, period, times, comments */
 	struct pb_buf samples, locations, functions, strtab;
 	struct pprof_table strs, funcs, locs;
+	struct report_leak leak;	/* each stack's lost figures, when a check ran */
+	unsigned nvalues;	/* PPROF_NVALUES, or PPROF_NVALUES_LEAK with a leak check's */
 	struct jt_sym_mapping *maps;	/* sorted by start */
 	size_t nmaps;
 	size_t main_map;	/* index in maps of the executable: its mapping gets id 1 (pprof's mapping[0]) */
@@ -267,8 +278,9 @@ pprof_location(struct pprof *pp, const struct jt_stack *st, uint32_t i)
 
 /*
  * Writes one Sample per stack that allocated: its locations, leaf first,
- * and its four values. Suppressed stacks are in: suppressions are about
- * leaks, and a profile shows the memory in use, as the totals count it.
+ * and its values (six after a leak check). Suppressed stacks are in the
+ * first four (a profile shows the memory in use, as the totals count it),
+ * not in the leaked ones (suppressions are about leaks).
  */
 static void
 pprof_samples(struct pprof *pp)
@@ -280,9 +292,14 @@ pprof_samples(struct pprof *pp)
 
 	for (uint32_t k = 0; k < n; k++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[k]);
-		uint64_t v[PPROF_NVALUES] = { st->alloc_calls, st->alloc_bytes, st->live_blocks, st->live_bytes };
+		uint64_t v[PPROF_NVALUES_LEAK] = { st->alloc_calls, st->alloc_bytes, st->live_blocks,
+						   st->live_bytes, 0, 0 };
 		size_t m;
 
+		if (pp->nvalues > PPROF_NVALUES && st->id < pp->leak.nstacks) {
+			v[4] = pp->leak.lost_blocks[st->id];
+			v[5] = pp->leak.lost_bytes[st->id];
+		}
 		if (st->filtered || (!v[0] && !v[1] && !v[2] && !v[3]))
 			continue;	/* outside --min-size/--max-size, or only invalid frees */
 		if (st->depth > cap) {
@@ -293,7 +310,7 @@ pprof_samples(struct pprof *pp)
 			locs[i] = pprof_location(pp, st, i);
 		m = pb_begin(&pp->samples, PROFILE_SAMPLE);
 		pb_packed(&pp->samples, SAMPLE_LOCATION_ID, locs, st->depth);
-		pb_packed(&pp->samples, SAMPLE_VALUE, v, PPROF_NVALUES);
+		pb_packed(&pp->samples, SAMPLE_VALUE, v, pp->nvalues);
 		pb_end(&pp->samples, m);
 	}
 	free(locs);
@@ -368,7 +385,7 @@ pprof_header(struct pprof *pp)
 	uint64_t dur = s->time_ms * 1000000ULL;
 	char line[512];
 
-	for (size_t i = 0; i < PPROF_NVALUES; i++)
+	for (size_t i = 0; i < pp->nvalues; i++)
 		pprof_value_type(pp, b, PROFILE_SAMPLE_TYPE, pprof_types[i][0], pprof_types[i][1]);
 	snprintf(line, sizeof(line), "jmptrace: %s (pid %d), snapshot %u (%s)",
 		 s->command ? s->command : "?", s->pid, s->seq, s->reason ? s->reason : "?");
@@ -423,6 +440,7 @@ pprof_free(struct pprof *pp)
 	pprof_table_free(&pp->strs);
 	pprof_table_free(&pp->funcs);
 	pprof_table_free(&pp->locs);
+	report_leak_free(&pp->leak);
 	free(pp->maps);
 	free(pp->resolved);
 }
@@ -443,6 +461,8 @@ report_pprof(const char *path, const struct jt_snapshot *s)
 		pp.maps = sym_mappings(s->sym, &pp.nmaps);
 	pp.resolved = xcalloc(pp.nmaps ? pp.nmaps : 1, sizeof(*pp.resolved));
 	pp.main_map = pprof_main_map(&pp);
+	report_leak_init(&pp.leak, s);
+	pp.nvalues = pp.leak.r ? PPROF_NVALUES_LEAK : PPROF_NVALUES;
 	pprof_samples(&pp);
 	pprof_header(&pp);
 	pprof_mappings(&pp, &maps);

@@ -7,6 +7,7 @@
 #include "heap.h"
 #include "report.h"
 #include "report_common.h"
+#include "report_leak.h"
 #include "supp.h"
 #include "sym.h"
 #include "util.h"
@@ -16,14 +17,6 @@ static const char *
 report_plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
-}
-
-static const char *
-report_basename(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
 }
 
 /* Describes how the process stands: "exited with status 0", "killed by SIGSEGV", ... */
@@ -138,53 +131,6 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fputc('\n', f);
 }
 
-/*
- * One frame, valgrind style: "at" for the innermost, "by" for the others:
- *     at 0x401136: leak_here (leak.c:12)
- *     by 0x401150: helper (util.c:3) (inlined)
- *     by 0x7f12a0029d90: __libc_start_call_main (in libc.so.6)
- *     by 0x7f12a0029e40: libfoo.so+0x1e40
- *     by 0x10: ???
- */
-static void
-text_frame(FILE *f, const struct jt_frame *fr, int first)
-{
-	fprintf(f, "    %s 0x%" PRIx64 ": ", first ? "at" : "by", fr->address);
-	if (fr->function)
-		fputs(fr->function, f);
-	else if (fr->module)
-		fprintf(f, "%s+0x%" PRIx64, fr->module, fr->offset);
-	else
-		fputs("???", f);
-	if (fr->file)
-		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
-	else if (fr->function && fr->module && !fr->signal_frame)
-		fprintf(f, " (in %s)", fr->module);
-	if (fr->inlined)
-		fputs(" (inlined)", f);
-	fputc('\n', f);
-}
-
-/* The frames of st, valgrind style (see text_frame), then a blank line. */
-static void
-text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
-{
-	struct jt_frame fr[REPORT_MAX_FRAMES];
-	uint32_t i;
-	int n, k, first = 1;
-
-	if (st->depth == 0)
-		fprintf(f, "    (no call stack was captured)\n");
-	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(sym, st, i, fr);
-		for (k = 0; k < n; k++, first = 0)
-			text_frame(f, &fr[k], first);
-	}
-	if (st->truncated)
-		fprintf(f, "    ... (stack cut at --depth %u)\n", st->depth);
-	fputc('\n', f);
-}
-
 /* "N bytes in M blocks" (plural as the counts say) into buf; returns buf. */
 static const char *
 text_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
@@ -205,9 +151,10 @@ text_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
  * other lists, which scripts may read.
  */
 static void
-text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsigned rank)
+text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsigned rank,
+		const struct report_leak *rl)
 {
-	char live[96], peak[96], a[32], b[32], c[32];
+	char live[96], peak[96], lost[96], a[32], b[32], c[32];
 	const char *calls = report_plural(st->alloc_calls, "call", "calls");
 
 	text_bytes_blocks(live, sizeof(live), st->live_bytes, st->live_blocks);
@@ -230,6 +177,12 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 			util_num(c, st->temporary), report_plural(st->temporary, "allocation", "allocations"),
 			st->alloc_calls ? (st->temporary * 100 + st->alloc_calls / 2) / st->alloc_calls : 0,
 			a, calls, live, peak, b);
+		break;
+	case COST_DEFINITELY_LOST:
+		/* Direct and indirect, as the cost counts them (report_leak.h). */
+		fprintf(f, "%s definitely lost; live %s, peak %s",
+			text_bytes_blocks(lost, sizeof(lost), report_leak_cost(rl, st, cost),
+					  rl->lost_blocks ? rl->lost_blocks[st->id] : 0), live, peak);
 		break;
 	case COST_LIVE:
 	default:
@@ -264,7 +217,7 @@ text_invalid_frees(FILE *f, const struct jt_snapshot *s, const struct jt_heap_to
 
 		fprintf(f, "Invalid free #%u: %s %s from this stack\n", i + 1,
 			util_num(a, st->invalid_frees), report_plural(st->invalid_frees, "call", "calls"));
-		text_frames(f, s->sym, st);
+		report_text_frames(f, s->sym, st);
 	}
 	free(ids);
 }
@@ -285,6 +238,9 @@ static const struct text_list text_lists[] = {
 	{ COST_BYTES, HEAP_RANK_BYTES, "MOST BYTES ALLOCATED", "bytes allocated", "no stack allocated" },
 	{ COST_TEMPORARY, HEAP_RANK_TEMPORARY, "MOST TEMPORARY ALLOCATIONS", "temporary allocations",
 	  "no stack made temporary allocations" },
+	/* Only ever the main list: the LEAK CHECK section lists the loss records. */
+	{ COST_DEFINITELY_LOST, HEAP_RANK_ALL, NULL, "bytes definitely lost",
+	  "no stack lost a block definitely" },
 };
 
 /* What suppressions left out of the live list. */
@@ -293,16 +249,49 @@ struct text_supp {
 	uint32_t stacks;
 };
 
+/* Orders stack ids by their definitely lost bytes, most first (ties: lower id). */
+static int
+text_lost_cmp(const void *a, const void *b, void *arg)
+{
+	const uint64_t *lost = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (lost[x] != lost[y])
+		return lost[x] > lost[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Keeps of ids[0..*n) (every stack, by id) those with bytes definitely
+ * lost, most first. Suppressed records are already out of rl's figures.
+ */
+static uint32_t *
+text_ranked_lost(const struct jt_snapshot *s, uint32_t *ids, uint32_t *n, const struct report_leak *rl)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; rl->lost_bytes && i < *n; i++)
+		if (report_leak_cost(rl, heap_stack_get(s->heap, ids[i]), COST_DEFINITELY_LOST))
+			ids[kept++] = ids[i];
+	*n = kept;
+	if (kept)
+		qsort_r(ids, kept, sizeof(*ids), text_lost_cmp, rl->lost_bytes);
+	return ids;
+}
+
 /*
  * The ranked ids of list l, and for the live list without the stacks a
  * suppression matches (counted in *sup). Returns a malloc'ed array.
  */
 static uint32_t *
-text_ranked(const struct jt_snapshot *s, const struct text_list *l, uint32_t *n, struct text_supp *sup)
+text_ranked(const struct jt_snapshot *s, const struct text_list *l, uint32_t *n, struct text_supp *sup,
+	    const struct report_leak *rl)
 {
 	uint32_t *ids = report_rank(s->heap, l->rank, n), i, kept = 0;
 
 	memset(sup, 0, sizeof(*sup));
+	if (l->cost == COST_DEFINITELY_LOST)
+		return text_ranked_lost(s, ids, n, rl);
 	if (l->cost != COST_LIVE || !s->supp)
 		return ids;
 	for (i = 0; i < *n; i++) {
@@ -340,12 +329,12 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
  */
 static uint32_t
 text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int main_list,
-	  struct text_supp *sup)
+	  struct text_supp *sup, const struct report_leak *rl)
 {
 	uint32_t *ids, n, i, shown;
 	char a[32], bb[96];
 
-	ids = text_ranked(s, l, &n, sup);
+	ids = text_ranked(s, l, &n, sup, rl);
 	shown = n < s->top ? n : s->top;
 	if (!main_list && n == 0 && sup->stacks == 0) {
 		free(ids);
@@ -363,8 +352,8 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 	for (i = 0; i < shown; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
-		text_stack_line(f, st, l->cost, i + 1);
-		text_frames(f, s->sym, st);
+		text_stack_line(f, st, l->cost, i + 1, rl);
+		report_text_frames(f, s->sym, st);
 	}
 	if (sup->stacks)
 		fprintf(f, "suppressed: %s from %s %s\n\n",
@@ -383,12 +372,15 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
  *   text_invalid_frees), then the main list: the top s->top stacks in the
  *   order of --sort (live bytes by default; suppressed stacks left out of
  *   the live list and counted after it), each as a figure line
- *   (text_stack_line) followed by its frames (see text_frame) and, for a
+ *   (text_stack_line) followed by its frames (see report_text_frames) and, for a
  *   stack cut at --depth, "... (stack cut at --depth N)". Then the other
  *   lists as sections, each top s->top, skipping the one --sort shows and
  *   those with no stack: LIVE, PEAK, MOST ALLOCATION CALLS, MOST BYTES
  *   ALLOCATED, MOST TEMPORARY ALLOCATIONS. Last a "SUMMARY: N bytes in M
  *   blocks still live from K stacks" line, suppressed stacks not counted.
+ *   With --leak-check, the LEAK CHECK section after it (report_leak_text).
+ *   --sort definitely-lost makes the main list the stacks by bytes
+ *   definitely lost (direct and indirect); it is never a section.
  * Figures use thousands separators throughout (see report_num).
  */
 int
@@ -396,6 +388,7 @@ report_text(FILE *f, const struct jt_snapshot *s)
 {
 	struct jt_heap_totals t;
 	struct text_supp sup, other;
+	struct report_leak rl;
 	const struct text_list *main_list = &text_lists[0], *l;
 	uint32_t n, nlive = 0;
 	size_t i;
@@ -405,15 +398,16 @@ report_text(FILE *f, const struct jt_snapshot *s)
 		if (text_lists[i].cost == s->sort)
 			main_list = &text_lists[i];
 	heap_totals(s->heap, &t);
+	report_leak_init(&rl, s);
 	text_header(f, s);
 	text_totals(f, s, &t);
 	text_invalid_frees(f, s, &t);
 	/* The main list, then the others in text_lists' order. */
 	for (i = 0; i <= ARRAY_SIZE(text_lists); i++) {
 		l = i == 0 ? main_list : &text_lists[i - 1];
-		if (i > 0 && l == main_list)
+		if (i > 0 && (l == main_list || l->cost == COST_DEFINITELY_LOST))
 			continue;
-		n = text_list(f, s, l, i == 0, l->cost == COST_LIVE ? &sup : &other);
+		n = text_list(f, s, l, i == 0, l->cost == COST_LIVE ? &sup : &other, &rl);
 		if (l->cost == COST_LIVE)
 			nlive = n;
 	}
@@ -421,5 +415,7 @@ report_text(FILE *f, const struct jt_snapshot *s)
 		util_num(a, t.live_bytes - sup.bytes), util_num(b, t.live_blocks - sup.blocks),
 		report_plural(t.live_blocks - sup.blocks, "block", "blocks"), util_num(c, nlive),
 		report_plural(nlive, "stack", "stacks"));
+	report_leak_free(&rl);
+	report_leak_text(f, s);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

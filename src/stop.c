@@ -161,8 +161,9 @@ stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, i
 		t->resume_pc = 0;	/* stopall_step_one notes where the step ends */
 		if (collecting)
 			return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
+		/* t may exit meanwhile (another thread ends the process) and be freed: tid, not t->tid. */
 		stopall_step_or_send(tr, t);
-		return restart_decide(RESTART_NONE, t->tid, 0, NULL);
+		return restart_decide(RESTART_NONE, tid, 0, NULL);
 	}
 	stop_note_resume(t, &st->regs);
 	if (!collecting && t->owner->resume_tid == 0 && !handover_rebalance_due(tr, t)) {

@@ -1,0 +1,525 @@
+/* leak_mark.c - memcheck's mark phase: roots, the mark stack, the interior-pointer heuristics and the lost cliques. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "leak.h"
+
+#define LK_BUF		(1u << 20)	/* root memory is read in chunks this big */
+#define LK_PAGE		4096u
+#define LK_WIN_SHIFT	16		/* block memory is read in aligned 64 KiB windows ... */
+#define LK_WIN		(1u << LK_WIN_SHIFT)
+#define LK_NWIN		256		/* ... kept in a direct-mapped cache of 16 MiB */
+#define LK_WIN_ALL	0xffffu		/* its 16 pages */
+#define LK_VT_WORDS	21		/* memcheck looks at a vtable's words ptr .. ptr + 20 words */
+#define LK_MAX_BUCKETS	(1u << 22)
+
+/* lk_ctx.hstate bits: a block's first words read (or not readable), its first word a vtable pointer. */
+#define LK_HEAD_READ	1
+#define LK_HEAD_BAD	2
+#define LK_VT_KNOWN	4
+#define LK_VT_YES	8
+
+/* memcheck's states map onto the kinds: Unreached is DEFINITE, IndirectLeak INDIRECT. */
+#define LK_UNREACHED	LEAK_DEFINITE
+
+/* One classification: the index over the blocks, the mark stack and the read buffers. */
+struct lk_ctx {
+	struct leak_block *b;
+	size_t n;
+	const struct leak_input *in;
+	struct leak_stats *st;
+	uint64_t *start;	/* b[i].addr, compact for the search */
+	uint64_t lo, span;	/* [lo, lo + span): every block, a 0-size one counting as 1 byte */
+	uint32_t *bucket;	/* bucket[k]: first block whose (addr - lo) >> shift is >= k */
+	size_t nbuckets;
+	unsigned shift;
+	uint32_t *stack;	/* the mark stack: pending blocks, each at most once */
+	size_t top;
+	uint8_t *buf;		/* the memory being scanned */
+	uint8_t *win;		/* LK_NWIN windows of block memory */
+	uint64_t wtag[LK_NWIN];	/* window number + 1, 0 for none */
+	uint16_t wpages[LK_NWIN];	/* the pages of that window that could be read */
+	uint64_t *head;		/* with heuristics: each block's first two words, ... */
+	uint8_t *hstate;	/* ... once LK_HEAD_READ */
+};
+
+static uint64_t
+lk_end(const struct leak_block *b)
+{
+	/* As memcheck: a 0-size block is found by a pointer to its address. */
+	return b->addr + (b->size ? b->size : 1);
+}
+
+/* The number of blocks whose address is <= v, searched in [lo, hi). */
+static size_t
+lk_upper(const uint64_t *start, size_t lo, size_t hi, uint64_t v)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (start[mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The block v points into, or -1. */
+static inline long
+lk_find(const struct lk_ctx *c, uint64_t v)
+{
+	uint64_t off = v - c->lo;
+	size_t k, i;
+
+	if (off >= c->span)
+		return -1;
+	k = off >> c->shift;
+	i = lk_upper(c->start, c->bucket[k], c->bucket[k + 1], v);
+	if (i == 0)
+		return -1;
+	i--;
+	return v < lk_end(&c->b[i]) ? (long)i : -1;
+}
+
+static int
+lk_index(struct lk_ctx *c)
+{
+	size_t i, k, nb = 1;
+	uint64_t hi = 0;
+
+	c->start = malloc(c->n * sizeof(*c->start));
+	if (!c->start)
+		return -1;
+	for (i = 0; i < c->n; i++) {
+		c->start[i] = c->b[i].addr;
+		if (lk_end(&c->b[i]) > hi)
+			hi = lk_end(&c->b[i]);
+	}
+	c->lo = c->b[0].addr;
+	c->span = hi - c->lo;
+	while (nb < c->n && nb < LK_MAX_BUCKETS)
+		nb <<= 1;
+	for (c->shift = 0; c->shift < 63 && ((c->span - 1) >> c->shift) >= nb; c->shift++)
+		;
+	c->nbuckets = ((c->span - 1) >> c->shift) + 1;
+	c->bucket = malloc((c->nbuckets + 1) * sizeof(*c->bucket));
+	if (!c->bucket)
+		return -1;
+	for (k = 0, i = 0; k <= c->nbuckets; k++) {
+		while (i < c->n && ((c->start[i] - c->lo) >> c->shift) < k)
+			i++;
+		c->bucket[k] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/* Whether the cached window in slot s holds [addr, addr + len) (one window) in pages it could read. */
+static int
+lk_win_has(const struct lk_ctx *c, unsigned s, uint64_t addr, size_t len)
+{
+	unsigned p0 = (unsigned)((addr & (LK_WIN - 1)) / LK_PAGE);
+	unsigned p1 = (unsigned)(((addr + len - 1) & (LK_WIN - 1)) / LK_PAGE);
+	uint32_t want = (uint32_t)(((1ull << (p1 + 1)) - 1) & ~((1ull << p0) - 1));
+
+	return c->wtag[s] == (addr >> LK_WIN_SHIFT) + 1 && (c->wpages[s] & want) == want;
+}
+
+/*
+ * Loads window w into slot s. A window that reaches past a mapping (the
+ * first and last of a heap, mostly) is read page by page, so that the
+ * blocks in its readable pages still come from it.
+ */
+static void
+lk_win_load(struct lk_ctx *c, unsigned s, uint64_t w)
+{
+	uint8_t *slot = c->win + (size_t)s * LK_WIN;
+	unsigned p;
+
+	c->wtag[s] = w + 1;
+	c->wpages[s] = LK_WIN_ALL;
+	if (c->in->read(c->in->arg, w << LK_WIN_SHIFT, slot, LK_WIN) == 0)
+		return;
+	c->wpages[s] = 0;
+	for (p = 0; p < LK_WIN / LK_PAGE; p++)
+		if (c->in->read(c->in->arg, (w << LK_WIN_SHIFT) + p * LK_PAGE, slot + p * LK_PAGE, LK_PAGE) == 0)
+			c->wpages[s] |= 1u << p;
+}
+
+/* Reads len bytes at addr: through the window cache when they sit in one window. */
+static int
+lk_read(struct lk_ctx *c, uint64_t addr, void *dst, size_t len)
+{
+	uint64_t w = addr >> LK_WIN_SHIFT;
+	unsigned s = (unsigned)(w % LK_NWIN);
+
+	if (len == 0)
+		return 0;
+	if (((addr + len - 1) >> LK_WIN_SHIFT) != w)
+		return c->in->read(c->in->arg, addr, dst, len);
+	if (c->wtag[s] != w + 1)
+		lk_win_load(c, s, w);
+	if (!lk_win_has(c, s, addr, len))
+		return c->in->read(c->in->arg, addr, dst, len);
+	memcpy(dst, c->win + (size_t)s * LK_WIN + (addr & (LK_WIN - 1)), len);
+	return 0;
+}
+
+/*
+ * Reads len bytes at a from a cached window, else alone (without loading
+ * a window): the heuristics look at a word or two of a block, often far
+ * from the last ones read.
+ */
+static int
+lk_peek(struct lk_ctx *c, uint64_t a, void *dst, size_t len)
+{
+	uint64_t win = a >> LK_WIN_SHIFT;
+	unsigned s = (unsigned)(win % LK_NWIN);
+
+	if (((a + len - 1) >> LK_WIN_SHIFT) == win && lk_win_has(c, s, a, len)) {
+		memcpy(dst, c->win + (size_t)s * LK_WIN + (a & (LK_WIN - 1)), len);
+		return 0;
+	}
+	return c->in->read(c->in->arg, a, dst, len);
+}
+
+/* The word at a, which must lie within block b (else memcheck finds it unaddressable). */
+static int
+lk_word(struct lk_ctx *c, const struct leak_block *b, uint64_t a, uint64_t *w)
+{
+	if (a < b->addr || a + 8 > b->addr + b->size)
+		return -1;
+	return lk_peek(c, a, w, 8);
+}
+
+static const struct leak_region *
+lk_region_of(const struct leak_region *r, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < r[lo - 1].end ? &r[lo - 1] : NULL;
+}
+
+/* memcheck's aligned_ptr_above_page0_is_vtable_addr: two function pointers among its first 21 words. */
+static int
+lk_is_vtable(struct lk_ctx *c, uint64_t p)
+{
+	const struct leak_input *in = c->in;
+	const struct leak_region *r = lk_region_of(in->vtables, in->nvtables, p), *tx = in->texts;
+	size_t ntx = in->ntexts, nw, i, got = 0;
+	uint64_t w[LK_VT_WORDS], last;
+
+	if (!r)
+		return 0;
+	if (!ntx) {
+		tx = in->vtables;
+		ntx = in->nvtables;
+	}
+	/* memcheck stops one word short of the mapping's end: so do we. */
+	last = p + (LK_VT_WORDS - 1) * 8;
+	if (r->end < 9 || last > r->end - 9)
+		last = r->end - 9;
+	if (last < p)
+		return 0;
+	nw = (size_t)((last - p) / 8 + 1);
+	if (in->read(in->arg, p, w, nw * 8) != 0) {
+		/* memcheck reads word by word and gives up at the first fault. */
+		while (nw && in->read(in->arg, p + 8 * got, &w[got], 8) == 0 && ++got < nw)
+			;
+		nw = got;
+	}
+	for (i = 0, got = 0; i < nw; i++) {
+		if (w[i] == 0)
+			continue;
+		if (!lk_region_of(tx, ntx, w[i]))
+			return 0;
+		if (++got == 2)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A block's first two words, read once: the heuristics test them again for
+ * every interior pointer into a block not yet reachable, and there may be
+ * millions. Returns -1 when they cannot be read (memcheck's fault catcher).
+ */
+static int
+lk_head(struct lk_ctx *c, size_t i, uint64_t *w0, uint64_t *w1)
+{
+	const struct leak_block *b = &c->b[i];
+	uint8_t *hs = &c->hstate[i];
+
+	if (!(*hs & LK_HEAD_READ)) {
+		size_t len = b->size >= 16 ? 16 : b->size >= 8 ? 8 : 0;
+
+		*hs |= LK_HEAD_READ;
+		if (len && lk_peek(c, b->addr, &c->head[2 * i], len) != 0)
+			*hs |= LK_HEAD_BAD;
+	}
+	*w0 = c->head[2 * i];
+	*w1 = c->head[2 * i + 1];
+	return *hs & LK_HEAD_BAD ? -1 : 0;
+}
+
+/* Whether block i's first word w0 is a vtable pointer (memcheck's test, once per block). */
+static int
+lk_head_vtable(struct lk_ctx *c, size_t i, uint64_t w0)
+{
+	uint8_t *hs = &c->hstate[i];
+
+	if (!(*hs & LK_VT_KNOWN))
+		*hs |= LK_VT_KNOWN | (w0 % 8 == 0 && w0 >= LK_PAGE && lk_is_vtable(c, w0) ? LK_VT_YES : 0);
+	return (*hs & LK_VT_YES) != 0;
+}
+
+/*
+ * memcheck's heuristic_reachedness for an interior pointer v into block i:
+ * a heuristic's bit number + 1, or 0. The tests are memcheck's, in its
+ * order; within multipleinheritance (the last, so any failure means 0) the
+ * block's own vtable is tested first, as it is known once per block.
+ */
+static unsigned
+lk_heuristic(struct lk_ctx *c, uint64_t v, size_t i)
+{
+	const struct leak_block *b = &c->b[i];
+	unsigned set = c->in->heuristics;
+	uint64_t w0, w1, inner;
+
+	int mi = (set & LEAK_HEUR_MULTIPLEINHERITANCE) && v % 8 == 0 && b->size >= 8 && v <= b->addr + b->size - 8;
+
+	/* Where no heuristic can apply, memcheck reads nothing either. */
+	if (!mi && v != b->addr + 8 && v != b->addr + 24)
+		return 0;
+	if (lk_head(c, i, &w0, &w1) != 0)
+		return 0;
+	/* v inside the block: v == addr + 24 means size >= 25, so both words are in it. */
+	if ((set & LEAK_HEUR_STDSTRING) && v == b->addr + 24 && 24 + w1 + 1 == b->size && w0 <= w1)
+		return 1;
+	if ((set & LEAK_HEUR_LENGTH64) && v == b->addr + 8 && w0 > 0 && b->size - 8 == w0)
+		return 2;
+	if ((set & LEAK_HEUR_NEWARRAY) && v == b->addr + 8 && w0 > 0 && (b->size - 8) % w0 == 0)
+		return 3;
+	if (!mi)
+		return 0;
+	if (!lk_head_vtable(c, i, w0) || lk_word(c, b, v, &inner) != 0)
+		return 0;
+	return inner % 8 == 0 && inner >= LK_PAGE && lk_is_vtable(c, inner) ? 4 : 0;
+}
+
+static void
+lk_push(struct lk_ctx *c, size_t i)
+{
+	if (!c->b[i].scanned) {
+		c->b[i].scanned = 1;
+		c->stack[c->top++] = (uint32_t)i;
+	}
+}
+
+/* memcheck's lc_push_without_clique_if_a_chunk_ptr: the root and mark phase. */
+static void
+lk_reach(struct lk_ctx *c, uint64_t v, size_t i, int prior_definite)
+{
+	struct leak_block *b = &c->b[i];
+	int start;
+
+	if (b->kind == LEAK_REACHABLE) {
+		if (b->heur && v == b->addr)
+			b->heur = 0;	/* reached by a start pointer after all */
+		return;
+	}
+	if (v == b->addr)
+		start = 1;
+	else if (c->in->heuristics) {
+		b->heur = (uint8_t)lk_heuristic(c, v, i);
+		start = b->heur != 0;
+	} else
+		start = 0;
+	if (start && prior_definite) {
+		b->kind = LEAK_REACHABLE;
+		lk_push(c, i);		/* (re)scan: what it points to may be upgraded too */
+	} else if (b->kind == LK_UNREACHED) {
+		b->kind = LEAK_POSSIBLE;
+		lk_push(c, i);
+	}
+}
+
+/* memcheck's lc_push_with_clique_if_a_chunk_ptr: an unreached block joins the clique of leader. */
+static void
+lk_join(struct lk_ctx *c, size_t i, size_t leader)
+{
+	struct leak_block *b = &c->b[i], *l = &c->b[leader];
+
+	if (b->kind != LK_UNREACHED || i == leader)
+		return;
+	lk_push(c, i);
+	/* An earlier leader brings its own clique along. */
+	l->ind_bytes += b->size + b->ind_bytes;
+	l->ind_blocks += 1 + b->ind_blocks;
+	b->ind_bytes = b->ind_blocks = 0;
+	b->kind = LEAK_INDIRECT;
+	b->clique = (int64_t)leader;
+}
+
+/* Every word of w[0..nw) that points into a block: clique -1 marks, else gathers the clique. */
+static void
+lk_scan_words(struct lk_ctx *c, const uint64_t *w, size_t nw, int prior_definite, long clique)
+{
+	size_t k;
+
+	for (k = 0; k < nw; k++) {
+		long i;
+
+		if (w[k] - c->lo >= c->span)
+			continue;	/* the common case: no heap address at all */
+		i = lk_find(c, w[k]);
+		if (i < 0)
+			continue;
+		if (clique < 0)
+			lk_reach(c, w[k], (size_t)i, prior_definite);
+		else
+			lk_join(c, (size_t)i, (size_t)clique);
+	}
+}
+
+/*
+ * Scans the aligned words of [a, e) (a, e 8-aligned) in chunks; a chunk
+ * that cannot be read is retried page by page and the pages that fail are
+ * skipped. Returns the bytes scanned. root: read directly, not through the windows.
+ */
+static uint64_t
+lk_scan_range(struct lk_ctx *c, uint64_t a, uint64_t e, int root, int prior_definite, long clique)
+{
+	uint64_t p, q, done = 0;
+
+	for (p = a; p < e; p += LK_BUF) {
+		size_t len = (size_t)(e - p < LK_BUF ? e - p : LK_BUF);
+
+		/* Root memory is read as it is: the window cache is for blocks, small and many. */
+		if ((root ? c->in->read(c->in->arg, p, c->buf, len) : lk_read(c, p, c->buf, len)) == 0) {
+			lk_scan_words(c, (const uint64_t *)c->buf, len / 8, prior_definite, clique);
+			done += len;
+			continue;
+		}
+		for (q = p; q < p + len;) {
+			uint64_t qe = (q & ~(uint64_t)(LK_PAGE - 1)) + LK_PAGE;
+
+			if (qe > p + len)
+				qe = p + len;
+			if (c->in->read(c->in->arg, q, c->buf, (size_t)(qe - q)) == 0) {
+				lk_scan_words(c, (const uint64_t *)c->buf, (size_t)(qe - q) / 8, prior_definite, clique);
+				done += qe - q;
+			} else
+				c->st->unreadable_bytes += qe - q;
+			q = qe;
+		}
+	}
+	return done;
+}
+
+static uint64_t
+lk_up8(uint64_t a)
+{
+	return (a + 7) & ~(uint64_t)7;
+}
+
+/* One root region, less the blocks it overlaps (they are scanned once reached). */
+static void
+lk_scan_root(struct lk_ctx *c, const struct leak_region *r)
+{
+	uint64_t cur = r->start;
+	size_t i = lk_upper(c->start, 0, c->n, cur);
+
+	if (i > 0 && c->b[i - 1].addr + c->b[i - 1].size > cur)
+		i--;
+	while (cur < r->end) {
+		uint64_t stop = r->end;
+
+		if (i < c->n && c->b[i].addr < r->end)
+			stop = c->b[i].addr;
+		if (stop > cur && (stop & ~(uint64_t)7) > lk_up8(cur))
+			c->st->root_bytes += lk_scan_range(c, lk_up8(cur), stop & ~(uint64_t)7, 1, 1, -1);
+		if (i >= c->n || c->b[i].addr >= r->end)
+			break;
+		if (c->b[i].addr + c->b[i].size > cur)
+			cur = c->b[i].addr + c->b[i].size;
+		i++;
+	}
+}
+
+/* memcheck's lc_process_markstack: scans each pending block once. */
+static void
+lk_drain(struct lk_ctx *c, long clique)
+{
+	while (c->top) {
+		size_t i = c->stack[--c->top];
+		struct leak_block *b = &c->b[i];
+		uint64_t a = lk_up8(b->addr), e = (b->addr + b->size) & ~(uint64_t)7;
+
+		b->scanned = 0;
+		if (e > a)
+			c->st->block_bytes += lk_scan_range(c, a, e, 0, b->kind != LEAK_POSSIBLE, clique);
+	}
+}
+
+static void
+lk_free(struct lk_ctx *c)
+{
+	free(c->start);
+	free(c->bucket);
+	free(c->stack);
+	free(c->buf);
+	free(c->win);
+	free(c->head);
+	free(c->hstate);
+}
+
+int
+leak_classify(struct leak_block *b, size_t n, const struct leak_input *in, struct leak_stats *stats)
+{
+	struct lk_ctx c = { .b = b, .n = n, .in = in, .st = stats };
+	size_t i;
+
+	memset(stats, 0, sizeof(*stats));
+	for (i = 0; i < n; i++) {
+		b[i].kind = LK_UNREACHED;
+		b[i].heur = b[i].scanned = 0;
+		b[i].clique = -1;
+		b[i].ind_bytes = b[i].ind_blocks = 0;
+	}
+	if (!n)
+		return 0;
+	c.stack = malloc(n * sizeof(*c.stack));
+	c.buf = malloc(LK_BUF);
+	c.win = malloc((size_t)LK_NWIN * LK_WIN);
+	if (in->heuristics) {
+		c.head = calloc(2 * n, sizeof(*c.head));
+		c.hstate = calloc(n, 1);
+	}
+	if (!c.stack || !c.buf || !c.win || (in->heuristics && (!c.head || !c.hstate)) || lk_index(&c) < 0) {
+		lk_free(&c);
+		return -1;
+	}
+	/* memcheck's order: memory roots, then registers, then the mark stack. */
+	for (i = 0; i < in->nroots; i++)
+		lk_scan_root(&c, &in->roots[i]);
+	lk_scan_words(&c, in->words, in->nwords, 1, -1);
+	lk_drain(&c, -1);
+	/* Each block still unreached leads a clique of what it alone reaches. */
+	for (i = 0; i < n; i++) {
+		if (b[i].kind != LK_UNREACHED)
+			continue;
+		lk_push(&c, i);
+		lk_drain(&c, (long)i);
+	}
+	lk_free(&c);
+	return 0;
+}
