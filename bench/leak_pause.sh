@@ -23,8 +23,9 @@
 #   mib-1g                  1024 reachable blocks of 1 MiB of non-pointer bytes
 #   root-1g                 a 1 GiB anonymous mapping of the program's own (a root) of
 #                           non-pointer bytes, with a pointer to a 64 B block in each MiB
-#   early-1e6               blocks-1e6 allocated BEFORE the attach: jmptrace knows no block,
-#                           so the whole heap is scanned as roots (the usual -p case at first)
+#   early-1e6               blocks-1e6 allocated BEFORE the attach, and 10^4 more after it:
+#                           jmptrace knows only the 10^4, so the older heap is scanned as
+#                           roots (a server's heap right after the attach)
 # Nothing here asserts a time: the script prints figures, it judges none.
 set -u
 

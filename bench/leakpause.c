@@ -15,7 +15,8 @@
  * older than an attach are unknown to it): prints "attach PID", waits for a line on
  * stdin, allocates, prints "ready BLOCKS BYTES", then waits for end of file on stdin and
  * exits 0 keeping everything (so memcheck also sees it all at exit). With "early" the
- * blocks are allocated before "attach": the tracer attaches to a heap it never saw.
+ * N blocks are allocated before "attach" and N/100 more of the same mix after the go
+ * line: the tracer knows only those, and must take the older heap as roots.
  *
  * The roots are globals on purpose: they are what the leak check has to find.
  */
@@ -37,8 +38,8 @@ struct lp_node {
 	uint64_t payload;
 };
 
-/* The roots: a table, a list, and the program's own mapping. */
-static void **lp_table;
+/* The roots: tables (the early heap's, the later one's), a list, and the program's own mapping. */
+static void **lp_table, **lp_table2;
 static struct lp_node *lp_list;
 static unsigned char *lp_map;
 
@@ -60,20 +61,20 @@ lp_alloc(size_t size)
 	return p;
 }
 
-/* The small-block heap; returns the blocks made. */
+/* The small-block heap, its table in *table; returns the blocks made. */
 static NOINL unsigned long
-lp_blocks(unsigned long n, size_t size)
+lp_blocks(void ***table, unsigned long n, size_t size)
 {
 	struct lp_node *chain = NULL, *b;
 	unsigned long i, nt = 0, nchain = 0;
 
-	lp_table = lp_alloc((n / 2 + 1) * sizeof(void *));
+	*table = lp_alloc((n / 2 + 1) * sizeof(void *));
 	for (i = 0; i < n; i++) {
 		b = lp_alloc(size);
 		b->payload = i;		/* a small integer: no pointer */
 		switch (i % 10) {
 		case 0: case 1: case 2: case 3: case 4:
-			lp_table[nt++] = b;
+			(*table)[nt++] = b;
 			break;
 		case 5: case 6: case 7:
 			b->next = lp_list;
@@ -154,7 +155,7 @@ static unsigned long
 lp_build(const char *mode, unsigned long n, size_t size)
 {
 	if (strcmp(mode, "blocks") == 0)
-		return lp_blocks(n, size);
+		return lp_blocks(&lp_table, n, size);
 	if (strcmp(mode, "mib") == 0)
 		return lp_mib(n);
 	return lp_root(n);
@@ -183,6 +184,8 @@ main(int argc, char **argv)
 	lp_wait(0);
 	if (!early)
 		nb = lp_build(argv[1], n, size);
+	else
+		nb += lp_blocks(&lp_table2, n / 100, size);
 	lp_clear_stack();
 	printf("ready %lu\n", nb);
 	lp_wait(1);
