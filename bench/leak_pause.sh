@@ -7,7 +7,7 @@
 #   JMPTRACE=PATH           the jmptrace to measure (default ./jmptrace, built if missing)
 #   LEAKPAUSE_REPS=R        checks per case (default 3); the table gives their median
 #   LEAKPAUSE_CASES="..."   the cases to run, of: blocks-1e5 blocks-1e6 mib-1g root-1g
-#                           early-1e6 (default all)
+#                           early-1e6 launched-1e6 (default all)
 #   LEAKPAUSE_VALGRIND=0    skip the memcheck comparison on blocks-1e5
 #
 # Each case starts bench/leakpause.c, attaches jmptrace to it (-p) BEFORE it allocates
@@ -26,6 +26,9 @@
 #   early-1e6               blocks-1e6 allocated BEFORE the attach, and 10^4 more after it:
 #                           jmptrace knows only the 10^4, so the older heap is scanned as
 #                           roots (a server's heap right after the attach)
+#   launched-1e6            blocks-1e6 in a program jmptrace started (-- PROGRAM), not -p:
+#                           the heap between the blocks is no root then (nothing predates
+#                           jmptrace), so this shows what the attach's heap roots cost
 # Nothing here asserts a time: the script prints figures, it judges none.
 set -u
 
@@ -34,7 +37,7 @@ ROOT=$(dirname "$HERE")
 JT=${JMPTRACE:-$ROOT/jmptrace}
 LP=$HERE/bin/leakpause
 REPS=${LEAKPAUSE_REPS:-3}
-CASES=${LEAKPAUSE_CASES:-blocks-1e5 blocks-1e6 mib-1g root-1g early-1e6}
+CASES=${LEAKPAUSE_CASES:-blocks-1e5 blocks-1e6 mib-1g root-1g early-1e6 launched-1e6}
 VALGRIND=${LEAKPAUSE_VALGRIND:-1}
 
 TMP=$(mktemp -d /tmp/jmptrace-leakpause.XXXXXX)
@@ -113,6 +116,7 @@ case_args() {
 	mib-1g)		echo mib 1024 ;;
 	root-1g)	echo root 1024 ;;
 	early-1e6)	echo blocks 1000000 32 early ;;
+	launched-1e6)	echo blocks 1000000 32 ;;
 	*)		return 1 ;;
 	esac
 }
@@ -130,19 +134,42 @@ start_workload() {
 	# Under valgrind $! is valgrind itself, which is the program too.
 }
 
-# One case under jmptrace: leaves $TMP/$c.json and $TMP/$c.err; returns 1 after saying why.
-run_case() {
-	local c=$1 r t0 t1
-	PRE=()
+# Attaches jmptrace to a fresh workload (sets WPID, JPID); returns 1 after saying why.
+start_attached() {
+	local c=$1
 	start_workload "$c" || { echo "  $c: the workload did not start" >&2; return 1; }
 	"$JT" -v -p "$WPID" --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" \
 		2>"$TMP/$c.err" 3>&- &
 	JPID=$!
 	wait_line "$TMP/$c.err" 'attached to process' 30 "$JPID" ||
 		{ echo "  $c: jmptrace did not attach" >&2; return 1; }
+}
+
+# Starts the workload under jmptrace (sets WPID, JPID); returns 1 after saying why.
+start_launched() {
+	local c=$1
+	rm -f "$TMP/fifo"
+	mkfifo "$TMP/fifo" || die "mkfifo"
+	exec 3<>"$TMP/fifo"
+	"$JT" -v --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" -- "$LP" $(case_args "$c") \
+		<"$TMP/fifo" >"$TMP/$c.out" 2>"$TMP/$c.err" 3>&- &
+	JPID=$!
+	wait_line "$TMP/$c.out" '^attach ' 30 "$JPID" ||
+		{ echo "  $c: the workload did not start under jmptrace" >&2; return 1; }
+	WPID=$(awk '/^attach /{print $2; exit}' "$TMP/$c.out")
+}
+
+# One case under jmptrace: leaves $TMP/$c.json and $TMP/$c.err; returns 1 after saying why.
+run_case() {
+	local c=$1 r t0 t1
+	PRE=()
+	case $c in
+	launched-*)	start_launched "$c" || return 1 ;;
+	*)		start_attached "$c" || return 1 ;;
+	esac
 	t0=$(date +%s%N)
 	echo go >&3
-	wait_line "$TMP/$c.out" '^ready ' 150 "$WPID" ||
+	wait_line "$TMP/$c.out" '^ready ' 150 "$JPID" ||
 		{ echo "  $c: the workload did not get ready" >&2; return 1; }
 	t1=$(date +%s%N)
 	BUILD_S[$c]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
@@ -150,20 +177,24 @@ run_case() {
 		kill -USR1 "$JPID"
 		wait_checks "$TMP/$c.err" "$r" 120 || { echo "  $c: check $r did not end" >&2; return 1; }
 	done
-	kill -INT "$JPID"
-	wait_exit "$JPID" 60 || { echo "  $c: jmptrace did not detach" >&2; return 1; }
+	# Attached: SIGINT detaches. Launched: end of input ends the program, and jmptrace with it.
+	case $c in
+	launched-*)	exec 3>&- ;;
+	*)		kill -INT "$JPID" ;;
+	esac
+	wait_exit "$JPID" 60 || { echo "  $c: jmptrace did not end" >&2; return 1; }
 	wait "$JPID"
 	r=$?
 	JPID=
 	exec 3>&-
-	wait "$WPID" 2>/dev/null
+	wait_exit "$WPID" 10
 	WPID=
 	[ "$r" = 0 ] || { echo "  $c: jmptrace exited $r:" >&2; tail -n 5 "$TMP/$c.err" | sed 's/^/    | /' >&2; return 1; }
 }
 
 # Prints "known pause_ms scan_ms root_bytes block_bytes threads verdicts" of a case (known: the
 # blocks jmptrace knew): the medians of
-# its first REPS checks, and the verdicts of the last snapshot (JSON), or "-" where unknown.
+# its first REPS checks, and the verdicts of the last of them (JSON), or "-" where unknown.
 case_figures() {
 	local c=$1
 	perl -MJSON::PP -e '
@@ -187,7 +218,7 @@ case_figures() {
 				push @p, $lc->{pause_us}; push @s, $lc->{scan_us};
 				push @rb, $lc->{root_bytes}; push @bb, $lc->{block_bytes}; push @th, $lc->{threads};
 			}
-			my $sum = $snap[-1]{leak_check}{summary} || {};
+			my $sum = $snap[($reps < @snap ? $reps : @snap) - 1]{leak_check}{summary} || {};
 			$verdict = join " ", map {
 				my $k = $sum->{$_->[0]}; $k ? "$_->[1]=$k->{blocks}" : () }
 				([definitely_lost => "def"], [indirectly_lost => "ind"],
@@ -208,7 +239,7 @@ print_case() {
 	local c=$1 blocks kb p s rb bb th v
 	blocks=$(awk '/^ready /{print $2}' "$TMP/$c.out")
 	read -r kb p s rb bb th v <<<"$(case_figures "$c")"
-	printf '%-11s %8s %8s %7s %9s %9s %8s %8s %3s  %s\n' "$c" "$blocks" "$kb" "${BUILD_S[$c]}" \
+	printf '%-12s %8s %8s %7s %9s %9s %8s %8s %3s  %s\n' "$c" "$blocks" "$kb" "${BUILD_S[$c]}" \
 		"$(mib "$rb")" "$(mib "$bb")" "$p" "$s" "$th" "$v"
 }
 
@@ -250,15 +281,15 @@ PRE=()
 build
 print_machine
 echo
-printf '%-11s %8s %8s %7s %9s %9s %8s %8s %3s  %s\n' case blocks known "build s" "roots MiB" \
-	"block MiB" "pause ms" "scan ms" thr "verdicts (blocks, last check)"
+printf '%-12s %8s %8s %7s %9s %9s %8s %8s %3s  %s\n' case blocks known "build s" "roots MiB" \
+	"block MiB" "pause ms" "scan ms" thr "verdicts (blocks, check R)"
 start=$(date +%s)
 for c in $CASES; do
 	case_args "$c" >/dev/null || die "unknown case $c"
 	if run_case "$c"; then
 		print_case "$c"
 	else
-		printf '%-11s FAILED\n' "$c"
+		printf '%-12s FAILED\n' "$c"
 		tail -n 5 "$TMP/$c.err" 2>/dev/null | sed 's/^/    | /'
 		cleanup
 	fi
