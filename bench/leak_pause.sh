@@ -41,7 +41,7 @@ CASES=${LEAKPAUSE_CASES:-blocks-1e5 blocks-1e6 mib-1g root-1g early-1e6 launched
 VALGRIND=${LEAKPAUSE_VALGRIND:-1}
 
 TMP=$(mktemp -d /tmp/jmptrace-leakpause.XXXXXX)
-WPID= JPID=
+WPID='' JPID=''
 
 # Detaches jmptrace politely (SIGKILL would leave breakpoints in the target), then ends the workload.
 cleanup() {
@@ -52,7 +52,7 @@ cleanup() {
 	fi
 	[ -n "$WPID" ] && kill -KILL "$WPID" 2>/dev/null
 	wait 2>/dev/null
-	JPID= WPID=
+	JPID='' WPID=''
 }
 trap 'cleanup; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
@@ -128,7 +128,8 @@ start_workload() {
 	mkfifo "$TMP/fifo" || die "mkfifo"
 	exec 3<>"$TMP/fifo"
 	# 3>&-: the workload must not hold the fifo's write end, or it never sees end of file.
-	"${PRE[@]}" "$LP" $(case_args "$c") <"$TMP/fifo" >"$TMP/$c.out" 2>"$TMP/$c.werr" 3>&- &
+	read -ra ARGS <<<"$(case_args "$c")"
+	"${PRE[@]}" "$LP" "${ARGS[@]}" <"$TMP/fifo" >"$TMP/$c.out" 2>"$TMP/$c.werr" 3>&- &
 	WPID=$!
 	wait_line "$TMP/$c.out" '^attach ' 20 "$WPID" || return 1
 	# Under valgrind $! is valgrind itself, which is the program too.
@@ -151,7 +152,8 @@ start_launched() {
 	rm -f "$TMP/fifo"
 	mkfifo "$TMP/fifo" || die "mkfifo"
 	exec 3<>"$TMP/fifo"
-	"$JT" -v --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" -- "$LP" $(case_args "$c") \
+	read -ra ARGS <<<"$(case_args "$c")"
+	"$JT" -v --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" -- "$LP" "${ARGS[@]}" \
 		<"$TMP/fifo" >"$TMP/$c.out" 2>"$TMP/$c.err" 3>&- &
 	JPID=$!
 	wait_line "$TMP/$c.out" '^attach ' 30 "$JPID" ||
@@ -250,7 +252,7 @@ run_valgrind() {
 	command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed; skipped"; return; }
 	for ((r = 1; r <= REPS; r++)); do
 		for lc in full no; do
-			PRE=(valgrind --leak-check=$lc --log-file="$TMP/vg-$lc.log")
+			PRE=(valgrind --leak-check="$lc" --log-file="$TMP/vg-$lc.log")
 			start_workload blocks-1e5 || { echo "memcheck: the workload did not start under valgrind"; return; }
 			echo go >&3
 			wait_line "$TMP/blocks-1e5.out" '^ready ' 120 "$WPID" || { echo "memcheck: no ready"; cleanup; return; }
