@@ -390,6 +390,53 @@ lk_scan_words(struct lk_ctx *c, const uint64_t *w, size_t nw, int prior_definite
 	}
 }
 
+static uint64_t
+lk_up8(uint64_t a)
+{
+	return (a + 7) & ~(uint64_t)7;
+}
+
+/*
+ * The root words among w[0..nw), read at base: those in no block (blocks
+ * are scanned once reached). Counts them in root_bytes.
+ */
+static void
+lk_scan_gaps(struct lk_ctx *c, const uint64_t *w, uint64_t base, size_t nw)
+{
+	uint64_t cur = base, end = base + nw * 8;
+	size_t i = lk_upper(c->start, 0, c->n, cur);
+
+	if (i > 0 && c->b[i - 1].addr + c->b[i - 1].size > cur)
+		i--;
+	while (cur < end) {
+		uint64_t stop = end, a = lk_up8(cur), e;
+
+		if (i < c->n && c->b[i].addr < end)
+			stop = c->b[i].addr;
+		e = stop & ~(uint64_t)7;
+		if (e > a) {
+			lk_scan_words(c, w + (a - base) / 8, (size_t)(e - a) / 8, 1, -1);
+			c->st->root_bytes += e - a;
+		}
+		if (i >= c->n || c->b[i].addr >= end)
+			break;
+		if (c->b[i].addr + c->b[i].size > cur)
+			cur = c->b[i].addr + c->b[i].size;
+		i++;
+	}
+}
+
+/* The words of w[0..nw) read at base: root ones (less the blocks), or a block's. */
+static void
+lk_scan_buf(struct lk_ctx *c, const uint64_t *w, uint64_t base, size_t nw, int root, int prior_definite,
+	    long clique)
+{
+	if (root)
+		lk_scan_gaps(c, w, base, nw);
+	else
+		lk_scan_words(c, w, nw, prior_definite, clique);
+}
+
 /*
  * Scans the aligned words of [a, e) (a, e 8-aligned) in chunks; a chunk
  * that cannot be read is retried page by page and the pages that fail are
@@ -405,7 +452,7 @@ lk_scan_range(struct lk_ctx *c, uint64_t a, uint64_t e, int root, int prior_defi
 
 		/* Root memory is read as it is: the window cache is for blocks, small and many. */
 		if ((root ? c->in->read(c->in->arg, p, c->buf, len) : lk_read(c, p, c->buf, len)) == 0) {
-			lk_scan_words(c, (const uint64_t *)c->buf, len / 8, prior_definite, clique);
+			lk_scan_buf(c, (const uint64_t *)c->buf, p, len / 8, root, prior_definite, clique);
 			done += len;
 			continue;
 		}
@@ -415,7 +462,8 @@ lk_scan_range(struct lk_ctx *c, uint64_t a, uint64_t e, int root, int prior_defi
 			if (qe > p + len)
 				qe = p + len;
 			if (c->in->read(c->in->arg, q, c->buf, (size_t)(qe - q)) == 0) {
-				lk_scan_words(c, (const uint64_t *)c->buf, (size_t)(qe - q) / 8, prior_definite, clique);
+				lk_scan_buf(c, (const uint64_t *)c->buf, q, (size_t)(qe - q) / 8, root, prior_definite,
+					    clique);
 				done += qe - q;
 			} else
 				c->st->unreadable_bytes += qe - q;
@@ -425,34 +473,19 @@ lk_scan_range(struct lk_ctx *c, uint64_t a, uint64_t e, int root, int prior_defi
 	return done;
 }
 
-static uint64_t
-lk_up8(uint64_t a)
-{
-	return (a + 7) & ~(uint64_t)7;
-}
-
-/* One root region, less the blocks it overlaps (they are scanned once reached). */
+/*
+ * One root region, less the blocks it overlaps (they are scanned once
+ * reached). It is read whole, in large chunks, and the blocks skipped in
+ * the buffer: a heap taken as a root after an attach is mostly small gaps
+ * between blocks, and a read for each would be a system call per block.
+ */
 static void
 lk_scan_root(struct lk_ctx *c, const struct leak_region *r)
 {
-	uint64_t cur = r->start;
-	size_t i = lk_upper(c->start, 0, c->n, cur);
+	uint64_t a = lk_up8(r->start), e = r->end & ~(uint64_t)7;
 
-	if (i > 0 && c->b[i - 1].addr + c->b[i - 1].size > cur)
-		i--;
-	while (cur < r->end) {
-		uint64_t stop = r->end;
-
-		if (i < c->n && c->b[i].addr < r->end)
-			stop = c->b[i].addr;
-		if (stop > cur && (stop & ~(uint64_t)7) > lk_up8(cur))
-			c->st->root_bytes += lk_scan_range(c, lk_up8(cur), stop & ~(uint64_t)7, 1, 1, -1);
-		if (i >= c->n || c->b[i].addr >= r->end)
-			break;
-		if (c->b[i].addr + c->b[i].size > cur)
-			cur = c->b[i].addr + c->b[i].size;
-		i++;
-	}
+	if (e > a)
+		lk_scan_range(c, a, e, 1, 1, -1);
 }
 
 /* memcheck's lc_process_markstack: scans each pending block once. */

@@ -62,6 +62,17 @@ subtest 'bad values are refused' => sub {
 	for my $v ('0', '0.05', 'inf', 'nan', '', 'abc', '31536001') {
 		refused("--interval '$v'", '--interval', '--interval', $v, '--', $leak, 1, 0);
 	}
+	for my $v ('', 'ALL', 'stdstring,', ',length64', 'stdstring,,newarray', 'multiple', 'all,none', 'length 64') {
+		refused("--leak-heuristics '$v'", '--leak-heuristics', '--leak-check', '--leak-heuristics', $v, '--', $leak, 1, 0);
+	}
+	for my $v ('', 'definitely', 'definite,', 'lost', 'Reachable', 'all,possible') {
+		refused("--show-leak-kinds '$v'", '--show-leak-kinds', '--leak-check', '--show-leak-kinds', $v, '--', $leak, 1, 0);
+	}
+	for my $o ('--sort', '--folded-cost') {
+		my $r = refused("$o definitely-lost without --leak-check", '--leak-check', $o, 'definitely-lost', '--', $leak, 1, 0);
+		like($r->{stderr}, qr/definitely-lost needs --leak-check/, "$o definitely-lost without --leak-check: says why");
+	}
+	refused('--leak-check with --tracer-threads 2', '--leak-check', '--leak-check', '--tracer-threads', '2', '--', $leak, 1, 0);
 	# Seconds must be finite, at least a millisecond and at most a year: inf, 1e18 and
 	# 1e400 were once accepted and detached at once. A jmptrace that accepted one would
 	# attach to the -p process, and be killed by run_cmd's timeout: that must be a process
