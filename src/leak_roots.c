@@ -272,6 +272,13 @@ roots_of_tls(const struct jt_maps *m, const struct leak_thread_regs *th, size_t 
 		if (i < 0 || !roots_map_scannable(&m->v[i]))
 			continue;
 		lo = fs - m->v[i].start > below ? fs - below : m->v[i].start;
+		/*
+		 * A pthread's stack grows down from just below its TLS: the
+		 * margin must not reach below its stack pointer, into dead
+		 * frames (bar the red zone) that memcheck never scans.
+		 */
+		if (th[k].sp < fs && th[k].sp >= m->v[i].start && th[k].sp - ARCH_RED_ZONE > lo)
+			lo = th[k].sp - ARCH_RED_ZONE;
 		hi = m->v[i].end - fs > ROOTS_TCB_ABOVE ? fs + ROOTS_TCB_ABOVE : m->v[i].end;
 		roots_add(rv, lo, hi);
 	}
