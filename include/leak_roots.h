@@ -13,7 +13,7 @@ struct leak_thread_regs {
 	uint64_t words[32];	/* its general registers, each a root word */
 	unsigned nwords;
 	uint64_t sp;		/* stack pointer: the stack is scanned from sp - 128 (the red zone) up */
-	uint64_t fs_base;	/* its thread pointer (x86-64 TLS variant II: static TLS below, TCB above) */
+	uint64_t tp;	/* its thread pointer (x86-64 TLS variant II: static TLS below, TCB above) */
 };
 
 /* The roots of one leak check (leak_input's roots, words and vtables). */

@@ -266,20 +266,20 @@ roots_of_tls(const struct jt_maps *m, const struct leak_thread_regs *th, size_t 
 	size_t k;
 
 	for (k = 0; k < nth; k++) {
-		uint64_t fs = th[k].fs_base, below = tls_size + ROOTS_TLS_BELOW, lo, hi;
-		ssize_t i = maps_find(m, fs);
+		uint64_t tp = th[k].tp, below = tls_size + ROOTS_TLS_BELOW, lo, hi;
+		ssize_t i = maps_find(m, tp);
 
 		if (i < 0 || !roots_map_scannable(&m->v[i]))
 			continue;
-		lo = fs - m->v[i].start > below ? fs - below : m->v[i].start;
+		lo = tp - m->v[i].start > below ? tp - below : m->v[i].start;
 		/*
 		 * A pthread's stack grows down from just below its TLS: the
 		 * margin must not reach below its stack pointer, into dead
 		 * frames (bar the red zone) that memcheck never scans.
 		 */
-		if (th[k].sp < fs && th[k].sp >= m->v[i].start && th[k].sp - ARCH_RED_ZONE > lo)
+		if (th[k].sp < tp && th[k].sp >= m->v[i].start && th[k].sp - ARCH_RED_ZONE > lo)
 			lo = th[k].sp - ARCH_RED_ZONE;
-		hi = m->v[i].end - fs > ROOTS_TCB_ABOVE ? fs + ROOTS_TCB_ABOVE : m->v[i].end;
+		hi = m->v[i].end - tp > ROOTS_TCB_ABOVE ? tp + ROOTS_TCB_ABOVE : m->v[i].end;
 		roots_add(rv, lo, hi);
 	}
 }
@@ -388,16 +388,12 @@ roots_thread_regs(pid_t tid, struct leak_thread_regs *t)
 {
 	arch_regs r;
 
+	_Static_assert(ARCH_ROOT_WORDS <= ARRAY_SIZE(t->words), "leak_thread_regs.words holds every register word");
 	if (arch_regs_get(tid, &r) < 0)
 		return -1;
-	const uint64_t w[] = { r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8, r.r9, r.r10,
-			       r.r11, r.r12, r.r13, r.r14, r.r15, r.fs_base, r.gs_base };
-
-	_Static_assert(sizeof(w) <= sizeof(t->words), "leak_thread_regs.words holds every register word");
-	memcpy(t->words, w, sizeof(w));
-	t->nwords = ARRAY_SIZE(w);
+	t->nwords = arch_root_words(&r, t->words);
 	t->sp = arch_sp(&r);
-	t->fs_base = r.fs_base;
+	t->tp = arch_thread_pointer(&r);
 	return 0;
 }
 

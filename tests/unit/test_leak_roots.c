@@ -61,9 +61,9 @@ test_dynamic(int attached)
 				   { .addr = 0x7ffff0010000, .size = 16 } };
 	struct leak_roots r;
 
-	th[0].sp = 0x7fffffffe000; th[0].fs_base = 0x7ffff7de1740;
+	th[0].sp = 0x7fffffffe000; th[0].tp = 0x7ffff7de1740;
 	th[0].words[0] = 0x5555555602a0; th[0].nwords = 1;
-	th[1].sp = 0x7ffff77f0000; th[1].fs_base = 0x7ffff78006c0;
+	th[1].sp = 0x7ffff77f0000; th[1].tp = 0x7ffff78006c0;
 	th[1].words[0] = 1; th[1].words[1] = 2; th[1].nwords = 2;
 	ok(leak_roots_plan(dyn_maps, th, 2, b, 3, 0x90, attached, &r) == 0, "plan (attached %d)", attached);
 	dump(&r);
@@ -85,7 +85,7 @@ test_dynamic(int attached)
 static void
 test_static(void)
 {
-	struct leak_thread_regs th = { .sp = 0x7ffc54a14000, .fs_base = 0x34f3e3c0 };
+	struct leak_thread_regs th = { .sp = 0x7ffc54a14000, .tp = 0x34f3e3c0 };
 	struct leak_block b = { .addr = 0x34f3f8f0, .size = 16 };
 	struct leak_roots r;
 

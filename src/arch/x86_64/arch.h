@@ -32,6 +32,29 @@ static inline uint64_t arch_pc(const arch_regs *r) { return r->rip; }
 static inline void arch_set_pc(arch_regs *r, uint64_t pc) { r->rip = pc; }
 static inline uint64_t arch_sp(const arch_regs *r) { return r->rsp; }
 static inline uint64_t arch_retval(const arch_regs *r) { return r->rax; }
+/* The thread pointer (TLS variant II: static TLS below it, the thread control block at it). */
+static inline uint64_t arch_thread_pointer(const arch_regs *r) { return r->fs_base; }
+
+/* The most words arch_root_words gives. */
+#define ARCH_ROOT_WORDS 18
+
+/*
+ * The registers a leak check takes as root pointers, as memcheck does: the
+ * general registers, and the segment bases (a thread pointer leads to TLS).
+ * Fills w[0..ARCH_ROOT_WORDS) and returns the count.
+ */
+static inline unsigned
+arch_root_words(const arch_regs *r, uint64_t *w)
+{
+	const uint64_t v[ARCH_ROOT_WORDS] = {
+		r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp, r->rsp, r->r8, r->r9,
+		r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->fs_base, r->gs_base,
+	};
+
+	for (unsigned i = 0; i < ARCH_ROOT_WORDS; i++)
+		w[i] = v[i];
+	return ARCH_ROOT_WORDS;
+}
 
 /* SysV AMD64 integer argument n (0-based, up to 5). */
 static inline uint64_t
