@@ -17,6 +17,11 @@ void *opaque_ptr(void *p);
 void say(int fd, const char *s);
 /* Writes the decimal form of v to fd with write(2). */
 void say_num(int fd, unsigned long v);
+/*
+ * Overwrites the stack below the caller and the scratch registers, so that no stale copy of
+ * a dropped pointer survives to the exit, in jmptrace's leak check as in valgrind's.
+ */
+void scrub(void);
 /* Parses a non-negative decimal number, or returns def when s is NULL; allocates nothing. */
 unsigned long arg_num(const char *s, unsigned long def);
 

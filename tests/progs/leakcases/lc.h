@@ -64,6 +64,5 @@ void lc_zero(void);
 void lc_pastend(void);
 void lc_unaligned(void);
 void lc_freed(void);
-void lc_scrub(void);
 
 #endif

@@ -29,7 +29,7 @@ main(void)
 	lc_pastend();
 	lc_unaligned();
 	lc_freed();
-	lc_scrub();
+	scrub();
 	lc_stack(lc_finish);
 	return 1;
 }

@@ -43,6 +43,5 @@ void lx_newarray();
 void lx_multi();
 void lx_length64();
 int lx_throw();
-void lx_scrub();
 
 #endif

@@ -12,7 +12,7 @@ main()
 	lx_multi();
 	lx_length64();
 	int caught = lx_throw();
-	lx_scrub();
+	scrub();
 	say(1, caught ? "leakcxx: done\n" : "leakcxx: no exception\n");
 	return 0;
 }

@@ -17,6 +17,5 @@ extern struct cy_node *volatile cy_kept_ptr;
 struct cy_node *cy_lost_node(void);
 struct cy_node *cy_kept_node(void);
 struct cy_node *cy_ring(struct cy_node *(*make)(void));
-void cy_scrub(void);
 
 #endif

@@ -11,7 +11,7 @@ main(void)
 {
 	(void)cy_ring(cy_lost_node);
 	cy_kept_ptr = cy_ring(cy_kept_node);
-	cy_scrub();
+	scrub();
 	say(1, "leakcycle: done\n");
 	return 0;
 }
