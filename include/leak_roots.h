@@ -14,7 +14,19 @@ struct leak_thread_regs {
 	unsigned nwords;
 	uint64_t sp;		/* stack pointer: the stack is scanned from sp - 128 (the red zone) up */
 	uint64_t tp;	/* its thread pointer (x86-64 TLS variant II: static TLS below, TCB above) */
+	int ended;	/* a thread that ended, whose stack the C library keeps cached: no
+			   registers, no stack (sp 0), only its TLS and TCB at tp are roots */
 };
+
+/*
+ * The thread blocks of ended threads whose stacks glibc keeps mapped for
+ * reuse, found in process pid's anonymous mappings of maps (the text of
+ * /proc/PID/maps) with no stack pointer of th[0..nth) in them: a TCB
+ * starts with a pointer to itself, and its self field (two words on)
+ * holds the same. Appends an entry with ended set per block to *th
+ * (realloc'ed), and returns how many.
+ */
+size_t leak_roots_ended(pid_t pid, const char *maps, struct leak_thread_regs **th, size_t *nth);
 
 /* The roots of one leak check (leak_input's roots, words and vtables). */
 struct leak_roots {

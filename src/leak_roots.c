@@ -31,6 +31,7 @@
  * stale pointers.
  */
 #define ROOTS_TCB_ABOVE	4096
+#define ROOTS_TLS_ENDED	1024
 
 /* A growing array of regions. */
 struct roots_vec {
@@ -46,6 +47,8 @@ struct roots_ctx {
 	const struct leak_block *b;	/* live blocks, sorted by address */
 	size_t n;
 	int attached;
+	const struct leak_thread_regs *th;
+	size_t nth;
 };
 
 static void
@@ -247,6 +250,14 @@ roots_of_map(const struct roots_ctx *c, size_t i, struct roots_vec *rv)
 		roots_of_heap(c, i, rv);
 		return;
 	}
+	/*
+	 * The stack of an ended thread, kept for reuse: its frames are dead
+	 * (memcheck makes them unaddressable as the stack pointer rises);
+	 * only its TLS and TCB are roots (roots_of_tls).
+	 */
+	for (size_t k = 0; k < c->nth; k++)
+		if (c->th[k].ended && c->th[k].tp >= e->start && c->th[k].tp < e->end)
+			return;
 	/* Module data and bss, the program's own mmaps, shared memory, a stack of no thread we could read. */
 	roots_add(rv, e->start, e->end);
 }
@@ -266,7 +277,12 @@ roots_of_tls(const struct jt_maps *m, const struct leak_thread_regs *th, size_t 
 	size_t k;
 
 	for (k = 0; k < nth; k++) {
-		uint64_t tp = th[k].tp, below = tls_size + ROOTS_TLS_BELOW, lo, hi;
+		/*
+		 * An ended thread's: its static TLS and a margin smaller than
+		 * glibc's TLS surplus (1,520 bytes by default), so never into
+		 * its dead frames below.
+		 */
+		uint64_t tp = th[k].tp, below = tls_size + (th[k].ended ? ROOTS_TLS_ENDED : ROOTS_TLS_BELOW), lo, hi;
 		ssize_t i = maps_find(m, tp);
 
 		if (i < 0 || !roots_map_scannable(&m->v[i]))
@@ -346,7 +362,7 @@ leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth,
 	struct jt_maps m;
 	struct roots_vec rv = { 0 }, vt = { 0 }, tx = { 0 };
 	uint64_t *sps = nth ? xmalloc(nth * sizeof(*sps)) : NULL;
-	struct roots_ctx c = { &m, sps, 0, b, n, attached };
+	struct roots_ctx c = { &m, sps, 0, b, n, attached, th, nth };
 	size_t i;
 
 	memset(out, 0, sizeof(*out));
@@ -372,7 +388,8 @@ leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth,
 	out->nvtables = vt.n;
 	out->texts = tx.v;
 	out->ntexts = tx.n;
-	out->nthreads = (unsigned)nth;
+	for (i = 0; i < nth; i++)
+		out->nthreads += !th[i].ended;
 	free(sps);
 	maps_clear(&m);
 	return 0;
@@ -437,7 +454,7 @@ roots_tls_size(struct jt_modules *mods)
 
 /* Reads the registers of every thread of p; a thread that cannot be read (gone, not stopped) is left out. */
 static struct leak_thread_regs *
-roots_threads(struct jt_tracer *tr, struct jt_proc *p, size_t *nth)
+roots_threads(struct jt_tracer *tr, struct jt_proc *p, size_t *nth, size_t *nleft)
 {
 	struct leak_thread_regs *th = NULL;
 	size_t i, n = 0, cap = 0;
@@ -453,7 +470,7 @@ roots_threads(struct jt_tracer *tr, struct jt_proc *p, size_t *nth)
 			}
 			if (roots_thread_regs(t->tid, &th[n]) == 0)
 				n++;
-			else
+			else if (++*nleft)
 				debug_msg("leak roots of %d: thread %d left out: %s", p->pid, t->tid, strerror(errno));
 		}
 	*nth = n;
@@ -487,14 +504,20 @@ leak_roots_collect(struct jt_tracer *tr, struct jt_proc *p, const struct leak_bl
 		   struct leak_roots *out)
 {
 	struct leak_thread_regs *th;
-	size_t nth;
+	size_t nth, nleft = 0;
 	char *text;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (maps_text_read(p->pid, &text) < 0)
 		return -1;
-	th = roots_threads(tr, p, &nth);
+	th = roots_threads(tr, p, &nth, &nleft);
+	/*
+	 * A live thread left out would look ended (a TCB, no stack pointer):
+	 * its stack must stay a root whole, so then no stack is taken as ended.
+	 */
+	if (!nleft)
+		leak_roots_ended(p->pid, text, &th, &nth);
 	/* Unseen blocks (attached, or inherited at a fork) make heap memory a root, as leakcheck reports. */
 	r = leak_roots_plan(text, th, nth, b, n, roots_tls_size(&p->mods), p->attached || p->unseen_blocks, out);
 	if (r == 0)

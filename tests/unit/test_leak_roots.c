@@ -98,9 +98,27 @@ test_static(void)
 	leak_roots_clear(&r);
 }
 
+/* A stack glibc keeps for an ended thread: only its TLS and TCB are roots, not its dead frames. */
+static void
+test_ended(void)
+{
+	struct leak_thread_regs th[2] = { 0 };
+	struct leak_roots r;
+
+	th[0].sp = 0x7fffffffe000; th[0].tp = 0x7ffff7de1740;
+	th[1].tp = 0x7ffff78006c0; th[1].ended = 1;
+	ok(leak_roots_plan(dyn_maps, th, 2, NULL, 0, 0x90, 0, &r) == 0, "plan (an ended thread)");
+	dump(&r);
+	ok(!has(&r, 0x7ffff7001000, 0x7ffff7801000), "the ended thread's stack is no root whole");
+	ok(has(&r, 0x7ffff78006c0 - 0x90 - 1024, 0x7ffff7801000), "its static TLS (and less than glibc's surplus) and TCB are");
+	is_u64(r.nthreads, 1, "threads: the live one");
+	leak_roots_clear(&r);
+}
+
 int
 main(void)
 {
+	test_ended();
 	test_dynamic(0);
 	test_dynamic(1);
 	test_static();
