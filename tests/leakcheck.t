@@ -17,7 +17,7 @@ use JTLeak;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : @JT::MODES;
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 my $VALGRIND = have_valgrind();
 diag('valgrind not found: only the figures the programs promise are checked') unless $VALGRIND;
 
@@ -85,12 +85,6 @@ my %NOHEUR = (
 
 # Known differences from valgrind, "prog:file" => reason: checked as TODO, never hidden.
 my %TODO = (
-	# leak_roots.c, roots_of_map: a mapping with no live thread's stack pointer in it is
-	# scanned whole ("a stack of no thread we could read"). glibc keeps a joined thread's
-	# stack mapped in its cache, so the dead frames' stale pointers count as roots: jmptrace
-	# says still reachable where memcheck (which makes a dead thread's stack unaddressable)
-	# says definitely lost. Safe (nothing called lost that is not), but not memcheck's.
-	'leaktls:lt_dead.c' => 'the stack of an ended thread, cached by glibc, is scanned as a root',
 );
 
 my %VG;	# "prog:mode:variant" => valgrind's site tally (pie and nopie)
@@ -246,6 +240,15 @@ sub gr_ping {
 	}, 10);
 }
 
+# Attaches jmptrace to $p with @opts; returns its process once it handles SIGUSR1 (attached).
+sub gr_attach {
+	my ($p, $dir, @opts) = @_;
+	my $j = spawn(argv => [$JT, '-p', $p->{pid}, '--leak-check', @opts], dir => $dir, name => 'jt');
+	return $j if wait_until(sub { catches_signal($j->{pid}, 10) }, 30);
+	reap($j, 1);
+	return undef;
+}
+
 for my $mode (@modes) {
 	subtest "attach with --leak-check, leakgrow-$mode" => sub {
 		my $dir = tempdir('jt-leakgrow-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -255,31 +258,43 @@ for my $mode (@modes) {
 		my $before = gr_ping($p, 1);
 		ok(defined $before, "before the attach it has lost " . ($before // '?') . ' blocks')
 			or do { reap($p, 1); return };
-		my $j = spawn(argv => [$JT, '-p', $p->{pid}, '--leak-check', '--duration', '2',
-				       '--json', "$dir/r.json", '-o', "$dir/r.txt"], dir => $dir, name => 'jt');
-		# Attached once jmptrace takes SIGUSR1 and writes a snapshot for it (integration.t).
-		ok(wait_until(sub { catches_signal($j->{pid}, 10) }, 30), 'jmptrace handles SIGUSR1')
-			or do { reap($j, 1); reap($p, 1); return };
-		kill 'USR1', $j->{pid};
-		my $first = wait_until(sub { my $x = read_json("$dir/r.json"); $x && @{ $x->{snapshots} // [] } ? $x->{snapshots}[0] : undef }, 30);
-		ok($first && ref $first->{leak_check} eq 'HASH', 'SIGUSR1: a snapshot with a leak check of the running process')
-			or diag(JT::slurp($j->{err}) // '');
-		print { $p->{stdin} } "keep\n";
-		ok(wait_until(sub { (JT::slurp($p->{out}) // '') =~ /\nkept\n/ }, 10), 'the program keeps a block while attached');
-		my $js = reap($j, 60);
+
+		# 1. --duration 2: the check at the detach finds what it lost meanwhile.
+		my $j = gr_attach($p, $dir, '--duration', '2', '--json', "$dir/r.json", '-o', "$dir/r.txt");
+		ok($j, 'jmptrace -p --leak-check --duration 2 attaches') or do { reap($p, 1); return };
+		my $js = reap($j, 120);
 		ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0 after --duration 2')
 			or diag('status ' . ($js // 'timeout') . "\n" . (JT::slurp($j->{err}) // ''));
-		my $after = gr_ping($p, 3);
+		my $after = gr_ping($p, 2);
 		ok(defined $after && $after > $before, 'the program answers after the detach and still loses blocks')
 			or diag(JT::slurp($p->{out}));
+
+		# 2. Attached until SIGINT: a check at SIGUSR1 of the running process, and a block
+		# made while attached whose only pointer is in a block older than the attach.
+		my $k = gr_attach($p, $dir, '--json', "$dir/k.json", '-o', "$dir/k.txt");
+		ok($k, 'jmptrace -p --leak-check attaches again') or do { reap($p, 1); return };
+		print { $p->{stdin} } "keep\n";
+		ok(wait_until(sub { (JT::slurp($p->{out}) // '') =~ /\nkept\n/ }, 30), 'the program keeps a block while attached');
+		kill 'USR1', $k->{pid};
+		my $first = wait_until(sub { my $x = read_json("$dir/k.json"); $x && @{ $x->{snapshots} // [] } ? $x->{snapshots}[0] : undef }, 60);
+		ok($first && ref $first->{leak_check} eq 'HASH', 'SIGUSR1: a snapshot with a leak check of the running process')
+			or diag(JT::slurp($k->{err}) // '');
+		kill 'INT', $k->{pid};
+		my $ks = reap($k, 120);
+		ok(defined $ks && WIFEXITED($ks) && WEXITSTATUS($ks) == 0, 'jmptrace exits 0 after SIGINT')
+			or diag('status ' . ($ks // 'timeout') . "\n" . (JT::slurp($k->{err}) // ''));
+		my $last = gr_ping($p, 4);
+		ok(defined $last && $last > $after, 'the program answers after the second detach');
+		close $p->{stdin};
 		my $ps = reap($p, 30);
 		ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0 at the end of its stdin')
 			or diag('status ' . ($ps // 'timeout'));
-		like(JT::slurp($p->{out}), qr/^ready\npong \d+\nkept\npong \d+\nbye \d+\n\z/, 'the program\'s stdout');
+		like(JT::slurp($p->{out}), qr/^ready\npong \d+\npong \d+\nkept\npong \d+\nbye \d+\n\z/, 'the program\'s stdout');
 
 		my $x = read_json("$dir/r.json");
 		my $s = $x && $x->{snapshots}[-1];
-		ok($s, 'a last snapshot') or return;
+		ok($s, 'a snapshot at the end of --duration') or return;
+		is($s->{reason}, 'duration', 'its reason is duration');
 		ok(is_true($s->{attached}), 'attached is true');
 		my $recs = jt_records($s);
 		ok($recs, 'the snapshot has leak_check.records') or return;
@@ -287,7 +302,8 @@ for my $mode (@modes) {
 		my $line = site_line('leakgrow/gr_lose.c', 'SITE:gr_lose');
 		my @st = stacks_at_site($s, 'gr_lose.c', $line);
 		my $calls = sum_field('alloc_calls', @st);
-		ok($calls > 100, "gr_lose.c:$line: $calls blocks made in the 2 s attached");
+		# How many depends on the host's speed and load (one every 5 ms while running).
+		ok($calls > 0, "gr_lose.c:$line: $calls blocks made in the 2 s attached");
 		is(sum_field('live_blocks', @st), $calls, 'all of them live (never freed)');
 		my $t = site_tally($recs, prog_files('leakgrow'))->{"gr_lose.c:$line"} // {};
 		my $d = $t->{definitely_lost} // { bytes => 0, blocks => 0 };
@@ -304,8 +320,13 @@ for my $mode (@modes) {
 		ok($d->{blocks} <= $after - $before, "no more than the program lost while attached ($after - $before)");
 		ok($rest <= 1, "at most the newest block not definitely lost ($rest)")
 			or diag(tally_line($t));
+
+		my $kx = read_json("$dir/k.json");
+		my $ksnap = $kx && $kx->{snapshots}[-1];
+		ok($ksnap && ($ksnap->{reason} // '') eq 'signal', 'a snapshot at SIGINT') or return;
+		my $krecs = jt_records($ksnap) or return fail('the SIGINT snapshot has leak_check.records');
 		$line = site_line('leakgrow/gr_keep.c', 'SITE:gr_keep');
-		is(tally_line(site_tally($recs, prog_files('leakgrow'))->{"gr_keep.c:$line"}), "still_reachable $GR_KEEP_SIZE/1",
+		is(tally_line(site_tally($krecs, prog_files('leakgrow'))->{"gr_keep.c:$line"}), "still_reachable $GR_KEEP_SIZE/1",
 		   "gr_keep.c:$line: the block held only by a block older than the attach is still reachable");
 	};
 }
