@@ -13,7 +13,7 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static);
 
 my $SRC = 'profile/profile.c';
 my %LINE = map { $_ => site_line($SRC, "profile: $_") } qw(big small temp hist);

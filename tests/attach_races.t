@@ -13,7 +13,7 @@ use JT;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static);
 
 # Starts a test program that writes a heartbeat file; undef unless it gets going.
 sub start_prog {

@@ -20,7 +20,7 @@ BAIL_OUT("no executable jmptrace at $JT (make jmptrace, or set JMPTRACE)") unles
 system('make', '-s', '-C', root() . '/tests/progs') == 0
 	or BAIL_OUT('cannot build the test programs (make -C tests/progs)');
 
-my @modes = $ENV{JT_MODES} ? split(' ', $ENV{JT_MODES}) : @MODES;
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @MODES;
 
 for my $mode (@modes) {
 	subtest "deleted attach-$mode" => sub {

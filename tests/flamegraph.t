@@ -16,7 +16,7 @@ use JT;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static);
 
 # The flame graph's geometry (report_flame.c): the frames span 1180 px; narrower than 0.1 px
 # they are left out.

@@ -11,7 +11,7 @@ use JT;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static);
 
 my $SRC = src_path('profile/profile.c');
 my %LINE = map { $_ => line_of($SRC, "profile: $_") } qw(big small temp hist);

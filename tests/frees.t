@@ -15,7 +15,7 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : @JT::MODES;
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 # Thread exits fall differently from run to run: each figure is checked on several runs.
 my $RUNS = $ENV{JT_FREES_RUNS} // 10;
 

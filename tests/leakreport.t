@@ -14,7 +14,7 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 BAIL_OUT("no executable jmptrace at $JT (make jmptrace, or set JMPTRACE)") unless -x $JT;
-my @modes = $ENV{JT_MODES} ? split(' ', $ENV{JT_MODES}) : qw(pie static);
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static);
 
 my ($GO) = grep { -x } map { "$_/go" } split(/:/, $ENV{PATH} // '');
 # pprof keeps state under $HOME/pprof and PPROF_TMPDIR; keep both out of the real home.

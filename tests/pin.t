@@ -14,7 +14,7 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : @JT::MODES;
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 my $NTHREADS = 4;	# tests/progs/attach/attach.h
 
 # Cpus_allowed_list of every thread of $pid, as { tid => list }.

@@ -14,7 +14,7 @@ use JT;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : qw(pie static);
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static);
 
 # go tool pprof is the consumer: CI installs it (golang-go), so its absence is a failure.
 my ($GO) = grep { -x } map { "$_/go" } split(/:/, $ENV{PATH} // '');

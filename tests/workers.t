@@ -14,7 +14,7 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
-my @modes = $ENV{JT_MODES} ? split(/,/, $ENV{JT_MODES}) : @JT::MODES;
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 
 # --verbose prints one line per hand-over; count them by destination.
 sub handovers {
