@@ -406,6 +406,7 @@ roots_thread_regs(pid_t tid, struct leak_thread_regs *t)
 	arch_regs r;
 
 	_Static_assert(ARCH_ROOT_WORDS <= ARRAY_SIZE(t->words), "leak_thread_regs.words holds every register word");
+	memset(t, 0, sizeof(*t));
 	if (arch_regs_get(tid, &r) < 0)
 		return -1;
 	t->nwords = arch_root_words(&r, t->words);

@@ -324,6 +324,8 @@ for my $mode (@modes) {
 		my $kx = read_json("$dir/k.json");
 		my $ksnap = $kx && $kx->{snapshots}[-1];
 		ok($ksnap && ($ksnap->{reason} // '') eq 'signal', 'a snapshot at SIGINT') or return;
+		is($first->{leak_check}{threads}, 1, 'SIGUSR1: the one thread\'s registers and stack were roots');
+		is($ksnap->{leak_check}{threads}, 1, 'SIGINT: the one thread\'s registers and stack were roots');
 		my $krecs = jt_records($ksnap) or return fail('the SIGINT snapshot has leak_check.records');
 		$line = site_line('leakgrow/gr_keep.c', 'SITE:gr_keep');
 		is(tally_line(site_tally($krecs, prog_files('leakgrow'))->{"gr_keep.c:$line"}), "still_reachable $GR_KEEP_SIZE/1",
