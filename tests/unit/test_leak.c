@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "leak.h"
+#include "rng.h"
 #include "tap.h"
 
 #define HEAP	0x10000000ull	/* the fake heap: 64 KiB, one read window */
@@ -602,6 +604,41 @@ test_random(void)
 	ok(!bad, "300 random heaps: every kind and indirect figure as the reference's");
 }
 
+/* leak_blocks_of: every live block of a heap, sorted by address (radix sort, and qsort above 48 bits). */
+static void
+test_blocks_of(int high)
+{
+	struct jt_heap *h = heap_new();
+	uint32_t sid = heap_stack_intern(h, (const uint64_t[]){ 0x401000 }, 1);
+	uint64_t sum = 0, got = 0;
+	struct leak_block *b;
+	size_t n, bad = 0;
+
+	rng_seed(high ? 7 : 11);
+	for (int i = 0; i < 20000; i++) {
+		uint64_t a = (rng_next() & 0x7ffffffffff0ULL) | 0x10;
+
+		if (high && i == 100)
+			a |= 1ULL << 56;	/* not a user address on x86-64: the qsort path */
+		if (heap_alloc(h, a, i % 64, sid) == 0)
+			sum += a;
+	}
+	b = leak_blocks_of(h, &n);
+	for (size_t i = 0; i < n; i++) {
+		got += b[i].addr;
+		if (i && b[i - 1].addr >= b[i].addr)
+			bad++;
+		uint64_t size;
+
+		if (heap_lookup(h, b[i].addr, &size, NULL) != 0 || size != b[i].size || b[i].kind != LEAK_DEFINITE)
+			bad++;
+	}
+	ok(n == 20000, "leak_blocks_of: every block (%s): %zu", high ? "qsort" : "radix", n);
+	ok(!bad && got == sum, "leak_blocks_of: sorted by address, each once (%s)", high ? "qsort" : "radix");
+	free(b);
+	heap_destroy(h);
+}
+
 int
 main(void)
 {
@@ -621,5 +658,7 @@ main(void)
 	test_records();
 	test_many();
 	test_random();
+	test_blocks_of(0);
+	test_blocks_of(1);
 	return tap_done();
 }
