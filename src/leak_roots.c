@@ -1,13 +1,9 @@
-/* leak_roots.c - the roots of a leak check in a stopped process: registers, stacks, TLS, the modules' data and the program's own mappings. */
-#include <errno.h>
-#include <gelf.h>
+/* leak_roots.c - plans the roots of a leak check from a process's maps and threads: registers, stacks, TLS, the modules' data and the program's own mappings. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "leak_roots.h"
 #include "maps.h"
-#include "modules.h"
-#include "proc.h"
 #include "regs.h"
 #include "util.h"
 
@@ -393,139 +389,6 @@ leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth,
 	free(sps);
 	maps_clear(&m);
 	return 0;
-}
-
-/*
- * The root words of one stopped thread: its general registers and its
- * thread pointers, as memcheck takes the registers. (x86-64's register
- * names: the one place here that knows them.)
- */
-static int
-roots_thread_regs(pid_t tid, struct leak_thread_regs *t)
-{
-	arch_regs r;
-
-	_Static_assert(ARCH_ROOT_WORDS <= ARRAY_SIZE(t->words), "leak_thread_regs.words holds every register word");
-	memset(t, 0, sizeof(*t));
-	if (arch_regs_get(tid, &r) < 0)
-		return -1;
-	t->nwords = arch_root_words(&r, t->words);
-	t->sp = arch_sp(&r);
-	t->tp = arch_thread_pointer(&r);
-	return 0;
-}
-
-/* The PT_TLS size of one module, rounded up to its alignment, or 0. Caller holds the set's elf_lock. */
-static uint64_t
-roots_module_tls(const struct jt_module *mod)
-{
-	Elf *elf = module_elf(mod);
-	size_t i, nph;
-	GElf_Phdr ph;
-
-	if (!elf || elf_getphdrnum(elf, &nph) != 0)
-		return 0;
-	for (i = 0; i < nph; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_TLS)
-			continue;
-		if (ph.p_align > 1)
-			return (ph.p_memsz + ph.p_align - 1) / ph.p_align * ph.p_align;
-		return ph.p_memsz;
-	}
-	return 0;
-}
-
-/*
- * The static TLS the modules ask for. A module loaded by dlopen gets its
- * TLS from malloc unless it is initial-exec, so this counts too much for
- * them: more scanned below the thread pointer, never less.
- */
-static uint64_t
-roots_tls_size(struct jt_modules *mods)
-{
-	uint64_t sum = 0;
-	size_t i;
-
-	pthread_mutex_lock(&mods->elf_lock);
-	for (i = 0; i < mods->n; i++)
-		sum += roots_module_tls(mods->v[i]);
-	pthread_mutex_unlock(&mods->elf_lock);
-	return sum;
-}
-
-/* Reads the registers of every thread of p; a thread that cannot be read (gone, not stopped) is left out. */
-static struct leak_thread_regs *
-roots_threads(struct jt_tracer *tr, struct jt_proc *p, size_t *nth, size_t *nleft)
-{
-	struct leak_thread_regs *th = NULL;
-	size_t i, n = 0, cap = 0;
-	struct jt_thread *t;
-
-	for (i = 0; i < ARRAY_SIZE(tr->threads); i++)
-		for (t = tr->threads[i]; t; t = t->hnext) {
-			if (t->proc != p)
-				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 16;
-				th = xrealloc(th, cap * sizeof(*th));
-			}
-			if (roots_thread_regs(t->tid, &th[n]) == 0)
-				n++;
-			else if (++*nleft)
-				debug_msg("leak roots of %d: thread %d left out: %s", p->pid, t->tid, strerror(errno));
-		}
-	*nth = n;
-	return th;
-}
-
-/* Under -v: each root region, named by the mapping it starts in. */
-static void
-roots_debug(pid_t pid, const char *text, const struct leak_roots *r)
-{
-	struct jt_maps m;
-	size_t i;
-
-	if (!jt_debug || maps_parse(text, &m) < 0)
-		return;
-	for (i = 0; i < r->nregions; i++) {
-		ssize_t k = maps_find(&m, r->regions[i].start);
-
-		debug_msg("leak roots of %d: %#llx-%#llx %llu bytes %s", pid, (unsigned long long)r->regions[i].start,
-			  (unsigned long long)r->regions[i].end,
-			  (unsigned long long)(r->regions[i].end - r->regions[i].start),
-			  k < 0 ? "?" : m.v[k].name[0] ? m.v[k].name : "(anonymous)");
-	}
-	debug_msg("leak roots of %d: %zu regions, %zu register words, %zu vtable ranges", pid, r->nregions,
-		  r->nwords, r->nvtables);
-	maps_clear(&m);
-}
-
-int
-leak_roots_collect(struct jt_tracer *tr, struct jt_proc *p, const struct leak_block *b, size_t n,
-		   struct leak_roots *out)
-{
-	struct leak_thread_regs *th;
-	size_t nth, nleft = 0;
-	char *text;
-	int r;
-
-	memset(out, 0, sizeof(*out));
-	if (maps_text_read(p->pid, &text) < 0)
-		return -1;
-	th = roots_threads(tr, p, &nth, &nleft);
-	/*
-	 * A live thread left out would look ended (a TCB, no stack pointer):
-	 * its stack must stay a root whole, so then no stack is taken as ended.
-	 */
-	if (!nleft)
-		leak_roots_ended(p->pid, text, &th, &nth);
-	/* Unseen blocks (attached, or inherited at a fork) make heap memory a root, as leakcheck reports. */
-	r = leak_roots_plan(text, th, nth, b, n, roots_tls_size(&p->mods), p->attached || p->unseen_blocks, out);
-	if (r == 0)
-		roots_debug(p->pid, text, out);
-	free(th);
-	free(text);
-	return r;
 }
 
 void

@@ -191,7 +191,7 @@ for my $prog (sort keys %PROGS) {
 			my ($s, $jt) = jt_tally($prog, $mode) or return;
 			for my $site (@{ $P->{sites} }) {
 				my ($file, $marker, $func, $want, %o) = @$site;
-				check_site_verdict($prog, $mode, $jt, $vg, $site, $want, %o, vg_checked => $mode =~ /static/);
+				check_site_verdict($prog, $mode, $jt, $vg, $site, $want, %o, vg_checked => ($mode =~ /static/ ? 1 : 0));
 			}
 			check_all_sites($prog, $jt, $vg) if $vg && $mode !~ /static/;
 			if ($P->{heur}) {
@@ -212,7 +212,7 @@ for my $mode (@modes) {
 		my ($s, $jt) = jt_tally('leakcxx', $mode, '--leak-heuristics', 'none') or return;
 		for my $site (@{ $PROGS{leakcxx}{sites} }) {
 			check_site_verdict('leakcxx', $mode, $jt, $vg, $site, $NOHEUR{ $site->[0] },
-					   vg_checked => $mode =~ /static/);
+					   vg_checked => ($mode =~ /static/ ? 1 : 0));
 		}
 		is_deeply($s->{leak_check}{summary}{reachable_via_heuristic}, {}, 'summary: nothing reachable via a heuristic');
 		check_pool($s, vg_pool('leakcxx', $mode, 'none'));
