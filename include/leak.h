@@ -144,7 +144,6 @@ struct leak_result {
 	unsigned nthreads;		/* threads whose registers and stacks were roots */
 	uint64_t pause_us;		/* how long the process was held stopped for it */
 	uint64_t scan_us;		/* of which the roots and the mark phase */
-	uint64_t time_ms;		/* when, in the heap's clock */
 };
 
 /*

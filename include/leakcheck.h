@@ -8,10 +8,10 @@ struct jt_thread;
 
 /*
  * Checks p, every thread of which is stopped already: collects the roots,
- * classifies the live blocks and replaces p->leak. started_us is when the
- * process began to be held (for the pause figure), or 0 for now. Returns 0 or -1.
+ * classifies the live blocks and replaces p->leak (its pause_us the scan's
+ * alone, for the caller to widen to the whole stop). Returns 0 or -1.
  */
-int leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p, uint64_t started_us);
+int leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p);
 
 /*
  * Stops every thread of p, checks it and lets them all go again. Tracer
@@ -27,8 +27,5 @@ int leakcheck_now(struct jt_tracer *tr, struct jt_proc *p);
  * Returns 0, or -1 when t (or its process) went away meanwhile.
  */
 int leakcheck_at_exit(struct jt_tracer *tr, struct jt_thread *t);
-
-/* Microseconds of CLOCK_MONOTONIC. */
-uint64_t leakcheck_now_us(void);
 
 #endif

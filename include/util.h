@@ -37,4 +37,7 @@ int util_wait_tid(pid_t tid, int *status);
  */
 char *util_num(char *buf, uint64_t v);
 
+/* Microseconds of CLOCK_MONOTONIC: the tracer's clock for intervals, durations and pauses. */
+uint64_t util_now_us(void);
+
 #endif

@@ -1,8 +1,6 @@
 /* leakcheck.c - runs --leak-check on a traced process, held stopped as briefly as it can be, and keeps the verdict in p->leak. */
 #include <stdlib.h>
-#include <time.h>
 
-#include "heap.h"
 #include "leak.h"
 #include "leak_roots.h"
 #include "leakcheck.h"
@@ -10,15 +8,6 @@
 #include "proc.h"
 #include "stopall.h"
 #include "util.h"
-
-uint64_t
-leakcheck_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* leak_input's reader: the target's memory in bulk (process_vm_readv). */
 static int
@@ -28,14 +17,13 @@ leakcheck_read(void *arg, uint64_t addr, void *buf, size_t len)
 }
 
 int
-leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p, uint64_t started_us)
+leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
 {
-	uint64_t t0 = leakcheck_now_us();
+	uint64_t t0 = util_now_us();
 	struct leak_roots roots = { 0 };
 	struct leak_result *res;
 	struct leak_block *b;
-	size_t n, ntl;
-	const struct jt_heap_sample *tl;
+	size_t n;
 	int ret = -1;
 
 	b = leak_blocks_of(p->heap, &n);
@@ -61,11 +49,8 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p, uint64_t started_us)
 		res->heuristics = in.heuristics;
 		res->attached = p->attached || p->unseen_blocks;
 		res->nthreads = roots.nthreads;
-		res->scan_us = leakcheck_now_us() - t0;
-		res->pause_us = leakcheck_now_us() - (started_us ? started_us : t0);
-		heap_sample(p->heap, 1);
-		tl = heap_timeline(p->heap, &ntl);
-		res->time_ms = ntl ? tl[ntl - 1].time_ms : 0;
+		res->scan_us = util_now_us() - t0;
+		res->pause_us = res->scan_us;	/* the caller adds the stop and the restart */
 		leak_result_clear(p->leak);
 		free(p->leak);
 		p->leak = res;
@@ -87,17 +72,17 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p, uint64_t started_us)
 int
 leakcheck_now(struct jt_tracer *tr, struct jt_proc *p)
 {
-	uint64_t t0 = leakcheck_now_us();
+	uint64_t t0 = util_now_us();
 	pid_t pid = p->pid;
 	int r;
 
 	if (stopall_wait(tr, p) < 0)
 		return -1;
-	r = leakcheck_stopped(tr, p, t0);
+	r = leakcheck_stopped(tr, p);
 	stopall_resume(tr, p);
 	/* The restart is part of the pause: the process runs again only now. */
-	if (proc_find(tr, pid) == p && p->leak && r == 0)
-		p->leak->pause_us = leakcheck_now_us() - t0;
+	if (r == 0 && proc_find(tr, pid) == p)
+		p->leak->pause_us = util_now_us() - t0;
 	return r;
 }
 
@@ -105,8 +90,9 @@ int
 leakcheck_at_exit(struct jt_tracer *tr, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
-	uint64_t t0 = leakcheck_now_us();
+	uint64_t t0 = util_now_us();
 	pid_t pid = p->pid, tid = t->tid;
+	int r;
 
 	p->leak_due = 0;
 	/* Held like a thread about to step: stopall_wait stops the others around it. */
@@ -114,13 +100,14 @@ leakcheck_at_exit(struct jt_tracer *tr, struct jt_thread *t)
 	if ((p->nthreads > 1 || p->vfork_child) && stopall_wait(tr, p) < 0 &&
 	    (proc_find(tr, pid) != p || thread_find(tr, tid) != t))
 		return -1;
-	if (leakcheck_stopped(tr, p, t0) < 0)
+	if ((r = leakcheck_stopped(tr, p)) < 0)
 		error_msg("--leak-check: process %d could not be checked at _exit", pid);
 	stopall_resume_others(tr, p, t);
 	if (proc_find(tr, pid) != p || thread_find(tr, tid) != t)
 		return -1;
 	t->state = TS_RUNNING;	/* back in the hands of the stop being handled */
-	if (p->leak)
-		p->leak->pause_us = leakcheck_now_us() - t0;
+	/* Not after a failed check: p->leak is then an earlier snapshot's. */
+	if (r == 0)
+		p->leak->pause_us = util_now_us() - t0;
 	return 0;
 }

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "cpu.h"
 #include "detach.h"
@@ -25,10 +24,7 @@
 static uint64_t
 loop_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return util_now_us() / 1000;
 }
 
 /* Set by signal handlers; signals are process-wide, so these are the only globals. */

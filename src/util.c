@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -112,4 +113,13 @@ util_num(char *buf, uint64_t v)
 	}
 	buf[o] = '\0';
 	return buf;
+}
+
+uint64_t
+util_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
