@@ -47,6 +47,9 @@ const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len)
  */
 void report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st);
 
+/* "N bytes in M blocks" (thousands separated, "block" for one) into buf; returns buf. */
+const char *report_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks);
+
 /*
  * Opens path.tmp for writing; *tmp gets its malloc'ed name. Returns the
  * stream, or NULL with errno set (*tmp freed and NULL).

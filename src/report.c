@@ -120,6 +120,16 @@ report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 	fputc('\n', f);
 }
 
+const char *
+report_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
+{
+	char a[32], b[32];
+
+	snprintf(buf, len, "%s bytes in %s %s", util_num(a, bytes), util_num(b, blocks),
+		 blocks == 1 ? "block" : "blocks");
+	return buf;
+}
+
 uint32_t *
 report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n)
 {

@@ -67,17 +67,6 @@ report_leak_cost(const struct report_leak *rl, const struct jt_stack *st, int c)
 	return rl->lost_bytes[st->id];
 }
 
-/* "N bytes in M blocks" (plural as the counts say) into buf; returns buf. */
-static const char *
-leak_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
-{
-	char a[32], b[32];
-
-	snprintf(buf, len, "%s bytes in %s %s", util_num(a, bytes), util_num(b, blocks),
-		 blocks == 1 ? "block" : "blocks");
-	return buf;
-}
-
 /* An amount of memory for people: "512 bytes", "40.0 KB", "2.1 MB", "1.0 GB" (powers of 1024). */
 static const char *
 leak_size(char *buf, size_t len, uint64_t bytes)
@@ -142,7 +131,7 @@ leak_text_record(FILE *f, const struct jt_snapshot *s, const struct leak_record 
 			util_num(b, rec->bytes), util_num(c, rec->ind_bytes), util_num(bb, rec->blocks),
 			rec->blocks == 1 ? "block" : "blocks");
 	else
-		fputs(leak_bytes_blocks(bb, sizeof(bb), rec->bytes, rec->blocks), f);
+		fputs(report_bytes_blocks(bb, sizeof(bb), rec->bytes, rec->blocks), f);
 	/* "are": the bytes are lost, as memcheck says it for one block too. */
 	fprintf(f, " are %s in loss record %s of %s\n", leak_kind_label(rec->kind),
 		util_num(a, rec->number), util_num(b, (uint64_t)total));
@@ -167,7 +156,7 @@ leak_text_summary(FILE *f, const struct report_leak *rl)
 	fprintf(f, "LEAK SUMMARY:\n");
 	for (i = 0; i < ARRAY_SIZE(lines); i++)
 		fprintf(f, "%s: %s\n", lines[i].label,
-			leak_bytes_blocks(bb, sizeof(bb), rl->bytes[lines[i].kind], rl->blocks[lines[i].kind]));
+			report_bytes_blocks(bb, sizeof(bb), rl->bytes[lines[i].kind], rl->blocks[lines[i].kind]));
 	for (i = 0; i < LEAK_NHEUR; i++)
 		any |= r->heur_blocks[i] != 0;
 	if (any)
@@ -175,8 +164,8 @@ leak_text_summary(FILE *f, const struct report_leak *rl)
 	for (i = 0; i < LEAK_NHEUR; i++)
 		if (r->heur_blocks[i])
 			fprintf(f, "                        %-19s: %s\n", leak_heur_name(i),
-				leak_bytes_blocks(bb, sizeof(bb), r->heur_bytes[i], r->heur_blocks[i]));
-	fprintf(f, "        suppressed: %s\n", leak_bytes_blocks(bb, sizeof(bb), rl->supp_bytes, rl->supp_blocks));
+				report_bytes_blocks(bb, sizeof(bb), r->heur_bytes[i], r->heur_blocks[i]));
+	fprintf(f, "        suppressed: %s\n", report_bytes_blocks(bb, sizeof(bb), rl->supp_bytes, rl->supp_blocks));
 }
 
 void

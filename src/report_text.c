@@ -131,17 +131,6 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fputc('\n', f);
 }
 
-/* "N bytes in M blocks" (plural as the counts say) into buf; returns buf. */
-static const char *
-text_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
-{
-	char a[32], b[32];
-
-	snprintf(buf, len, "%s bytes in %s %s", util_num(a, bytes), util_num(b, blocks),
-		 report_plural(blocks, "block", "blocks"));
-	return buf;
-}
-
 /*
  * The figure line of a stack: its figure for the list it is in (cost)
  * first, then all its other counters, so that every list shows them all:
@@ -157,8 +146,8 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 	char live[96], peak[96], lost[96], a[32], b[32], c[32];
 	const char *calls = report_plural(st->alloc_calls, "call", "calls");
 
-	text_bytes_blocks(live, sizeof(live), st->live_bytes, st->live_blocks);
-	text_bytes_blocks(peak, sizeof(peak), st->peak_bytes, st->peak_blocks);
+	report_bytes_blocks(live, sizeof(live), st->live_bytes, st->live_blocks);
+	report_bytes_blocks(peak, sizeof(peak), st->peak_bytes, st->peak_blocks);
 	util_num(a, st->alloc_calls);
 	util_num(b, st->alloc_bytes);
 	fprintf(f, "#%u: ", rank);
@@ -181,7 +170,7 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 	case COST_DEFINITELY_LOST:
 		/* Direct and indirect, as the cost counts them (report_leak.h). */
 		fprintf(f, "%s definitely lost; live %s, peak %s",
-			text_bytes_blocks(lost, sizeof(lost), report_leak_cost(rl, st, cost),
+			report_bytes_blocks(lost, sizeof(lost), report_leak_cost(rl, st, cost),
 					  rl->lost_blocks ? rl->lost_blocks[st->id] : 0), live, peak);
 		break;
 	case COST_LIVE:
@@ -318,7 +307,7 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
 
 	heap_peak(s->heap, &pk);
 	fprintf(f, "PEAK: %s at %s ms\n",
-		text_bytes_blocks(bb, sizeof(bb), pk.live_bytes, pk.live_blocks), util_num(a, pk.time_ms));
+		report_bytes_blocks(bb, sizeof(bb), pk.live_bytes, pk.live_blocks), util_num(a, pk.time_ms));
 }
 
 /*
@@ -357,7 +346,7 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 	}
 	if (sup->stacks)
 		fprintf(f, "suppressed: %s from %s %s\n\n",
-			text_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks),
+			report_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks),
 			util_num(a, sup->stacks), report_plural(sup->stacks, "stack", "stacks"));
 	free(ids);
 	return n;
