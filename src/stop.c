@@ -131,6 +131,26 @@ stop_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
 		stop_dispatch(tr, child, status);
 }
 
+/*
+ * An _exit hit met while its process is being stopped for other work (a step
+ * over a breakpoint, a snapshot's check): the leak check it calls for needs a
+ * stop-all of its own, which must not nest inside this one, and the collector
+ * would restart t past _exit's first instruction, the check never made. So the
+ * hit is put back: t is held with its pc on the trap byte and runs into it
+ * again once the collection restarts it, when the main loop handles it. At a
+ * detach the byte is gone by then and t runs on into _exit untraced.
+ */
+static struct restart
+stop_defer_hit(struct jt_thread *t, struct jt_stop *st, uint64_t addr)
+{
+	arch_set_pc(&st->regs, addr);
+	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", t->tid);
+	t->resume_pc = 0;	/* the next hit here is a trap byte's, not a signal sent at this pc */
+	debug_msg("thread %d: _exit hit while its process is being stopped; taken again once it runs", t->tid);
+	return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
+}
+
 struct restart
 stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, int collecting)
 {
@@ -142,6 +162,8 @@ stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st, i
 	/* Before the registers are held back for the restart: the repair runs code in t. */
 	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
 		sigtrap_hit(t);
+	if (collecting && alloc_fns[st->bp->fn].kind == FK_EXIT)
+		return stop_defer_hit(t, st, addr);
 	tr->events++;
 	t->owner->events++;
 	if (!t->active) {
