@@ -52,16 +52,27 @@ struct leak_roots {
 int leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth, const struct leak_block *b,
 		    size_t n, uint64_t tls_size, int attached, struct leak_roots *out);
 
+/*
+ * Takes the ranges cut[0..ncut) (in any order, may overlap) out of r's
+ * regions, which stay sorted: memory that must be no root although its
+ * mapping is (glibc malloc's arenas in the C library's data).
+ */
+void leak_roots_cut(struct leak_roots *r, const struct leak_region *cut, size_t ncut);
+
 struct jt_tracer;
 struct jt_proc;
 
 /*
  * Collects the roots of p, every thread of which is stopped (or exiting):
- * reads /proc/PID/maps and each thread's registers, then leak_roots_plan.
+ * reads /proc/PID/maps and each thread's registers, then leak_roots_plan,
+ * less glibc malloc's arenas (leak_arenas).
  * Returns 0, or -1 with nothing in out.
  */
 int leak_roots_collect(struct jt_tracer *tr, struct jt_proc *p, const struct leak_block *b, size_t n,
 		       struct leak_roots *out);
+
+/* Reads len bytes at addr of the process whose pid_t arg points to (mem_read): 0 or -1. */
+int leak_roots_read(void *arg, uint64_t addr, void *buf, size_t len);
 
 /* Frees what r holds and zeroes it. */
 void leak_roots_clear(struct leak_roots *r);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_arena.h"
 #include "leak_roots.h"
 #include "maps.h"
 #include "mem.h"
@@ -189,6 +190,45 @@ roots_debug(pid_t pid, const char *text, const struct leak_roots *r)
 }
 
 int
+leak_roots_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(*(const pid_t *)arg, addr, buf, len);
+}
+
+/* The executable's path as /proc/PID/maps names it, or NULL. */
+static const char *
+roots_exe(const struct jt_modules *mods)
+{
+	for (size_t i = 0; i < mods->n; i++)
+		if (mods->v[i]->is_main)
+			return mods->v[i]->path;
+	return NULL;
+}
+
+/*
+ * Takes glibc malloc's arenas out of the roots: main_arena lies in the C
+ * library's data, a root, and points at the top chunk, whose first word
+ * is the last word of the block below it (its prev_size, which that
+ * block may use); its bins and fastbins point at free chunks the same
+ * way. memcheck, which replaces the allocator, sees none of it.
+ */
+static void
+roots_cut_arenas(struct jt_proc *p, const char *text, struct leak_roots *out)
+{
+	struct leak_region *cut = NULL;
+	size_t ncut = 0, n;
+
+	n = leak_arenas(text, roots_exe(&p->mods), leak_roots_read, &p->pid, &cut, &ncut);
+	for (size_t i = 0; i < ncut; i++)
+		debug_msg("leak roots of %d: malloc's arena %#llx-%#llx is no root", p->pid,
+			  (unsigned long long)cut[i].start, (unsigned long long)cut[i].end);
+	if (!n)
+		debug_msg("leak roots of %d: no glibc malloc arena found", p->pid);
+	leak_roots_cut(out, cut, ncut);
+	free(cut);
+}
+
+int
 leak_roots_collect(struct jt_tracer *tr, struct jt_proc *p, const struct leak_block *b, size_t n,
 		   struct leak_roots *out)
 {
@@ -209,8 +249,10 @@ leak_roots_collect(struct jt_tracer *tr, struct jt_proc *p, const struct leak_bl
 		leak_roots_ended(p->pid, text, &th, &nth);
 	/* Unseen blocks (attached, or inherited at a fork) make heap memory a root, as leakcheck reports. */
 	r = leak_roots_plan(text, th, nth, b, n, roots_tls_size(&p->mods), p->attached || p->unseen_blocks, out);
-	if (r == 0)
+	if (r == 0) {
+		roots_cut_arenas(p, text, out);
 		roots_debug(p->pid, text, out);
+	}
 	free(th);
 	free(text);
 	return r;

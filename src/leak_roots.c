@@ -392,6 +392,34 @@ leak_roots_plan(const char *maps, const struct leak_thread_regs *th, size_t nth,
 }
 
 void
+leak_roots_cut(struct leak_roots *r, const struct leak_region *cut, size_t ncut)
+{
+	struct leak_region *c;
+	struct roots_vec rv = { 0 };
+
+	if (!ncut)
+		return;
+	c = xmalloc(ncut * sizeof(*c));
+	memcpy(c, cut, ncut * sizeof(*c));
+	qsort(c, ncut, sizeof(*c), roots_region_cmp);
+	for (size_t i = 0; i < r->nregions; i++) {
+		uint64_t cur = r->regions[i].start, end = r->regions[i].end;
+
+		for (size_t k = 0; k < ncut && c[k].start < end; k++) {
+			if (c[k].end <= cur)
+				continue;
+			roots_add(&rv, cur, c[k].start);
+			cur = c[k].end;
+		}
+		roots_add(&rv, cur, end);
+	}
+	free(c);
+	free(r->regions);
+	r->regions = rv.v;
+	r->nregions = rv.n;
+}
+
+void
 leak_roots_clear(struct leak_roots *r)
 {
 	free(r->regions);

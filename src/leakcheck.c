@@ -4,17 +4,9 @@
 #include "leak.h"
 #include "leak_roots.h"
 #include "leakcheck.h"
-#include "mem.h"
 #include "proc.h"
 #include "stopall.h"
 #include "util.h"
-
-/* leak_input's reader: the target's memory in bulk (process_vm_readv). */
-static int
-leakcheck_read(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	return mem_read(*(const pid_t *)arg, addr, buf, len);
-}
 
 int
 leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
@@ -41,7 +33,7 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
 		.texts = roots.texts,
 		.ntexts = roots.ntexts,
 		.heuristics = tr->opt->leak_heuristics,
-		.read = leakcheck_read,
+		.read = leak_roots_read,	/* the target's memory in bulk (process_vm_readv) */
 		.arg = &p->pid,
 	};
 	res = xcalloc(1, sizeof(*res));

@@ -2,7 +2,8 @@
 # leakcheck.t - --leak-check's verdicts are valgrind's: for each leak test program, the kind,
 # bytes and blocks of every allocation site equal what memcheck reports for the same program
 # (run here on the dynamic builds; the static builds are held to the pie build's figures),
-# and the figures each program promises; libstdc++'s emergency pool is still reachable; and
+# and the figures each program promises (also when the lost blocks are the last ones made:
+# glibc's own bookkeeping is no root); libstdc++'s emergency pool is still reachable; and
 # `-p --leak-check --duration 2` finds what a running program loses, which then runs on.
 use strict;
 use warnings;
@@ -21,8 +22,9 @@ my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 my $VALGRIND = have_valgrind();
 diag('valgrind not found: only the figures the programs promise are checked') unless $VALGRIND;
 
-# Each program: its stdout, and per site (file, marker, function) the verdicts it must get,
-# as tally_line writes them. Sizes are in the programs' headers.
+# Each program (or a run of one, prog and args): its stdout, and per site (file, marker,
+# function) the verdicts it must get, as tally_line writes them. Sizes are in the programs'
+# headers.
 my %PROGS = (
 	leakcases => {
 		stdout => "leakcases: done\n",
@@ -51,6 +53,28 @@ my %PROGS = (
 			# A ring of 3 nothing references: one leader, which loses the other two.
 			['cy_lost_node.c', 'SITE:cy_lost_node', 'cy_lost_node',
 			 'definitely_lost 48/1+96, indirectly_lost 96/2', ind_blocks => 2],
+			['cy_kept_node.c', 'SITE:cy_kept_node', 'cy_kept_node', 'still_reachable 360/3'],
+		],
+	},
+	# The lost ring made last: glibc's arena points at its top chunk, whose first word lies
+	# inside the last block of the ring. The arena is no root: memcheck has none.
+	'leakcycle last-cycle' => {
+		prog => 'leakcycle',
+		args => ['last-cycle'],
+		stdout => "leakcycle: done\n",
+		sites => [
+			['cy_last_node.c', 'SITE:cy_last_node', 'cy_last_node',
+			 'definitely_lost 40/1+80, indirectly_lost 80/2', ind_blocks => 2],
+			['cy_kept_node.c', 'SITE:cy_kept_node', 'cy_kept_node', 'still_reachable 360/3'],
+		],
+	},
+	# The same with one lost block made last.
+	'leakcycle last-single' => {
+		prog => 'leakcycle',
+		args => ['last-single'],
+		stdout => "leakcycle: done\n",
+		sites => [
+			['cy_last_single.c', 'SITE:cy_last_single', 'cy_last_single', 'definitely_lost 24/1'],
 			['cy_kept_node.c', 'SITE:cy_kept_node', 'cy_kept_node', 'still_reachable 360/3'],
 		],
 	},
@@ -87,19 +111,23 @@ my %NOHEUR = (
 my %TODO = (
 );
 
-my %VG;	# "prog:mode:variant" => valgrind's site tally (pie and nopie)
+my %VG;	# "key:mode:variant" => valgrind's site tally (pie and nopie)
 my %VGPOOL;	# the same => tally_line of valgrind's emergency pool record
 
-# valgrind's tally of prog-mode (the pie build's for a static mode), or undef.
+# The program of a %PROGS key, and its arguments.
+sub prog_of { $PROGS{ $_[0] }{prog} // $_[0] }
+sub args_of { $PROGS{ $_[0] }{args} // [] }
+
+# valgrind's tally of %PROGS key $pk in mode (the pie build's for a static mode), or undef.
 sub vg_tally {
-	my ($prog, $mode, $variant, $vg_args) = @_;
+	my ($pk, $mode, $variant, $vg_args) = @_;
 	return undef unless $VALGRIND;
-	my $vmode = $mode =~ /static/ ? 'pie' : $mode;
-	my $key = "$prog:$vmode:$variant";
+	my ($prog, $vmode) = (prog_of($pk), $mode =~ /static/ ? 'pie' : $mode);
+	my $key = "$pk:$vmode:$variant";
 	return $VG{$key} if exists $VG{$key};
-	my $r = valgrind_run($prog, $vmode, vg_args => $vg_args);
-	my $ok = !$r->{error} && defined $r->{exit} && $r->{exit} == 0 && $r->{stdout} eq $PROGS{$prog}{stdout};
-	ok($ok, "valgrind $prog-$vmode ($variant): runs, exit 0, XML read")
+	my $r = valgrind_run($prog, $vmode, vg_args => $vg_args, args => args_of($pk));
+	my $ok = !$r->{error} && defined $r->{exit} && $r->{exit} == 0 && $r->{stdout} eq $PROGS{$pk}{stdout};
+	ok($ok, "valgrind $pk-$vmode ($variant): runs, exit 0, XML read")
 		or diag(($r->{error} // '') . "\n" . ($r->{stderr} // ''));
 	return $VG{$key} = undef unless $ok;
 	my @pool = vg_pool_records($r->{records});
@@ -107,12 +135,13 @@ sub vg_tally {
 	return $VG{$key} = site_tally($r->{records}, prog_files($prog));
 }
 
-# Runs prog-mode under jmptrace --leak-check (jt_args added); returns (snapshot, tally).
+# Runs %PROGS key $pk in mode under jmptrace --leak-check (jt_args added); returns (snapshot, tally).
 sub jt_tally {
-	my ($prog, $mode, @jt_args) = @_;
-	my $r = run_jt($prog, $mode, jt_args => ['--leak-check', @jt_args]);
+	my ($pk, $mode, @jt_args) = @_;
+	my $prog = prog_of($pk);
+	my $r = run_jt($prog, $mode, jt_args => ['--leak-check', @jt_args], args => args_of($pk));
 	is($r->{exit}, 0, join(" ", "jmptrace --leak-check", @jt_args) . ": exit 0") or diag($r->{stderr});
-	is($r->{stdout}, $PROGS{$prog}{stdout}, 'the program\'s stdout');
+	is($r->{stdout}, $PROGS{$pk}{stdout}, 'the program\'s stdout');
 	my $s = snapshot_of($r, $prog) or return;
 	my $recs = jt_records($s);
 	ok($recs, 'the last snapshot has leak_check.records') or return;
@@ -122,7 +151,8 @@ sub jt_tally {
 
 # Holds one site of jmptrace's tally to the expected line and to valgrind's.
 sub check_site_verdict {
-	my ($prog, $mode, $jt, $vg, $site, $want, %o) = @_;
+	my ($pk, $mode, $jt, $vg, $site, $want, %o) = @_;
+	my $prog = prog_of($pk);
 	my ($file, $marker, $func) = @$site;
 	my $key = "$file:" . site_line("$prog/$file", $marker);
 	my $name = "$key ($func)";
@@ -147,7 +177,8 @@ sub check_site_verdict {
 # Every site of the program's files that either tool reports: the same verdicts (dynamic
 # builds only: a static build's libc allocates on its own terms).
 sub check_all_sites {
-	my ($prog, $jt, $vg) = @_;
+	my ($pk, $jt, $vg) = @_;
+	my $prog = prog_of($pk);
 	my %keys = map { $_ => 1 } keys %$jt, keys %$vg;
 	for my $key (sort keys %keys) {
 		my ($file) = $key =~ /^(.*):\d+$/;
@@ -177,29 +208,29 @@ sub check_pool {
 	is("$p->{kind} $p->{bytes}/$p->{blocks}", $vg, 'the emergency pool: jmptrace\'s verdict equals valgrind\'s') if defined $vg;
 }
 
-# valgrind's emergency pool line for prog-mode's run (see vg_tally).
+# valgrind's emergency pool line for the run of %PROGS key $pk in mode (see vg_tally).
 sub vg_pool {
-	my ($prog, $mode, $variant) = @_;
-	return $VGPOOL{ $prog . ':' . ($mode =~ /static/ ? 'pie' : $mode) . ":$variant" };
+	my ($pk, $mode, $variant) = @_;
+	return $VGPOOL{ $pk . ':' . ($mode =~ /static/ ? 'pie' : $mode) . ":$variant" };
 }
 
-for my $prog (sort keys %PROGS) {
-	my $P = $PROGS{$prog};
+for my $pk (sort keys %PROGS) {
+	my $P = $PROGS{$pk};
 	for my $mode (@modes) {
-		subtest "$prog-$mode" => sub {
-			my $vg = vg_tally($prog, $mode, 'default');
-			my ($s, $jt) = jt_tally($prog, $mode) or return;
+		subtest "$pk-$mode" => sub {
+			my $vg = vg_tally($pk, $mode, 'default');
+			my ($s, $jt) = jt_tally($pk, $mode) or return;
 			for my $site (@{ $P->{sites} }) {
 				my ($file, $marker, $func, $want, %o) = @$site;
-				check_site_verdict($prog, $mode, $jt, $vg, $site, $want, %o, vg_checked => ($mode =~ /static/ ? 1 : 0));
+				check_site_verdict($pk, $mode, $jt, $vg, $site, $want, %o, vg_checked => ($mode =~ /static/ ? 1 : 0));
 			}
-			check_all_sites($prog, $jt, $vg) if $vg && $mode !~ /static/;
+			check_all_sites($pk, $jt, $vg) if $vg && $mode !~ /static/;
 			if ($P->{heur}) {
 				my $h = $s->{leak_check}{summary}{reachable_via_heuristic} // {};
 				is(join(', ', map { "$_ " . ($h->{$_} ? "$h->{$_}{bytes}/$h->{$_}{blocks}" : 'none') } sort keys %{ $P->{heur} }),
 				   join(', ', map { "$_ $P->{heur}{$_}" } sort keys %{ $P->{heur} }),
 				   'summary: reachable via each heuristic');
-				check_pool($s, vg_pool($prog, $mode, 'default'));
+				check_pool($s, vg_pool($pk, $mode, 'default'));
 			}
 		};
 	}

@@ -1,6 +1,7 @@
 /* test_leak_roots.c - unit test of leak_roots_plan: which parts of a process's mappings are roots of a leak check. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "leak_roots.h"
@@ -115,9 +116,37 @@ test_ended(void)
 	leak_roots_clear(&r);
 }
 
+/* leak_roots_cut: ranges taken out of the regions (glibc's arenas), in any order, overlapping. */
+static void
+test_cut(void)
+{
+	struct leak_roots r = { 0 };
+	const struct leak_region cut[] = {
+		{ 0x7ffff7dd3c70, 0x7ffff7dd44e0 },	/* inside libc's data */
+		{ 0x555555556f00, 0x555555557100 },	/* across the start of the program's data */
+		{ 0x7ffff7dd3c80, 0x7ffff7dd3d00 },	/* inside the first cut */
+		{ 0x7ffff0000040, 0x7ffff00008b0 },	/* in no region */
+	};
+
+	r.regions = calloc(3, sizeof(*r.regions));
+	r.nregions = 3;
+	r.regions[0] = (struct leak_region) { 0x555555557000, 0x555555558000 };
+	r.regions[1] = (struct leak_region) { 0x7ffff7dd3000, 0x7ffff7de2000 };
+	r.regions[2] = (struct leak_region) { 0x7fffffffdf80, 0x7ffffffff000 };
+	leak_roots_cut(&r, cut, 4);
+	dump(&r);
+	is_u64(r.nregions, 4, "cut: regions");
+	ok(has(&r, 0x555555557100, 0x555555558000), "cut: the program's data less its first 256 bytes");
+	ok(has(&r, 0x7ffff7dd3000, 0x7ffff7dd3c70) && has(&r, 0x7ffff7dd44e0, 0x7ffff7de2000),
+	   "cut: libc's data split around the arena");
+	ok(has(&r, 0x7fffffffdf80, 0x7ffffffff000), "cut: the stack untouched");
+	leak_roots_clear(&r);
+}
+
 int
 main(void)
 {
+	test_cut();
 	test_ended();
 	test_dynamic(0);
 	test_dynamic(1);
