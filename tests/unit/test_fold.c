@@ -8,6 +8,7 @@
 #include "heap.h"
 #include "report.h"
 #include "report_fold.h"
+#include "report_write.h"
 #include "tap.h"
 #include "unwind.h"
 #include "util.h"
@@ -132,19 +133,6 @@ test_tree(struct jt_heap *h)
 	fold_free(&f);
 }
 
-/* Writes path with writer w, as outfile.h would hand it a stream. Returns w's answer, or -1. */
-static int
-tf_write(int (*w)(FILE *, const struct jt_snapshot *), const char *path, const struct jt_snapshot *s)
-{
-	FILE *f = fopen(path, "w");
-	int r;
-
-	if (!f)
-		return -1;
-	r = w(f, s);
-	return fclose(f) == 0 ? r : -1;
-}
-
 static void
 test_writers(struct jt_heap *h)
 {
@@ -159,7 +147,7 @@ test_writers(struct jt_heap *h)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/out.folded", dir);
-	ok(tf_write(report_folded, path, &s) == 0, "report_folded returns 0");
+	ok(report_write(report_folded, path, &s) == 0, "report_folded returns 0");
 	text = tf_slurp(path);
 	ok(strcmp(text, "0x30;0x20;0x10 200\n0x30;0x20;0x11 50\n0x30;0x20 7\n"
 		   "0x30;<signal handler called> 11\n[truncated];0x30 3\n") == 0, "folded file:\n%s", text);
@@ -167,7 +155,7 @@ test_writers(struct jt_heap *h)
 	unlink(path);
 
 	snprintf(path, sizeof(path), "%s/out.svg", dir);
-	ok(tf_write(report_flamegraph, path, &s) == 0, "report_flamegraph returns 0");
+	ok(report_write(report_flamegraph, path, &s) == 0, "report_flamegraph returns 0");
 	text = tf_slurp(path);
 	ok(strstr(text, "<title>0x10 (200 bytes, 73.80%)</title>") != NULL, "svg: a frame's title");
 	ok(strstr(text, "<title>&lt;signal handler called&gt; (11 bytes, 4.06%)</title>") != NULL,

@@ -15,6 +15,7 @@
 #include "report_leak.h"
 #include "supp.h"
 #include "sym.h"
+#include "report_write.h"
 #include "tap.h"
 #include "util.h"
 
@@ -413,19 +414,6 @@ tl_pprof(const char *path)
 	free(out);
 }
 
-/* Writes path with writer w, as outfile.h would hand it a stream. Returns w's answer, or -1. */
-static int
-tl_write(int (*w)(FILE *, const struct jt_snapshot *), const char *path, const struct jt_snapshot *s)
-{
-	FILE *f = fopen(path, "w");
-	int r;
-
-	if (!f)
-		return -1;
-	r = w(f, s);
-	return fclose(f) == 0 ? r : -1;
-}
-
 /* --folded-cost definitely-lost: one line, tl_a's; the flame graph names the figure. */
 static void
 test_formats(struct jt_snapshot *s)
@@ -435,18 +423,18 @@ test_formats(struct jt_snapshot *s)
 
 	close(fd);
 	s->cost = COST_DEFINITELY_LOST;
-	ok(tl_write(report_folded, path, s) == 0, "folded written");
+	ok(report_write(report_folded, path, s) == 0, "folded written");
 	text = tl_slurp(path);
 	ok(strcmp(text, "tl_a 96\n") == 0, "folded: one line, tl_a with 96 bytes");
 	if (strcmp(text, "tl_a 96\n") != 0)
 		fprintf(stderr, "# got:\n%s", text);
 	free(text);
-	ok(tl_write(report_flamegraph, path, s) == 0, "flame graph written");
+	ok(report_write(report_flamegraph, path, s) == 0, "flame graph written");
 	text = tl_slurp(path);
 	ok(strstr(text, "tl_a (96 bytes, 100.00%)") != NULL, "flame graph: tl_a's frame");
 	ok(strstr(text, "bytes definitely lost") != NULL, "flame graph: names the figure");
 	free(text);
-	ok(tl_write(report_pprof, path, s) == 0, "pprof written");
+	ok(report_write(report_pprof, path, s) == 0, "pprof written");
 	tl_pprof(path);
 	unlink(path);
 	s->cost = COST_LIVE;
