@@ -276,7 +276,8 @@ outfile_temp(struct jt_outfile *o, const struct stat *st)
 	if (fchmod(fd, st->st_mode ? st->st_mode & 0777 : o->new_mode) < 0)
 		debug_msg("cannot set the mode of '%s': %s", o->tmp, strerror(errno));
 	/* Root replacing a user's file gives it back to its owner. */
-	if (st->st_mode && st->st_uid != geteuid() && fchown(fd, st->st_uid, st->st_gid) < 0)
+	if (st->st_mode && (st->st_uid != geteuid() || st->st_gid != getegid())
+	    && fchown(fd, st->st_uid, st->st_gid) < 0)
 		debug_msg("cannot give '%s' its owner back: %s", o->tmp, strerror(errno));
 	if (outfile_fdopen(o, fd) < 0) {
 		unlink(o->tmp);
@@ -388,12 +389,15 @@ outfile_publish(struct jt_outfile *o)
 		return 0;
 	if (!o->stream && rename(o->tmp, o->dest) < 0) {
 		err = errno;
-		outfile_commit(o);	/* closes it and removes the temporary file */
-		errno = err;
-		return -1;
+		unlink(o->tmp);
 	}
 	free(o->tmp);
 	o->tmp = NULL;
+	if (err) {
+		outfile_commit(o);	/* closes it */
+		errno = err;
+		return -1;
+	}
 	o->held = 1;
 	return 0;
 }

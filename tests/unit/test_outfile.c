@@ -74,6 +74,12 @@ test_files(void)
 	chmod(at("new"), 0600);
 	ok(write_one(at("new"), "two\n") == 0 && strcmp(slurp(at("new")), "two\n") == 0, "a regular file is replaced");
 	ok(stat(at("new"), &st) == 0 && (st.st_mode & 07777) == 0600, "and keeps its mode");
+	if (geteuid() == 0 && chown(at("new"), 1234, 4321) == 0) {
+		ok(write_one(at("new"), "two\n") == 0 && stat(at("new"), &st) == 0
+		   && st.st_uid == 1234 && st.st_gid == 4321, "root gives a user's file back to its owner");
+	} else {
+		ok(1, "# skip: not root, cannot give a file away");
+	}
 	symlink("new", at("link"));
 	ok(write_one(at("link"), "three\n") == 0 && strcmp(slurp(at("new")), "three\n") == 0, "a symlink is followed");
 	ok(lstat(at("link"), &st) == 0 && S_ISLNK(st.st_mode), "and stays a symlink");
