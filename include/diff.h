@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 struct json_object;
+struct jt_outfile;
 
 /* Runs the subcommand; argv[0] is "diff". Returns the exit status (0, or 2 for bad usage, 1 on errors). */
 int diff_main(int argc, char **argv);
@@ -106,10 +107,11 @@ void diff_free(struct jt_diff *d);
 int diff_write_text(FILE *f, const struct jt_diff *d, unsigned top);
 
 /*
- * The diff as JSON at path (written to path.tmp, then renamed): "old" and
- * "new" name the snapshots, "live_bytes_delta" and "live_blocks_delta" the
- * totals' change, "stacks" every row in d's order. Returns 0, or -1 with errno set.
+ * The diff as JSON to out (outfile.h: a file is replaced whole, a stream
+ * written): "old" and "new" name the snapshots, "live_bytes_delta" and
+ * "live_blocks_delta" the totals' change, "stacks" every row in d's order.
+ * Returns 0, or -1 with errno set.
  */
-int diff_write_json(const char *path, const struct jt_diff *d);
+int diff_write_json(struct jt_outfile *out, const struct jt_diff *d);
 
 #endif

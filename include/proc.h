@@ -171,6 +171,7 @@ struct jt_options {
 };
 
 struct jt_json_out;
+struct jt_outfile;
 struct jt_supp;
 struct jt_unwind_ctx;
 
@@ -188,6 +189,9 @@ struct jt_tracer {
 	struct jt_thread *threads[1024];	/* tid hash */
 	struct jt_json_out *json;
 	FILE *out;			/* text reports */
+	struct jt_outfile *out_file;	/* -o's output under out, or NULL for stderr */
+	struct jt_outfile *formats[6];	/* the file formats' outputs, in snapshot.h's order, or NULL */
+	int report_failed;		/* a report could not be written: jmptrace exits 1 */
 	struct jt_supp *supp;		/* suppressions (--suppressions and the built-in ones) */
 	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
 	uint64_t interval_ms;		/* --interval's last snapshot, in loop time */

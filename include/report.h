@@ -65,29 +65,33 @@ int report_text(FILE *f, const struct jt_snapshot *s);
  */
 struct jt_json_out;
 
-/* Opens (truncates) path. Returns NULL with errno set on failure. */
+/*
+ * Opens path by outfile.h's rule (a file is replaced at once by a new
+ * one, then grows; a stream gets the closing "]}" only at the close).
+ * Returns NULL with errno set on failure.
+ */
 struct jt_json_out *report_json_open(const char *path);
-/* Appends one snapshot with all its stacks (not limited by top). Returns 0 or -1. */
+/* Appends one snapshot with all its stacks (not limited by top). Returns 0, or -1 with errno set. */
 int report_json_add(struct jt_json_out *j, const struct jt_snapshot *s);
-/* Closes the file. Returns 0 or -1. */
+/* Closes the file. Returns 0, or -1 with errno set when the last writes failed. */
 int report_json_close(struct jt_json_out *j);
 
 /*
- * The file formats. Each writes one snapshot to path, replacing the file,
- * and returns 0, or -1 with errno set (nothing half-written is left under
- * path: each writes path.tmp and renames it).
+ * The file formats. Each writes one snapshot, a whole file's content, to f
+ * (outfile.h opens, checks and puts it in place) and returns 0, or -1 when
+ * f has a write error (outfile_commit says which).
  */
 /* gzip-compressed profile.proto (go tool pprof): alloc_objects, alloc_space, inuse_objects, inuse_space (+ leaked_objects, leaked_space after a leak check). */
-int report_pprof(const char *path, const struct jt_snapshot *s);
+int report_pprof(FILE *f, const struct jt_snapshot *s);
 /* Folded stacks ("frame;frame;...;frame value", outermost first), s->cost per line. */
-int report_folded(const char *path, const struct jt_snapshot *s);
+int report_folded(FILE *f, const struct jt_snapshot *s);
 /* A self-contained interactive SVG flame graph of s->cost. */
-int report_flamegraph(const char *path, const struct jt_snapshot *s);
+int report_flamegraph(FILE *f, const struct jt_snapshot *s);
 /* massif.out (ms_print, massif-visualizer), from the timeline, detailed at the peak and now. */
-int report_massif(const char *path, const struct jt_snapshot *s);
+int report_massif(FILE *f, const struct jt_snapshot *s);
 /* One CSV row per stack: counters, live and peak figures, the histogram, the frames. */
-int report_csv(const char *path, const struct jt_snapshot *s);
+int report_csv(FILE *f, const struct jt_snapshot *s);
 /* A Graphviz call graph of the allocating code: functions with self and total bytes. */
-int report_dot(const char *path, const struct jt_snapshot *s);
+int report_dot(FILE *f, const struct jt_snapshot *s);
 
 #endif

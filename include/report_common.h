@@ -50,19 +50,6 @@ void report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st);
 /* "N bytes in M blocks" (thousands separated, "block" for one) into buf; returns buf. */
 const char *report_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks);
 
-/*
- * Opens path.tmp for writing; *tmp gets its malloc'ed name. Returns the
- * stream, or NULL with errno set (*tmp freed and NULL).
- */
-FILE *report_file_open(const char *path, char **tmp);
-
-/*
- * Closes f and renames *tmp to path, so that a reader never sees half a
- * file. Frees *tmp. Returns 0, or -1 with errno set and the .tmp removed
- * when a write, the close or the rename failed.
- */
-int report_file_close(FILE *f, char **tmp, const char *path);
-
 /* Returns a malloc'ed array of the stack ids ranked by `by` (heap_rank_stacks); *n gets the count. */
 uint32_t *report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "outfile.h"
 #include "util.h"
 
 #define DIFF_USAGE "jmptrace diff [--top N] [--json FILE] OLD.json[:N] NEW.json[:N]"
@@ -184,6 +185,7 @@ int
 diff_main(int argc, char **argv)
 {
 	struct jt_diff d = { 0 };
+	struct jt_outfile *out = NULL;
 	const char *json = NULL;
 	unsigned top = 10;
 	int r;
@@ -191,21 +193,29 @@ diff_main(int argc, char **argv)
 	r = diff_options(argc, argv, &top, &json);
 	if (r >= 0)
 		return r;
+	/* Before the reports are read: a path that cannot be written is said first. */
+	if (json && !(out = outfile_open(json))) {
+		perror_msg("diff: cannot write '%s'", json);
+		return 1;
+	}
 	if ((r = diff_load_arg(argv[optind], &d.old)) != 0
 	    || (r = diff_load_arg(argv[optind + 1], &d.new)) != 0) {
 		diff_free(&d);
+		outfile_close(out);
 		return r;
 	}
 	diff_compute(&d);
 	r = 0;
-	if (diff_write_text(stdout, &d, top) < 0) {
+	/* --json - makes standard output the JSON's alone. */
+	if (!(json && strcmp(json, "-") == 0) && diff_write_text(stdout, &d, top) < 0) {
 		perror_msg("diff: cannot write the diff");
 		r = 1;
 	}
-	if (json && diff_write_json(json, &d) < 0) {
+	if (json && diff_write_json(out, &d) < 0) {
 		perror_msg("diff: cannot write '%s'", json);
 		r = 1;
 	}
+	outfile_close(out);
 	diff_free(&d);
 	return r;
 }

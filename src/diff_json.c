@@ -1,13 +1,10 @@
 /* diff_json.c - `jmptrace diff --json FILE`: the diff for tools, built and written with json-c. */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "diff.h"
+#include "outfile.h"
 #include "util.h"
 
 /* Copies member name of from into to when from has it (reason, pid, command, time_ms). */
@@ -78,12 +75,12 @@ diff_json_row(const struct jt_diff_row *r)
 }
 
 int
-diff_write_json(const char *path, const struct jt_diff *d)
+diff_write_json(struct jt_outfile *out, const struct jt_diff *d)
 {
 	struct json_object *o = json_object_new_object(), *rows = json_object_new_array();
-	size_t len = strlen(path) + 5, i;
-	char *tmp = xmalloc(len);
-	int r, err;
+	FILE *f = outfile_begin(out, NULL);
+	size_t i;
+	int r = -1;
 
 	json_object_object_add(o, "old", diff_json_snap(&d->old));
 	json_object_object_add(o, "new", diff_json_snap(&d->new));
@@ -94,17 +91,11 @@ diff_write_json(const char *path, const struct jt_diff *d)
 	for (i = 0; i < d->nrows; i++)
 		json_object_array_add(rows, diff_json_row(&d->rows[i]));
 	json_object_object_add(o, "stacks", rows);
-	snprintf(tmp, len, "%s.tmp", path);
-	errno = 0;
-	r = json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
-				    | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -1;
-	err = errno ? errno : EIO;
-	if (r < 0)
-		unlink(tmp);
+	if (f) {
+		fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+						     | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+		r = outfile_commit(out);
+	}
 	json_object_put(o);
-	free(tmp);
-	errno = err;
-	return r < 0 ? -1 : 0;
+	return r;
 }

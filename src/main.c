@@ -19,6 +19,7 @@
 #include "launch.h"
 #include "leak.h"
 #include "loop.h"
+#include "outfile.h"
 #include "proc.h"
 #include "report.h"
 #include "sigtrap.h"
@@ -82,6 +83,11 @@ usage(FILE *f)
 		"      --massif FILE      massif.out for ms_print and massif-visualizer\n"
 		"      --csv FILE         a row per stack: counters, histogram and frames\n"
 		"      --dot FILE         a Graphviz call graph of the allocating code\n"
+		"                   Every FILE (-o and --json too) may be - for stdout, or a\n"
+		"                   FIFO, a device or /dev/fd/N: written in place, snapshot\n"
+		"                   after snapshot; a regular file is replaced whole by a\n"
+		"                   rename; a symlink is followed. Each is checked before the\n"
+		"                   run; one that cannot be written makes the exit status 1.\n"
 		"      --depth N    frames recorded per stack (default 64, at most %d)\n"
 		"  -p PID           attach to a running process and all its threads\n"
 		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
@@ -369,33 +375,54 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	return 0;
 }
 
+/*
+ * Every output is taken before the program runs, so that a path that
+ * cannot be written is said at once (exit 1), not after the whole run:
+ * streams are opened, files checked (outfile.h). What creates a file
+ * comes last, so that a refusal leaves nothing behind: --json, then -o's
+ * file, put in place now to grow with every snapshot.
+ */
 static int
 open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 {
 	tr->out = stderr;
-	if (o->out_path && !(tr->out = fopen(o->out_path, "we"))) {
-		perror_msg("cannot open '%s'", o->out_path);
+	if (!(tr->supp = supp_load(o->supp_path, o->no_default_supp)) || snapshot_open_formats(tr) < 0)
+		return -1;
+	if (o->out_path && !(tr->out_file = outfile_open(o->out_path))) {
+		perror_msg("cannot write the report '%s'", o->out_path);
 		return -1;
 	}
 	if (o->json_path && !(tr->json = report_json_open(o->json_path))) {
-		perror_msg("cannot open '%s'", o->json_path);
+		perror_msg("cannot write the JSON report '%s'", o->json_path);
 		return -1;
 	}
-	if (!(tr->supp = supp_load(o->supp_path, o->no_default_supp)))
+	if (tr->out_file && (!(tr->out = outfile_begin(tr->out_file, NULL)) || outfile_publish(tr->out_file) < 0)) {
+		perror_msg("cannot write the report '%s'", o->out_path);
+		tr->out = stderr;
 		return -1;
+	}
 	return 0;
 }
 
-/* Closes the reports and frees every table, so that leak checkers see a clean exit. */
+/* Closes the reports (a failed last write sets report_failed) and frees every table, so that leak checkers see a clean exit. */
 static void
 close_outputs(struct jt_tracer *tr)
 {
-	if (tr->json)
-		report_json_close(tr->json);
+	if (tr->json && report_json_close(tr->json) < 0) {
+		perror_msg("cannot write the JSON report '%s'", tr->opt->json_path);
+		tr->report_failed = 1;
+	}
+	tr->json = NULL;
+	if (snapshot_close_formats(tr) < 0)
+		tr->report_failed = 1;
 	supp_free(tr->supp);
 	tr->supp = NULL;
-	if (tr->out && tr->out != stderr)
-		fclose(tr->out);
+	if (tr->out_file && outfile_close(tr->out_file) < 0) {
+		perror_msg("cannot write the report '%s'", tr->opt->out_path);
+		tr->report_failed = 1;
+	}
+	tr->out_file = NULL;
+	tr->out = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		while (tr->threads[i])
 			thread_free(tr, tr->threads[i]);
@@ -410,7 +437,7 @@ close_outputs(struct jt_tracer *tr)
 
 /*
  * -p: attach, trace until a signal, --duration or the process's exit, then
- * leave it as it was. Exits 0 unless attaching failed.
+ * leave it as it was. Returns 0, or 1 when attaching failed or a report could not be written.
  */
 static int
 run_attached(struct jt_tracer *tr, pid_t pid)
@@ -445,7 +472,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	else if (!tr->detached)
 		detach_all(tr);	/* an internal error: never leave trap bytes behind */
 	close_outputs(tr);
-	return 0;
+	return tr->report_failed ? 1 : 0;
 }
 
 /* The exit status of jmptrace: the program's own, or 128+signal. */
@@ -501,5 +528,6 @@ main(int argc, char **argv)
 		r = exit_code(tr.main_status);
 	}
 	close_outputs(&tr);
-	return r;
+	/* A report that could not be written outweighs the program's status, as the manual says. */
+	return tr.report_failed ? 1 : r;
 }

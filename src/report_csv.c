@@ -163,20 +163,16 @@ csv_stacks(const struct jt_heap *h, uint32_t *n)
 }
 
 int
-report_csv(const char *path, const struct jt_snapshot *s)
+report_csv(FILE *f, const struct jt_snapshot *s)
 {
-	char *tmp;
 	int used[HEAP_HIST_BUCKETS];
 	uint32_t n, *ids;
-	FILE *f;
 
-	if (!(f = report_file_open(path, &tmp)))
-		return -1;
 	ids = csv_stacks(s->heap, &n);
 	csv_used_buckets(s->heap, ids, n, used);
 	csv_header(f, used);
 	for (uint32_t i = 0; i < n; i++)
 		csv_row(f, s->sym, heap_stack_get(s->heap, ids[i]), used);
 	free(ids);
-	return report_file_close(f, &tmp, path);
+	return ferror(f) ? -1 : 0;
 }

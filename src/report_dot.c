@@ -364,16 +364,12 @@ dot_build(struct dot_graph *g, const struct jt_snapshot *s)
 }
 
 int
-report_dot(const char *path, const struct jt_snapshot *s)
+report_dot(FILE *f, const struct jt_snapshot *s)
 {
 	struct dot_graph g = { 0 };
-	char *tmp;
-	FILE *f;
 
-	if (!(f = report_file_open(path, &tmp)))
-		return -1;
 	dot_build(&g, s);
 	dot_write(f, s, &g);
 	dot_graph_free(&g);
-	return report_file_close(f, &tmp, path);
+	return ferror(f) ? -1 : 0;
 }

@@ -306,15 +306,11 @@ static const char flame_script[] =
 	"]]></script>\n";
 
 int
-report_flamegraph(const char *path, const struct jt_snapshot *s)
+report_flamegraph(FILE *f, const struct jt_snapshot *s)
 {
 	struct jt_fold fold;
-	char *tmp;
-	FILE *f = report_file_open(path, &tmp);
 	int height;
 
-	if (!f)
-		return -1;
 	fold_build(s, &fold);
 	height = FLAME_TOP + (int)(fold.max_depth + 1) * FLAME_FRAME_H + FLAME_BOTTOM;
 	flame_head(f, s, &fold, height);
@@ -328,5 +324,5 @@ report_flamegraph(const char *path, const struct jt_snapshot *s)
 	fputs(flame_script, f);
 	fputs("</svg>\n", f);
 	fold_free(&fold);
-	return report_file_close(f, &tmp, path);
+	return ferror(f) ? -1 : 0;
 }

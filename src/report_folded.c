@@ -7,14 +7,10 @@
 #include "report_fold.h"
 
 int
-report_folded(const char *path, const struct jt_snapshot *s)
+report_folded(FILE *f, const struct jt_snapshot *s)
 {
 	struct jt_fold fold;
-	char *tmp;
-	FILE *f = report_file_open(path, &tmp);
 
-	if (!f)
-		return -1;
 	fold_build(s, &fold);
 	for (size_t i = 0; i < fold.npaths; i++) {
 		const struct fold_path *p = &fold.paths[i];
@@ -24,5 +20,5 @@ report_folded(const char *path, const struct jt_snapshot *s)
 		fprintf(f, " %" PRIu64 "\n", p->value);
 	}
 	fold_free(&fold);
-	return report_file_close(f, &tmp, path);
+	return ferror(f) ? -1 : 0;
 }

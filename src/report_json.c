@@ -1,10 +1,12 @@
 /* report_json.c - the heap report for tools: one JSON file that stays valid after every snapshot. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heap.h"
+#include "outfile.h"
 #include "report.h"
 #include "report_common.h"
 #include "report_leak.h"
@@ -12,11 +14,15 @@
 #include "sym.h"
 #include "util.h"
 
-/* The closing text of a JSON report; report_json_add writes over it. */
+/* The opening and closing text of a JSON report; report_json_add writes over the closing one. */
+#define JSON_HEAD "{\"snapshots\": ["
 #define JSON_TAIL "\n]}\n"
 
 struct jt_json_out {
+	struct jt_outfile *out;
 	FILE *f;
+	int stream;		/* f cannot seek: the opening text waits for the first snapshot, the closing for report_json_close */
+	int failed;		/* a write failed: the stream gets nothing more */
 	unsigned nsnapshots;	/* written so far: decides whether a comma is due */
 };
 
@@ -432,32 +438,42 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 struct jt_json_out *
 report_json_open(const char *path)
 {
-	struct jt_json_out *j;
-	FILE *f = fopen(path, "w");
+	struct jt_json_out *j = xcalloc(1, sizeof(*j));
+	int err;
 
-	if (!f)
-		return NULL;
-	/* An empty but valid report, so a run that dies early still leaves JSON. */
-	if (fputs("{\"snapshots\": [" JSON_TAIL, f) == EOF || fflush(f) != 0) {
-		fclose(f);
-		return NULL;
-	}
-	j = xcalloc(1, sizeof(*j));
-	j->f = f;
+	if (!(j->out = outfile_open(path)) || !(j->f = outfile_begin(j->out, NULL)))
+		goto fail;
+	/* A file is an empty but valid report at once, so a run that dies early still leaves JSON. */
+	if (!(j->stream = outfile_is_stream(j->out)))
+		fputs(JSON_HEAD JSON_TAIL, j->f);
+	if (outfile_publish(j->out) < 0 || outfile_commit(j->out) < 0)
+		goto fail;
 	return j;
+fail:
+	err = errno;
+	outfile_close(j->out);
+	free(j);
+	errno = err;
+	return NULL;
 }
 
 int
 report_json_add(struct jt_json_out *j, const struct jt_snapshot *s)
 {
-	/* Step back over the closing tail and write the snapshot plus a new tail. */
-	if (fseek(j->f, -(long)strlen(JSON_TAIL), SEEK_END) != 0)
+	/* In a file, step back over the closing tail and write the snapshot plus a new tail. */
+	if (!j->stream && fseek(j->f, -(long)strlen(JSON_TAIL), SEEK_END) != 0)
 		return -1;
+	if (j->stream && !j->nsnapshots)
+		fputs(JSON_HEAD, j->f);
 	fputs(j->nsnapshots ? ",\n" : "\n", j->f);
 	json_snapshot(j->f, s);
-	fputs(JSON_TAIL, j->f);
+	if (!j->stream)
+		fputs(JSON_TAIL, j->f);
 	j->nsnapshots++;
-	return fflush(j->f) == 0 && !ferror(j->f) ? 0 : -1;
+	if (outfile_commit(j->out) == 0)
+		return 0;
+	j->failed = 1;
+	return -1;
 }
 
 int
@@ -467,7 +483,10 @@ report_json_close(struct jt_json_out *j)
 
 	if (!j)
 		return 0;
-	r = fclose(j->f);
+	/* A stream is one valid document once it ends (said once when it could not be). */
+	if (j->stream && !j->failed)
+		fputs(j->nsnapshots ? JSON_TAIL : JSON_HEAD JSON_TAIL, j->f);
+	r = outfile_close(j->out);
 	free(j);
-	return r == 0 ? 0 : -1;
+	return r;
 }

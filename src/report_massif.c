@@ -390,13 +390,8 @@ ms_write(FILE *f, const struct jt_snapshot *s)
 }
 
 int
-report_massif(const char *path, const struct jt_snapshot *s)
+report_massif(FILE *f, const struct jt_snapshot *s)
 {
-	char *tmp;
-	FILE *f;
-
-	if (!(f = report_file_open(path, &tmp)))
-		return -1;
 	ms_write(f, s);
-	return report_file_close(f, &tmp, path);
+	return ferror(f) ? -1 : 0;
 }

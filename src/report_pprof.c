@@ -399,34 +399,45 @@ pprof_header(struct pprof *pp)
 	pb_uint(b, PROFILE_DEFAULT_SAMPLE_TYPE, pprof_str(pp, pprof_types[PPROF_DEFAULT_TYPE][0]));
 }
 
-/* Compresses the parts into path with a gzip header. Returns 0, or -1 with errno set. */
-static int
-pprof_gzip(const char *path, struct pb_buf *const *parts, size_t nparts)
+/* Feeds what zs holds to deflate and writes what comes out to f, until deflate wants more input. */
+static void
+pprof_deflate(z_stream *zs, int flush, FILE *f)
 {
-	gzFile gz;
-	int err = 0, ret;
+	unsigned char out[1 << 16];
 
-	errno = 0;
-	gz = gzopen(path, "wb");
-	if (!gz)
-		return errno ? -1 : (errno = ENOMEM, -1);
-	for (size_t i = 0; i < nparts && !err; i++) {
-		/* gzwrite takes an unsigned and answers an int: hand it 1 MiB at a time. */
-		for (size_t off = 0; off < parts[i]->len && !err;) {
+	do {
+		zs->next_out = out;
+		zs->avail_out = sizeof(out);
+		deflate(zs, flush);
+		fwrite(out, 1, sizeof(out) - zs->avail_out, f);
+	} while (zs->avail_out == 0 || zs->avail_in);
+}
+
+/* Compresses the parts into f with a gzip header. Returns 0, or -1 when f has a write error. */
+static int
+pprof_gzip(FILE *f, struct pb_buf *const *parts, size_t nparts)
+{
+	z_stream zs = { 0 };
+
+	/* windowBits 15 + 16: a gzip wrapper, as gzopen writes it, but into any stream. */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (size_t i = 0; i < nparts; i++) {
+		/* avail_in is an unsigned int: hand it 1 MiB at a time. */
+		for (size_t off = 0; off < parts[i]->len;) {
 			size_t chunk = parts[i]->len - off < (1 << 20) ? parts[i]->len - off : (1 << 20);
 
-			errno = 0;
-			if (gzwrite(gz, parts[i]->p + off, (unsigned)chunk) != (int)chunk)
-				err = errno ? errno : EIO;
+			zs.next_in = parts[i]->p + off;
+			zs.avail_in = (uInt)chunk;
+			pprof_deflate(&zs, Z_NO_FLUSH, f);
 			off += chunk;
 		}
 	}
-	errno = 0;
-	ret = gzclose(gz);
-	if (!err && ret != Z_OK)
-		err = ret == Z_ERRNO && errno ? errno : EIO;
-	errno = err;
-	return err ? -1 : 0;
+	pprof_deflate(&zs, Z_FINISH, f);
+	deflateEnd(&zs);
+	return ferror(f) ? -1 : 0;
 }
 
 static void
@@ -446,15 +457,13 @@ pprof_free(struct pprof *pp)
 }
 
 int
-report_pprof(const char *path, const struct jt_snapshot *s)
+report_pprof(FILE *f, const struct jt_snapshot *s)
 {
 	struct pprof pp = { .s = s };
 	struct pb_buf maps = { 0 };
 	struct pb_buf *parts[] = { &pp.head, &maps, &pp.samples, &pp.locations, &pp.functions, &pp.strtab };
-	char *tmp = xmalloc(strlen(path) + 5);
-	int ret, saved;
+	int ret;
 
-	sprintf(tmp, "%s.tmp", path);
 	/* string_table[0] must be "". */
 	pb_bytes(&pp.strtab, PROFILE_STRING_TABLE, "", 0);
 	if (s->sym)
@@ -466,15 +475,8 @@ report_pprof(const char *path, const struct jt_snapshot *s)
 	pprof_samples(&pp);
 	pprof_header(&pp);
 	pprof_mappings(&pp, &maps);
-	ret = pprof_gzip(tmp, parts, ARRAY_SIZE(parts));
-	if (ret == 0 && rename(tmp, path) != 0)
-		ret = -1;
-	saved = errno;
-	if (ret != 0)
-		unlink(tmp);
+	ret = pprof_gzip(f, parts, ARRAY_SIZE(parts));
 	pb_free(&maps);
 	pprof_free(&pp);
-	free(tmp);
-	errno = saved;
 	return ret;
 }

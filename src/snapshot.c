@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "heap.h"
 #include "leakcheck.h"
+#include "outfile.h"
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
@@ -35,35 +36,79 @@ snapshot_path(const struct jt_options *o, const char *path, unsigned seq)
 	return out;
 }
 
-/* The file formats a user asked for: each option's path and its writer. */
-static int
-snapshot_formats(const struct jt_options *o, const struct jt_snapshot *s)
+/* The file formats: each option's path, what it is called, and its writer, in tr->formats' order. */
+struct snapshot_format {
+	const char *what;
+	int (*write)(FILE *, const struct jt_snapshot *);
+};
+
+_Static_assert(ARRAY_SIZE(((struct jt_tracer *)0)->formats) == SNAPSHOT_NFORMATS, "one output per format");
+
+static const struct snapshot_format snapshot_fmts[SNAPSHOT_NFORMATS] = {
+	{ "pprof profile", report_pprof },
+	{ "folded stacks", report_folded },
+	{ "flame graph", report_flamegraph },
+	{ "massif file", report_massif },
+	{ "CSV file", report_csv },
+	{ "DOT graph", report_dot },
+};
+
+static const char *
+snapshot_fmt_path(const struct jt_options *o, int i)
 {
-	const struct {
-		const char *path, *what;
-		int (*write)(const char *, const struct jt_snapshot *);
-	} fmts[] = {
-		{ o->pprof_path, "pprof profile", report_pprof },
-		{ o->folded_path, "folded stacks", report_folded },
-		{ o->flame_path, "flame graph", report_flamegraph },
-		{ o->massif_path, "massif file", report_massif },
-		{ o->csv_path, "CSV file", report_csv },
-		{ o->dot_path, "DOT graph", report_dot },
+	const char *paths[SNAPSHOT_NFORMATS] = {
+		o->pprof_path, o->folded_path, o->flame_path, o->massif_path, o->csv_path, o->dot_path,
 	};
+
+	return paths[i];
+}
+
+int
+snapshot_open_formats(struct jt_tracer *tr)
+{
+	for (int i = 0; i < SNAPSHOT_NFORMATS; i++) {
+		const char *path = snapshot_fmt_path(tr->opt, i);
+
+		if (path && !(tr->formats[i] = outfile_open(path))) {
+			perror_msg("cannot write the %s '%s'", snapshot_fmts[i].what, path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+snapshot_close_formats(struct jt_tracer *tr)
+{
 	int ret = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
-		char *path;
-
-		if (!fmts[i].path)
-			continue;
-		path = snapshot_path(o, fmts[i].path, s->seq);
-		if (fmts[i].write(path, s) < 0) {
-			perror_msg("cannot write the %s '%s'", fmts[i].what, path);
+	for (int i = 0; i < SNAPSHOT_NFORMATS; i++) {
+		if (outfile_close(tr->formats[i]) < 0) {
+			perror_msg("cannot write the %s '%s'", snapshot_fmts[i].what, snapshot_fmt_path(tr->opt, i));
 			ret = -1;
 		}
-		free(path);
+		tr->formats[i] = NULL;
 	}
+	return ret;
+}
+
+/* Writes one format's file of s: every snapshot to a stream, or a file (numbered with --interval) replaced whole. */
+static int
+snapshot_format(struct jt_tracer *tr, int i, const struct jt_snapshot *s)
+{
+	struct jt_outfile *out = tr->formats[i];
+	char *path = snapshot_path(tr->opt, snapshot_fmt_path(tr->opt, i), s->seq);
+	FILE *f = outfile_begin(out, outfile_is_stream(out) ? NULL : path);
+	int ret = -1;
+
+	if (f) {
+		snapshot_fmts[i].write(f, s);
+		ret = outfile_commit(out);
+	}
+	if (ret < 0)
+		perror_msg("cannot write the %s '%s'", snapshot_fmts[i].what,
+			   outfile_is_stream(out) ? snapshot_fmt_path(tr->opt, i) : path);
+	free(path);
 	return ret;
 }
 
@@ -95,7 +140,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	};
 	const struct jt_heap_sample *tl;
 	size_t n;
-	int ret = 0;
+	int ret = 0, text;
 	int exec = strcmp(reason, "exec") == 0;
 
 	/* A process that still runs is checked now; one that ended was checked at its _exit. */
@@ -111,16 +156,22 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	s.time_ms = n ? tl[n - 1].time_ms : 0;
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
-	if (report_text(tr->out, &s) < 0) {
-		perror_msg("cannot write the report");
+	/* report_text flushes, which is all stderr needs; -o's output says which error it met. */
+	text = report_text(tr->out, &s);
+	if (tr->out_file)
+		text = outfile_commit(tr->out_file);
+	if (text < 0) {
+		perror_msg("cannot write the report '%s'", o->out_path ? o->out_path : "(stderr)");
 		ret = -1;
 	}
-	fflush(tr->out);
 	if (tr->json && report_json_add(tr->json, &s) < 0) {
-		perror_msg("cannot write the JSON report");
+		perror_msg("cannot write the JSON report '%s'", o->json_path);
 		ret = -1;
 	}
-	if (snapshot_formats(o, &s) < 0)
-		ret = -1;
+	for (int i = 0; i < SNAPSHOT_NFORMATS; i++)
+		if (tr->formats[i] && snapshot_format(tr, i, &s) < 0)
+			ret = -1;
+	if (ret < 0)
+		tr->report_failed = 1;
 	return ret;
 }

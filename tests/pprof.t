@@ -214,12 +214,13 @@ for my $mode (@modes) {
 	};
 }
 
-# A file that cannot be written: the run goes on and says so; nothing is left behind.
+# A file that cannot be written is refused before the program runs (tests/outputs.t has the rest).
 subtest 'unwritable path' => sub {
 	my $r = run_jt('profile', $modes[0], jt_args => ['--pprof', 'no/such/dir/heap.pb.gz']);
-	like($r->{stderr}, qr{cannot write the pprof profile 'no/such/dir/heap\.pb\.gz': No such file or directory},
-	     'the error names the file and the reason');
-	like($r->{report}, qr/small_phase/, 'the text report is still written');
+	like($r->{stderr}, qr{\Ajmptrace: cannot write the pprof profile 'no/such/dir/heap\.pb\.gz': No such file or directory\n\z},
+	     'one line names the file and the reason');
+	is($r->{exit}, 1, 'exit 1');
+	ok(!defined $r->{report}, 'the program did not run: no text report');
 };
 
 done_testing();

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "diff.h"
+#include "outfile.h"
 #include "tap.h"
 
 #define is_str(got, want, name) do { \
@@ -171,12 +172,14 @@ test_json(void)
 	struct json_object *o, *st, *m;
 	char err[256], path[] = "/tmp/jt-diff-json-XXXXXX";
 	int fd = mkstemp(path);
+	struct jt_outfile *out;
 
 	close(fd);
 	diff_snap_from_json(parse(REPORT), "r.json", 1, &d.old, err, sizeof(err));
 	diff_snap_from_json(parse(REPORT), "r.json", 2, &d.new, err, sizeof(err));
 	diff_compute(&d);
-	ok(diff_write_json(path, &d) == 0, "diff_write_json");
+	out = outfile_open(path);
+	ok(out && diff_write_json(out, &d) == 0 && outfile_close(out) == 0, "diff_write_json");
 	o = json_object_from_file(path);
 	ok(o != NULL, "json-c reads it back");
 	if (!o)

@@ -15,6 +15,7 @@
 #include "report_leak.h"
 #include "supp.h"
 #include "sym.h"
+#include "report_write.h"
 #include "tap.h"
 #include "util.h"
 
@@ -422,18 +423,18 @@ test_formats(struct jt_snapshot *s)
 
 	close(fd);
 	s->cost = COST_DEFINITELY_LOST;
-	ok(report_folded(path, s) == 0, "folded written");
+	ok(report_write(report_folded, path, s) == 0, "folded written");
 	text = tl_slurp(path);
 	ok(strcmp(text, "tl_a 96\n") == 0, "folded: one line, tl_a with 96 bytes");
 	if (strcmp(text, "tl_a 96\n") != 0)
 		fprintf(stderr, "# got:\n%s", text);
 	free(text);
-	ok(report_flamegraph(path, s) == 0, "flame graph written");
+	ok(report_write(report_flamegraph, path, s) == 0, "flame graph written");
 	text = tl_slurp(path);
 	ok(strstr(text, "tl_a (96 bytes, 100.00%)") != NULL, "flame graph: tl_a's frame");
 	ok(strstr(text, "bytes definitely lost") != NULL, "flame graph: names the figure");
 	free(text);
-	ok(report_pprof(path, s) == 0, "pprof written");
+	ok(report_write(report_pprof, path, s) == 0, "pprof written");
 	tl_pprof(path);
 	unlink(path);
 	s->cost = COST_LIVE;
