@@ -71,6 +71,12 @@ bp_grow(struct jt_bps *t)
 int
 bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn)
 {
+	return bp_insert_moved(t, pid, addr, fn, 0);
+}
+
+int
+bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t addr, int fn, uint64_t sp_delta)
+{
 	uint8_t code[16];
 	struct jt_bp *bp;
 	uint8_t trap = ARCH_TRAP_BYTE;
@@ -87,6 +93,7 @@ bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn)
 	bp = xcalloc(1, sizeof(*bp));
 	bp->addr = addr;
 	bp->fn = fn;
+	bp->sp_delta = sp_delta;
 	if (emu_decode(&bp->insn, addr, code, sizeof(code)) < 0) {
 		free(bp);
 		errno = EILSEQ;

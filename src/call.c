@@ -248,7 +248,8 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 {
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[CALL_MAX_PCS];
-	uint64_t slot = arch_ret_slot(regs), ret;
+	/* Past a moved breakpoint's first instruction, the slot is where it was at the entry. */
+	uint64_t slot = arch_ret_slot(regs) + bp->sp_delta, ret;
 	struct jt_call *c;
 	int fn = bp->fn, n = 0;
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
@@ -257,7 +258,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 
 	if (broken_down)
 		n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
-	/* At the first instruction the return address is the word in the slot. */
+	/* At the first instruction (or a moved breakpoint) the return address is the word in the slot. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
 	else if (io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
@@ -312,7 +313,7 @@ static void
 call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
 		const struct jt_options *opt)
 {
-	uint64_t sp = arch_sp(regs);
+	uint64_t sp = arch_sp(regs) + bp->sp_delta;	/* as it was at the entry */
 	uint64_t ptr = arch_arg(regs, 0);
 	/*
 	 * delete[] -> delete -> free reach us back to back with the same pointer:
@@ -415,7 +416,7 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 			call_return(t, io, i, regs);
 			return CALL_RESUME;
 		}
-		if (!call_is_nested(t, io, sp))
+		if (!call_is_nested(t, io, sp + bp->sp_delta))
 			call_enter_alloc(t, io, bp, regs, opt);
 		else
 			debug_msg("nested %s in thread %d at sp %#lx (%d in flight, top %s sp %#lx)",
