@@ -1,4 +1,5 @@
 /* call.c - turns breakpoint hits into allocation events, matching each call with its return. */
+#include <signal.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -363,6 +364,18 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 	c->entry_sp = sp;
 }
 
+/*
+ * The launched program needs a function that cannot be traced (image_update
+ * said which): it ends before its own code runs, and so does the run, as
+ * when its first image cannot be traced (lifecycle.c).
+ */
+static void
+call_refuse(struct jt_tracer *tr, struct jt_proc *p)
+{
+	kill(p->pid, SIGKILL);
+	tr->fatal = 1;
+}
+
 int
 call_settle_io(struct jt_thread *t, const struct jt_call_io *io, arch_regs *regs)
 {
@@ -397,7 +410,8 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		/* The module set and breakpoints change: no unwind of this process may be reading them. */
 		if (t->owner)
 			proc_unwinds_quiesce(t->owner->tr, t->proc);
-		image_update(t->proc);
+		if (image_update(t->proc, t->owner && t->proc->pid == t->owner->tr->main_pid) == IMAGE_REFUSED)
+			call_refuse(t->owner->tr, t->proc);
 		if (t->owner)
 			proc_unwinds_allow(t->proc);
 		break;

@@ -216,7 +216,7 @@ static void
 image_untraced_say(const struct jt_proc *p, size_t from, const char *then)
 {
 	for (size_t i = from; i < p->nuntraced; i++)
-		error_msg("cannot trace %s in %s: %s%s", alloc_fns[p->untraced[i].fn].symbol, p->untraced[i].module,
+		error_msg("cannot trace %s in %s: %s%s", alloc_fns[p->untraced[i].fn].name, p->untraced[i].module,
 			  p->untraced[i].reason, then);
 }
 
@@ -306,11 +306,11 @@ image_setup(struct jt_proc *p)
 }
 
 int
-image_update(struct jt_proc *p)
+image_update(struct jt_proc *p, int may_refuse)
 {
 	struct remote_r_debug rd;
 	size_t untraced;
-	int added;
+	int added, startup;
 
 	if (!p->r_debug || mem_read(p->pid, p->r_debug, &rd, sizeof(rd)) < 0)
 		return -1;
@@ -323,7 +323,12 @@ image_update(struct jt_proc *p)
 		return 0;
 	image_report_modules(p);
 	untraced = p->nuntraced;
+	startup = may_refuse && !p->attached && !image_ready(p);
 	image_resolve(p);
+	if (startup && p->nuntraced > untraced) {
+		image_untraced_say(p, untraced, "");
+		return IMAGE_REFUSED;
+	}
 	/* The program runs already: it goes on, and its reports say what was not counted. */
 	image_untraced_say(p, untraced, "; its calls are not counted (see NOT TRACED in the report)");
 	return 0;

@@ -130,7 +130,7 @@ for my $v (@variants) {
 }
 
 # A function whose first instruction changes its argument: no breakpoint can prove itself
-# after it. vprog defines valloc itself, and libva.so another valloc for vlib.
+# after it. vprog defines valloc itself, libva.so another valloc for vlib, which needs it.
 sub cc {
 	my @argv = ('cc', '-O1', '-g', @_);
 	my $out = `@argv 2>&1`;
@@ -157,11 +157,33 @@ main(int argc, char **argv)
 	return 0;
 }
 EOF
+# vdl dlopens libnew.so, whose operator new (_Znwm) is the same code, once main runs.
+my $DLMAIN = <<'EOF';
+#include <dlfcn.h>
+#include <stdio.h>
+void *sink;
+int
+main(int argc, char **argv)
+{
+	void *lib = dlopen(argv[1], RTLD_NOW);
+	void *(*op_new)(unsigned long) = lib ? (void *(*)(unsigned long))dlsym(lib, "_Znwm") : NULL;
+	if (!op_new)
+		return 2;
+	sink = op_new(100);
+	printf("new: %s\n", sink ? "ok" : "NULL");
+	return 0;
+}
+EOF
 JT::spew("$dir/valloc.c", $VALLOC);
+(my $NEW = $VALLOC) =~ s/valloc/_Znwm/g;
+JT::spew("$dir/new.c", $NEW);
 JT::spew("$dir/main.c", $MAIN);
+JT::spew("$dir/dlmain.c", $DLMAIN);
 my $err = cc('-o', "$dir/vprog", "$dir/main.c", "$dir/valloc.c")
 	. cc('-shared', '-fPIC', '-o', "$dir/libva.so", "$dir/valloc.c")
-	. cc('-o', "$dir/vlib", "$dir/main.c", "-L$dir", '-lva', "-Wl,-rpath,$dir");
+	. cc('-o', "$dir/vlib", "$dir/main.c", "-L$dir", '-lva', "-Wl,-rpath,$dir")
+	. cc('-shared', '-fPIC', '-o', "$dir/libnew.so", "$dir/new.c")
+	. cc('-o', "$dir/vdl", "$dir/dlmain.c", '-ldl');
 BAIL_OUT("cannot build the valloc programs: $err") if $err;
 my $refusal = qr/its entry already holds a breakpoint \(a kernel uprobe from bpftrace, perf probe or another tracer\?\), and its first instruction changes an argument register/;
 
@@ -196,27 +218,37 @@ subtest 'attach: refused, the process left running untouched' => sub {
 	is($hits, 1, 'its valloc ran once, through the uprobe');
 };
 
-subtest 'a library loaded once the program runs: a warning, NOT TRACED in the reports' => sub {
+subtest 'launch: a library the program needs, refused before the program runs' => sub {
 	my ($h, $why) = probe_start("uprobe:$dir/libva.so:valloc { printf(\"hit\\n\"); }");
 	ok($h, 'bpftrace attached its probe') or return diag($why);
 	my $r = run_jt(undef, undef, path => "$dir/vlib");
+	probe_stop($h, 'none');
+	is($r->{exit}, 1, 'jmptrace exits 1');
+	is($r->{stdout}, '', 'the program never ran');
+	like($r->{stderr}, qr/\Ajmptrace: cannot trace valloc in \Q$dir\E\/libva\.so: $refusal\n\z/,
+	     'exactly one line on stderr') or diag($r->{stderr});
+};
+
+subtest 'dlopen once the program runs: a warning, NOT TRACED in the reports' => sub {
+	my ($h, $why) = probe_start("uprobe:$dir/libnew.so:_Znwm { printf(\"hit\\n\"); }");
+	ok($h, 'bpftrace attached its probe') or return diag($why);
+	my $r = run_jt(undef, undef, path => "$dir/vdl", args => ["$dir/libnew.so"]);
 	my $hits = probe_stop($h);
 	is($hits, 1, 'the uprobe fired');
 	is($r->{exit}, 0, 'jmptrace exits with the program\'s status 0');
-	is($r->{stdout}, "valloc: ok\n", 'the program printed what it prints');
-	like($r->{stderr}, qr/\Ajmptrace: cannot trace valloc in \Q$dir\E\/libva\.so: $refusal; its calls are not counted \(see NOT TRACED in the report\)\n\z/,
+	is($r->{stdout}, "new: ok\n", 'the program printed what it prints');
+	like($r->{stderr}, qr/\Ajmptrace: cannot trace operator new in \Q$dir\E\/libnew\.so: $refusal; its calls are not counted \(see NOT TRACED in the report\)\n\z/,
 	     'one warning line on stderr') or diag($r->{stderr});
-	like($r->{report} // '', qr/^NOT TRACED: valloc \(libva\.so\): $refusal; its calls are not counted$/m,
-	     'the text report says valloc is NOT TRACED');
+	like($r->{report} // '', qr/^NOT TRACED: operator new \(libnew\.so\): $refusal; its calls are not counted$/m,
+	     'the text report says operator new is NOT TRACED');
 	my $s = last_snapshot($r);
 	ok($s, 'a JSON report') or return diag($r->{json_error} // '');
 	is(scalar @{ $s->{untraced} // [] }, 1, 'JSON: one untraced function');
 	my $u = $s->{untraced}[0] // {};
-	is($u->{function}, 'valloc', 'JSON: untraced function valloc');
-	is($u->{module}, "$dir/libva.so", 'JSON: in libva.so');
+	is($u->{function}, 'operator new', 'JSON: untraced function operator new');
+	is($u->{module}, "$dir/libnew.so", 'JSON: in libnew.so');
 	like($u->{reason} // '', qr/^$refusal\z/, 'JSON: and why');
-	is(calls_of($s, 'valloc'), 0, 'no valloc call counted');
-	is(calls_of($s, 'malloc'), 2, 'the mallocs are counted: valloc\'s, through its jump, and stdout\'s buffer');
+	is(calls_of($s, 'operator new'), 0, 'no operator new call counted');
 };
 
 done_testing();
