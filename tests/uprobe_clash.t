@@ -129,6 +129,34 @@ for my $v (@variants) {
 	};
 }
 
+subtest 'attach and detach with a moved breakpoint: the process runs on unharmed' => sub {
+	my ($h, $why) = probe_start("uprobe:$lib:malloc { printf(\"hit\\n\"); }");
+	ok($h, 'bpftrace attached its probe') or return diag($why);
+	my $p = do {
+		local $ENV{LD_LIBRARY_PATH} = $dir;
+		spawn(argv => [JT::prog_path('attach', 'pie')], dir => $dir, name => 'attached', stdin_pipe => 1);
+	};
+	my $ready = wait_until(sub { (JT::slurp($p->{out}) // '') eq "ready\n" }, 30);
+	ok($ready, 'the program is ready') or return reap($p, 1);
+	my $j = spawn(argv => [$JT, '-v', '-p', $p->{pid}, '--json', "$dir/att.json", '-o', "$dir/att.txt"],
+		      dir => $dir, name => 'jt-attach');
+	ok(wait_until(sub { catches_signal($j->{pid}, 10) }, 30), 'jmptrace attached');
+	kill 'USR1', $j->{pid};
+	ok(wait_until(sub { my $x = read_json("$dir/att.json"); $x && @{ $x->{snapshots} // [] } }, 30),
+	   'a snapshot while attached');
+	kill 'INT', $j->{pid};
+	my $js = reap($j, 60);
+	ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace detached and exits 0');
+	like(JT::slurp($j->{err}) // '', qr/^jmptrace: breakpoint on malloc in \Q$lib\E moved past its first instruction/m,
+	     '-v: the breakpoint on malloc moved');
+	is(join(' ', traced_threads($p->{pid})), '', 'no thread of the process is traced any more');
+	# Its malloc (the moved breakpoint's site too) runs again now, untraced.
+	print { $p->{stdin} } "g";
+	my $st = reap($p, 60);
+	ok(defined $st && WIFEXITED($st) && WEXITSTATUS($st) == 0, 'the process runs on and exits 0');
+	ok(probe_stop($h) > 0, 'the uprobe fired');
+};
+
 # A function whose first instruction changes its argument: no breakpoint can prove itself
 # after it. vprog defines valloc itself, libva.so another valloc for vlib, which needs it.
 sub cc {
@@ -187,16 +215,23 @@ my $err = cc('-o', "$dir/vprog", "$dir/main.c", "$dir/valloc.c")
 BAIL_OUT("cannot build the valloc programs: $err") if $err;
 my $refusal = qr/its entry already holds a breakpoint \(a kernel uprobe from bpftrace, perf probe or another tracer\?\), and its first instruction changes an argument register/;
 
-subtest 'launch: a function that cannot be traced is refused before the program runs' => sub {
-	my ($h, $why) = probe_start("uprobe:$dir/vprog:valloc { printf(\"hit\\n\"); }");
+# A launch of prog, whose valloc in file (prog itself or a library it needs) holds a uprobe:
+# refused before the program runs, in exactly one line.
+sub refused_at_launch {
+	my ($prog, $file) = @_;
+	my ($h, $why) = probe_start("uprobe:$file:valloc { printf(\"hit\\n\"); }");
 	ok($h, 'bpftrace attached its probe') or return diag($why);
-	my $r = run_jt(undef, undef, path => "$dir/vprog");
+	my $r = run_jt(undef, undef, path => $prog);
 	probe_stop($h, 'none');
 	is($r->{exit}, 1, 'jmptrace exits 1');
 	is($r->{stdout}, '', 'the program never ran');
-	like($r->{stderr}, qr/\Ajmptrace: cannot trace valloc in \Q$dir\E\/vprog: $refusal\n\z/,
+	like($r->{stderr}, qr/\Ajmptrace: cannot trace valloc in \Q$file\E: $refusal\n\z/,
 	     'exactly one line on stderr names the function, its file and the likely cause')
 		or diag($r->{stderr});
+}
+
+subtest 'launch: a function that cannot be traced is refused before the program runs' => sub {
+	refused_at_launch("$dir/vprog", "$dir/vprog");
 };
 
 subtest 'attach: refused, the process left running untouched' => sub {
@@ -219,14 +254,7 @@ subtest 'attach: refused, the process left running untouched' => sub {
 };
 
 subtest 'launch: a library the program needs, refused before the program runs' => sub {
-	my ($h, $why) = probe_start("uprobe:$dir/libva.so:valloc { printf(\"hit\\n\"); }");
-	ok($h, 'bpftrace attached its probe') or return diag($why);
-	my $r = run_jt(undef, undef, path => "$dir/vlib");
-	probe_stop($h, 'none');
-	is($r->{exit}, 1, 'jmptrace exits 1');
-	is($r->{stdout}, '', 'the program never ran');
-	like($r->{stderr}, qr/\Ajmptrace: cannot trace valloc in \Q$dir\E\/libva\.so: $refusal\n\z/,
-	     'exactly one line on stderr') or diag($r->{stderr});
+	refused_at_launch("$dir/vlib", "$dir/libva.so");
 };
 
 subtest 'dlopen once the program runs: a warning, NOT TRACED in the reports' => sub {
