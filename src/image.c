@@ -160,7 +160,7 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 		size_t len = mv.site - addr;
 		if (len > sizeof(mem) || mem_read(p->pid, addr, mem, len) < 0 || memcmp(mem + 1, code + 1, len - 1))
 			fail = "its code in the process differs from its file";
-		else if ((r = bp_insert_moved(&p->bps, p->pid, mv.site, fn, mv.sp_delta)) < 0)
+		else if ((r = bp_insert_moved(&p->bps, p->pid, addr, mv.site, fn, mv.sp_delta)) < 0)
 			fail = errno == EEXIST ? "its second instruction holds one too" : strerror(errno);
 	}
 	free(code);
@@ -236,7 +236,7 @@ image_resolve(struct jt_proc *p)
 			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
 					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
 				continue;
-			if (!bp_find(&p->bps, addr) && !image_untraced_known(p, fn, addr))
+			if (!bp_find_entry(&p->bps, addr) && !image_untraced_known(p, fn, addr))
 				image_place(p, order[i], fn, addr);
 			break;
 		}
