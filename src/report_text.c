@@ -370,7 +370,8 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
  *   a header (command, pid, snapshot reason, how the process stands, and a
  *   note when we attached), the calls per allocator function (non-zero ones,
  *   in the caller's order), the totals (with what --min-size/--max-size left
- *   out, and a NOT TRACED line per traced function without a breakpoint), the invalid frees by stack (when there are any, see
+ *   out, and a NOT TRACED line per traced function without a breakpoint),
+ *   the invalid frees by stack (when there are any, see
  *   text_invalid_frees), then the main list: the top s->top stacks in the
  *   order of --sort (live bytes by default; suppressed stacks left out of
  *   the live list and counted after it), each as a figure line
