@@ -43,6 +43,14 @@ enum jt_fn {
 
 extern const struct jt_fn_desc alloc_fns[FN_COUNT];
 
+/* A traced function jmptrace could not put its breakpoint on, and why; every report lists it. */
+struct jt_untraced {
+	enum jt_fn fn;
+	uint64_t addr;		/* its entry in the process */
+	char *module;		/* the file that defines it, as in /proc/PID/maps */
+	char *reason;		/* why, as a clause: "its entry already holds a breakpoint ..." */
+};
+
 /* Non-zero when the function releases a block: its calls are frees, not allocation calls. */
 static inline int
 alloc_fn_is_free(enum jt_fn fn)

@@ -11,6 +11,14 @@ struct jt_bp {
 	uint64_t addr;
 	int fn;			/* enum jt_fn */
 	int inserted;		/* the trap byte is in target memory */
+	/*
+	 * 0 on a function's entry. On a breakpoint moved past the first
+	 * instruction (its entry held another tracer's, see image.c): what
+	 * that instruction took off the stack pointer, so the entry's stack
+	 * pointer, and the return address's slot, is sp + sp_delta here.
+	 */
+	uint64_t sp_delta;
+	uint64_t entry;		/* the function's entry: addr, unless the breakpoint was moved */
 	struct jt_insn insn;	/* the instruction the trap byte displaced */
 };
 
@@ -28,12 +36,22 @@ void bp_table_clear(struct jt_bps *t);
 /* Returns the breakpoint at addr, or NULL. */
 struct jt_bp *bp_find(const struct jt_bps *t, uint64_t addr);
 
+/* Returns the breakpoint of the function whose entry is entry (at it, or moved past it), or NULL. */
+struct jt_bp *bp_find_entry(const struct jt_bps *t, uint64_t entry);
+
 /*
  * Decodes the instruction at addr in pid and writes the trap byte there.
  * An address that already has a breakpoint is left alone (returns 0).
- * Returns 0, or -1 with errno set (the table is then unchanged).
+ * Returns 0, or -1 with errno set (the table is then unchanged): EEXIST
+ * when addr already holds a trap byte that is not ours.
  */
 int bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn);
+
+/*
+ * bp_insert for a breakpoint at addr moved past the first instruction of
+ * the function at entry, which lowered the stack pointer by sp_delta.
+ */
+int bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int fn, uint64_t sp_delta);
 
 /* Puts back the original byte of every breakpoint in pid's memory. Returns 0 or -1. */
 int bp_remove_all(const struct jt_bps *t, pid_t pid);

@@ -17,9 +17,15 @@ int image_setup(struct jt_proc *p);
 /*
  * Called at the dynamic linker's rendezvous: when the link map is consistent,
  * re-reads the modules and puts breakpoints on newly resolvable entries.
- * Returns 0 or -1.
+ * A traced function that cannot have one is said on stderr, one line each.
+ * With may_refuse (the program jmptrace launched), when that happens at the
+ * program's startup (the libraries it needs are loaded, its own code has
+ * not run: malloc and free had no breakpoint yet), returns IMAGE_REFUSED:
+ * the caller ends the run. Otherwise the program runs on and its reports
+ * list the function as not traced. Returns 0, IMAGE_REFUSED or -1.
  */
-int image_update(struct jt_proc *p);
+int image_update(struct jt_proc *p, int may_refuse);
+#define IMAGE_REFUSED 1
 
 /* Non-zero once malloc and free have breakpoints (the image is being traced). */
 int image_ready(const struct jt_proc *p);

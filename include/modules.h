@@ -80,6 +80,15 @@ struct jt_module *modules_by_path(const struct jt_modules *m, const char *path);
 Elf *module_elf(const struct jt_module *m);
 
 /*
+ * Copies len bytes at run-time address addr from the module's file, as its
+ * PT_LOAD segments map them: the code as the file has it, whatever the
+ * process's copy now holds (a debugger's or a kernel uprobe's breakpoint).
+ * Reads the file itself (module_file). Caller holds the set's elf_lock. Returns 0, or -1 when the range is not
+ * all in one segment's file contents.
+ */
+int module_read_code(const struct jt_module *m, uint64_t addr, void *buf, size_t len);
+
+/*
  * A path that opens the mapped file, for a library that wants a name
  * (libdwfl): the maps path, or /proc/PID/map_files/START-END when that
  * name no longer leads to the mapped file (" (deleted)": a library

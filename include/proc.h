@@ -118,6 +118,9 @@ struct jt_proc {
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	uint64_t calls[FN_COUNT];
+	/* Traced functions without a breakpoint (image.c), in any image it ran: kept for every report. */
+	struct jt_untraced *untraced;
+	size_t nuntraced;
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
 	struct jt_own own;		/* the C library's teardown code, whose frees are not the program's */
 	uint64_t park_pc;		/* a system call instruction where handed-over threads wait (handover.c) */

@@ -54,6 +54,8 @@ struct jt_snapshot {
 	int leak_check;		/* --leak-check was given */
 	const struct leak_result *leak;	/* its verdict (leak.h), or NULL when no check could run */
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind the text lists */
+	const struct jt_untraced *untraced;	/* traced functions without a breakpoint: calls not counted */
+	size_t nuntraced;
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

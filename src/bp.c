@@ -42,6 +42,18 @@ bp_find(const struct jt_bps *t, uint64_t addr)
 	return NULL;
 }
 
+struct jt_bp *
+bp_find_entry(const struct jt_bps *t, uint64_t entry)
+{
+	struct jt_bp *bp = bp_find(t, entry);
+
+	/* A moved breakpoint is rare (another tracer's on the entry): a scan finds it. */
+	for (uint32_t i = 0; !bp && i <= t->mask; i++)
+		if (t->slots[i] && t->slots[i]->entry == entry)
+			bp = t->slots[i];
+	return bp;
+}
+
 static void
 bp_put(struct jt_bps *t, struct jt_bp *bp)
 {
@@ -71,6 +83,12 @@ bp_grow(struct jt_bps *t)
 int
 bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn)
 {
+	return bp_insert_moved(t, pid, addr, addr, fn, 0);
+}
+
+int
+bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int fn, uint64_t sp_delta)
+{
 	uint8_t code[16];
 	struct jt_bp *bp;
 	uint8_t trap = ARCH_TRAP_BYTE;
@@ -87,6 +105,8 @@ bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn)
 	bp = xcalloc(1, sizeof(*bp));
 	bp->addr = addr;
 	bp->fn = fn;
+	bp->sp_delta = sp_delta;
+	bp->entry = entry;
 	if (emu_decode(&bp->insn, addr, code, sizeof(code)) < 0) {
 		free(bp);
 		errno = EILSEQ;

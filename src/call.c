@@ -1,4 +1,5 @@
 /* call.c - turns breakpoint hits into allocation events, matching each call with its return. */
+#include <signal.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -248,7 +249,8 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 {
 	struct jt_proc *p = t->proc;
 	uint64_t pcs[CALL_MAX_PCS];
-	uint64_t slot = arch_ret_slot(regs), ret;
+	/* Past a moved breakpoint's first instruction, the slot is where it was at the entry. */
+	uint64_t slot = arch_ret_slot(regs) + bp->sp_delta, ret;
 	struct jt_call *c;
 	int fn = bp->fn, n = 0;
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
@@ -257,7 +259,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 
 	if (broken_down)
 		n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
-	/* At the first instruction the return address is the word in the slot. */
+	/* At the first instruction (or a moved breakpoint) the return address is the word in the slot. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
 	else if (io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
@@ -312,7 +314,7 @@ static void
 call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
 		const struct jt_options *opt)
 {
-	uint64_t sp = arch_sp(regs);
+	uint64_t sp = arch_sp(regs) + bp->sp_delta;	/* as it was at the entry */
 	uint64_t ptr = arch_arg(regs, 0);
 	/*
 	 * delete[] -> delete -> free reach us back to back with the same pointer:
@@ -362,6 +364,18 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 	c->entry_sp = sp;
 }
 
+/*
+ * The launched program needs a function that cannot be traced (image_update
+ * said which): it ends before its own code runs, and so does the run, as
+ * when its first image cannot be traced (lifecycle.c).
+ */
+static void
+call_refuse(struct jt_tracer *tr, struct jt_proc *p)
+{
+	kill(p->pid, SIGKILL);
+	tr->fatal = 1;
+}
+
 int
 call_settle_io(struct jt_thread *t, const struct jt_call_io *io, arch_regs *regs)
 {
@@ -396,7 +410,8 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		/* The module set and breakpoints change: no unwind of this process may be reading them. */
 		if (t->owner)
 			proc_unwinds_quiesce(t->owner->tr, t->proc);
-		image_update(t->proc);
+		if (image_update(t->proc, t->owner && t->proc->pid == t->owner->tr->main_pid) == IMAGE_REFUSED)
+			call_refuse(t->owner->tr, t->proc);
 		if (t->owner)
 			proc_unwinds_allow(t->proc);
 		break;
@@ -415,7 +430,7 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 			call_return(t, io, i, regs);
 			return CALL_RESUME;
 		}
-		if (!call_is_nested(t, io, sp))
+		if (!call_is_nested(t, io, sp + bp->sp_delta))
 			call_enter_alloc(t, io, bp, regs, opt);
 		else
 			debug_msg("nested %s in thread %d at sp %#lx (%d in flight, top %s sp %#lx)",

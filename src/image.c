@@ -2,12 +2,17 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "arch.h"
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
+#include "prologue.h"
 #include "sym.h"
 #include "util.h"
 
@@ -99,6 +104,122 @@ image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
 	return n;
 }
 
+/* The longest function image_place_moved reads from its file to look for jumps into it. */
+#define IMAGE_MAX_FN (1 << 20)
+
+/* What another tracer's trap byte on an entry most likely is. */
+#define IMAGE_FOREIGN_BP "its entry already holds a breakpoint (a kernel uprobe from bpftrace, perf probe or another tracer?)"
+
+/* Bit n set for each argument n the entry handler of fn reads (call.c). */
+static unsigned
+image_fn_args(int fn)
+{
+	const struct jt_fn_desc *d = &alloc_fns[fn];
+	unsigned args = 0;
+
+	if (d->size_arg != 0xff)
+		args |= 1u << d->size_arg;
+	if (d->size_arg2 != 0xff)
+		args |= 1u << d->size_arg2;
+	if (d->ptr_arg != 0xff)
+		args |= 1u << d->ptr_arg;
+	return args;
+}
+
+/*
+ * The entry of fn at addr in m holds a trap byte that is not ours, most
+ * likely a kernel uprobe. Ours cannot share it: the kernel takes every hit
+ * of its own trap byte for its uprobe, and we would never see one. The
+ * file still has the first instruction (a uprobe changes only the
+ * process's copy): when a breakpoint after it provably sees the same
+ * arguments and return address (prologue_move), the breakpoint goes there.
+ * Returns NULL, or why fn cannot be traced (static storage).
+ */
+static const char *
+image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
+{
+	static char why[512];
+	struct prologue_move mv;
+	uint8_t mem[16], *code;
+	uint64_t lo, hi;
+	const char *fail = NULL;
+	int r = -1;
+
+	if (sym_lookup_range(p->sym, m->path, alloc_fns[fn].symbol, &lo, &hi) < 0 || lo != addr ||
+	    hi - lo > IMAGE_MAX_FN)
+		return IMAGE_FOREIGN_BP ", and the function's extent is unknown";
+	code = xmalloc(hi - lo);
+	pthread_mutex_lock(&p->mods.elf_lock);
+	if (module_read_code(m, lo, code, hi - lo) < 0)
+		fail = "its code cannot be read from its file";
+	pthread_mutex_unlock(&p->mods.elf_lock);
+	if (!fail && code[0] == ARCH_TRAP_BYTE)
+		fail = "its file has a breakpoint instruction there";
+	else if (!fail && prologue_move(code, hi - lo, addr, image_fn_args(fn), &mv, &fail) == 0) {
+		/* Past the trap byte, the process's first instruction must be the file's. */
+		size_t len = mv.site - addr;
+		if (len > sizeof(mem) || mem_read(p->pid, addr, mem, len) < 0 || memcmp(mem + 1, code + 1, len - 1))
+			fail = "its code in the process differs from its file";
+		else if ((r = bp_insert_moved(&p->bps, p->pid, addr, mv.site, fn, mv.sp_delta)) < 0)
+			fail = errno == EEXIST ? "its second instruction holds one too" : strerror(errno);
+	}
+	free(code);
+	if (r == 0) {
+		debug_msg("breakpoint on %s in %s moved past its first instruction (%s) to %#lx: " IMAGE_FOREIGN_BP,
+			  alloc_fns[fn].symbol, m->path, mv.skipped, (unsigned long)mv.site);
+		return NULL;
+	}
+	snprintf(why, sizeof(why), IMAGE_FOREIGN_BP ", and %s", fail);
+	return why;
+}
+
+/* Non-zero when fn at addr is already known to be untraceable (a rendezvous tries every function again). */
+static int
+image_untraced_known(const struct jt_proc *p, int fn, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nuntraced; i++)
+		if ((int)p->untraced[i].fn == fn && p->untraced[i].addr == addr)
+			return 1;
+	return 0;
+}
+
+static void
+image_untraced_add(struct jt_proc *p, const struct jt_module *m, int fn, uint64_t addr, const char *why)
+{
+	struct jt_untraced *u;
+
+	p->untraced = xrealloc(p->untraced, (p->nuntraced + 1) * sizeof(*p->untraced));
+	u = &p->untraced[p->nuntraced++];
+	u->fn = (enum jt_fn)fn;
+	u->addr = addr;
+	u->module = xstrdup(m->path);
+	u->reason = xstrdup(why);
+}
+
+/* Puts the breakpoint of fn on its definition at addr in m, or records why it cannot be. */
+static void
+image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
+{
+	const char *why;
+
+	if (bp_insert(&p->bps, p->pid, addr, fn) == 0) {
+		debug_msg("breakpoint on %s at %#lx in %s", alloc_fns[fn].symbol, (unsigned long)addr, m->path);
+		return;
+	}
+	why = errno == EEXIST ? image_place_moved(p, m, fn, addr) : strerror(errno);
+	if (why)
+		image_untraced_add(p, m, fn, addr, why);
+}
+
+/* Says, one line each, why the traced functions from the from-th on have no breakpoint. */
+static void
+image_untraced_say(const struct jt_proc *p, size_t from, const char *then)
+{
+	for (size_t i = from; i < p->nuntraced; i++)
+		error_msg("cannot trace %s in %s: %s%s", alloc_fns[p->untraced[i].fn].name, p->untraced[i].module,
+			  p->untraced[i].reason, then);
+}
+
 /* Puts a breakpoint on the first definition of every traced function, in link-map order. */
 static void
 image_resolve(struct jt_proc *p)
@@ -115,14 +236,8 @@ image_resolve(struct jt_proc *p)
 			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
 					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
 				continue;
-			if (bp_find(&p->bps, addr))
-				break;
-			if (bp_insert(&p->bps, p->pid, addr, fn) < 0)
-				debug_msg("cannot put a breakpoint on %s at %#lx: %s",
-					  alloc_fns[fn].symbol, (unsigned long)addr, strerror(errno));
-			else
-				debug_msg("breakpoint on %s at %#lx in %s", alloc_fns[fn].symbol,
-					  (unsigned long)addr, order[i]->path);
+			if (!bp_find_entry(&p->bps, addr) && !image_untraced_known(p, fn, addr))
+				image_place(p, order[i], fn, addr);
 			break;
 		}
 	}
@@ -162,6 +277,7 @@ int
 image_setup(struct jt_proc *p)
 {
 	struct jt_module *exe;
+	size_t untraced = p->nuntraced;
 
 	if (modules_refresh(&p->mods, p->pid) < 0) {
 		perror_msg("cannot read the memory map of process %d", p->pid);
@@ -172,6 +288,11 @@ image_setup(struct jt_proc *p)
 	image_report_modules(p);
 	image_find_rtld(p);
 	image_resolve(p);
+	if (p->nuntraced > untraced) {
+		/* Still before the program runs (or at the attach): refuse rather than count wrong. */
+		image_untraced_say(p, untraced, "");
+		return -1;
+	}
 	if (p->r_debug || image_ready(p))
 		return 0;
 	exe = image_main_module(p);
@@ -185,10 +306,11 @@ image_setup(struct jt_proc *p)
 }
 
 int
-image_update(struct jt_proc *p)
+image_update(struct jt_proc *p, int may_refuse)
 {
 	struct remote_r_debug rd;
-	int added;
+	size_t untraced;
+	int added, startup;
 
 	if (!p->r_debug || mem_read(p->pid, p->r_debug, &rd, sizeof(rd)) < 0)
 		return -1;
@@ -200,6 +322,14 @@ image_update(struct jt_proc *p)
 	if (added == 0 && p->mods_gen == p->mods.generation)
 		return 0;
 	image_report_modules(p);
+	untraced = p->nuntraced;
+	startup = may_refuse && !p->attached && !image_ready(p);
 	image_resolve(p);
+	if (startup && p->nuntraced > untraced) {
+		image_untraced_say(p, untraced, "");
+		return IMAGE_REFUSED;
+	}
+	/* The program runs already: it goes on, and its reports say what was not counted. */
+	image_untraced_say(p, untraced, "; its calls are not counted (see NOT TRACED in the report)");
 	return 0;
 }

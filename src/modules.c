@@ -63,6 +63,35 @@ module_elf(const struct jt_module *m)
 	return m->elf;
 }
 
+int
+module_read_code(const struct jt_module *m, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t vaddr = addr - m->bias;
+	size_t nph;
+	GElf_Phdr ph;
+	int fd, r = -1;
+
+	if (!m->elf || elf_getphdrnum(m->elf, &nph) != 0)
+		return -1;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
+		    vaddr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		/*
+		 * Read, not libelf's mapping: the kernel puts a uprobe's trap
+		 * byte into every private mapping of the file that may execute,
+		 * libelf's own read-only one too.
+		 */
+		if ((fd = open(m->file, O_RDONLY | O_CLOEXEC)) < 0)
+			return -1;
+		if (pread(fd, buf, len, (off_t)(ph.p_offset + (vaddr - ph.p_vaddr))) == (ssize_t)len)
+			r = 0;
+		close(fd);
+		return r;
+	}
+	return -1;
+}
+
 const char *
 module_file(const struct jt_module *m)
 {

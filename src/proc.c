@@ -73,6 +73,11 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	leak_result_clear(p->leak);
 	free(p->leak);
 	alias_clear(&p->aliases);
+	for (size_t i = 0; i < p->nuntraced; i++) {
+		free(p->untraced[i].module);
+		free(p->untraced[i].reason);
+	}
+	free(p->untraced);
 	free(p->command);
 	free(p);
 }

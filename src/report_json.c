@@ -181,6 +181,23 @@ json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 	fputs(n ? "\n ]" : "]", f);
 }
 
+/* "untraced": [{"function", "module", "reason"}, ...]: traced functions without a breakpoint, whose calls are not counted. */
+static void
+json_untraced(FILE *f, const struct jt_snapshot *s)
+{
+	fputs(",\n \"untraced\": [", f);
+	for (size_t i = 0; i < s->nuntraced; i++) {
+		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
+		json_str(f, alloc_fns[s->untraced[i].fn].name);
+		fputs(", \"module\": ", f);
+		json_str(f, s->untraced[i].module);
+		fputs(", \"reason\": ", f);
+		json_str(f, s->untraced[i].reason);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 /*
  * The stacks a snapshot lists, in a fixed order: those with live blocks by
  * live bytes (as when the list held only those), then every other stack
@@ -428,6 +445,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	}
 	fputs(js.n ? "\n ]" : "]", f);
 	json_invalid_frees(f, s);
+	json_untraced(f, s);
 	json_peak_timeline(f, s);
 	json_leak(f, s, &js);
 	free(js.ids);

@@ -107,6 +107,18 @@ text_filtered(FILE *f, const struct jt_snapshot *s)
 		report_plural(st ? st->live_blocks : 0, "block", "blocks"));
 }
 
+/* Every traced function that has no breakpoint: the figures above lack its calls. */
+static void
+text_untraced(FILE *f, const struct jt_snapshot *s)
+{
+	for (size_t i = 0; i < s->nuntraced; i++) {
+		const char *slash = strrchr(s->untraced[i].module, '/');
+
+		fprintf(f, "NOT TRACED: %s (%s): %s; its calls are not counted\n", alloc_fns[s->untraced[i].fn].name,
+			slash ? slash + 1 : s->untraced[i].module, s->untraced[i].reason);
+	}
+}
+
 static void
 text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t)
 {
@@ -128,6 +140,7 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 		util_num(b, t->live_blocks), report_plural(t->live_blocks, "block", "blocks"));
 	fprintf(f, "  %-*s %15s bytes\n", w, "peak live", util_num(a, t->peak_live_bytes));
 	text_filtered(f, s);
+	text_untraced(f, s);
 	fputc('\n', f);
 }
 
@@ -357,7 +370,8 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
  *   a header (command, pid, snapshot reason, how the process stands, and a
  *   note when we attached), the calls per allocator function (non-zero ones,
  *   in the caller's order), the totals (with what --min-size/--max-size left
- *   out), the invalid frees by stack (when there are any, see
+ *   out, and a NOT TRACED line per traced function without a breakpoint),
+ *   the invalid frees by stack (when there are any, see
  *   text_invalid_frees), then the main list: the top s->top stacks in the
  *   order of --sort (live bytes by default; suppressed stacks left out of
  *   the live list and counted after it), each as a figure line

@@ -137,6 +137,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.max_size = o->max_size ? o->max_size : UINT64_MAX,
 		.supp = tr->supp,
 		.seq = ++tr->nsnapshots,
+		.untraced = p->untraced,
+		.nuntraced = p->nuntraced,
 	};
 	const struct jt_heap_sample *tl;
 	size_t n;

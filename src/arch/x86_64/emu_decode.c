@@ -44,7 +44,7 @@ static const x86_insn emu_cs_jcc[16] = {
 static csh emu_cs;
 static int emu_cs_state;	/* 0: not tried yet, 1: open, -1: cs_open failed */
 
-static int
+int
 emu_handle(csh *h)
 {
 	if (emu_cs_state == 0) {
@@ -78,6 +78,17 @@ emu_reg_ref(x86_reg reg, unsigned int *size)
 			return (uint8_t)(OPD_HIGH8 | (4 + i));
 		}
 	return OPD_NONE;
+}
+
+uint8_t
+emu_cs_gpr(x86_reg reg)
+{
+	unsigned int size;
+	uint8_t ref = emu_reg_ref(reg, &size);
+
+	if (ref == OPD_NONE)
+		return OPD_NONE;
+	return ref & OPD_HIGH8 ? (uint8_t)((ref & 0xf) - 4) : ref;
 }
 
 /* A 64-bit register as an address component; REG_NONE for none, -1 for anything else (eip, riz...). */

@@ -2,6 +2,10 @@
 #ifndef JT_EMU_INSN_H
 #define JT_EMU_INSN_H
 
+#include <stdint.h>
+
+#include <capstone/capstone.h>
+
 /*
  * Operand references in jt_insn.dst and .src: 0-15 name a general register in
  * the order the x86 encoding numbers them (rax, rcx, rdx, rbx, rsp, rbp, rsi,
@@ -23,5 +27,15 @@ enum emu_op {
 	EMU_ADD, EMU_SUB, EMU_AND, EMU_OR, EMU_XOR, EMU_CMP, EMU_TEST,	/* set the flags */
 	EMU_PUSH, EMU_POP, EMU_JMP, EMU_JCC, EMU_CALL, EMU_RET,		/* emu_flow */
 };
+
+/*
+ * emu_decode.c's one capstone handle (x86-64, details on), opened on first
+ * use and shared by the arch code that decodes (prologue.c). Returns 0, or
+ * -1 when capstone cannot be opened.
+ */
+int emu_handle(csh *h);
+
+/* The number (0-15, in the encoding's order) of the general register reg is part of (eax, ah and ax are rax's), or OPD_NONE. */
+uint8_t emu_cs_gpr(x86_reg reg);
 
 #endif
