@@ -42,10 +42,9 @@ loop_on_signal(int sig)
 }
 
 void
-loop_install_signals(void)
+loop_catch_signals(void)
 {
 	struct sigaction sa;
-	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = loop_on_signal;
@@ -56,6 +55,14 @@ loop_install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
+}
+
+void
+loop_install_signals(void)
+{
+	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
+
+	loop_catch_signals();
 	/*
 	 * A periodic tick closes the race between checking the flags and
 	 * blocking in wait4; every 50 ms, so that the timeline of a program

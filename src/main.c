@@ -445,6 +445,12 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	struct jt_proc *p;
 	struct jt_thread *t;
 
+	/*
+	 * Before the first breakpoint goes in: a SIGINT, SIGTERM or SIGHUP that
+	 * arrives during the attach then detaches at the loop's first turn. Its
+	 * default action would end jmptrace and leave trap bytes in the process.
+	 */
+	loop_catch_signals();
 	if (attach_process(tr, pid, &p) < 0) {
 		close_outputs(tr);
 		return 1;
