@@ -154,9 +154,10 @@ diff_options(int argc, char **argv, unsigned *top, const char **json)
 	};
 	int c;
 
-	opterr = 0;	/* getopt would name the program "diff": say it ourselves */
+	/* getopt's messages begin with argv[0]: make them "jmptrace: diff: ...". */
+	argv[0] = "jmptrace: diff";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 't' && diff_parse_top(optarg, top) < 0) {
 			error_msg("diff: --top: give a number, not '%s'", optarg);
 			return 2;
@@ -165,16 +166,14 @@ diff_options(int argc, char **argv, unsigned *top, const char **json)
 		} else if (c == 'h') {
 			printf("usage: %s\n", DIFF_USAGE);
 			return 0;
-		} else if (c == ':') {
-			error_msg("diff: %s needs a value; usage: %s", argv[optind - 1], DIFF_USAGE);
-			return 2;
 		} else if (c == '?') {
-			error_msg("diff: unknown option '%s'; usage: %s", argv[optind - 1], DIFF_USAGE);
+			try_help_msg("jmptrace diff");
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		error_msg("diff: give two snapshots; usage: %s", DIFF_USAGE);
+		error_msg("diff: give two snapshots, OLD.json[:N] NEW.json[:N]");
+		try_help_msg("jmptrace diff");
 		return 2;
 	}
 	return -1;

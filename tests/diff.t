@@ -193,7 +193,8 @@ subtest 'profile-pie against profile-nopie: matched by function and line' => sub
 };
 
 # ---------------------------------------------------------------------------------------
-# Errors: one line on stderr, nothing on stdout, exit 2 for usage and 1 for the input.
+# Errors: one line on stderr (a usage error: and a line on where to read more), nothing on
+# stdout, exit 2 for usage and 1 for the input.
 
 subtest 'errors' => sub {
 	my $dir = tempdir('jt-diff-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -204,11 +205,11 @@ subtest 'errors' => sub {
 	JT::spew("$dir/text.json", "not json at all\n");
 	JT::spew("$dir/cut.json", qq({"snapshots": [{"stacks": []}\n));
 	my @cases = (
-		[ 'one argument', [$good], 2, qr/give two snapshots; usage: jmptrace diff / ],
-		[ 'three arguments', [$good, $good, $good], 2, qr/give two snapshots/ ],
-		[ 'unknown option', ['--bogus', $good, $good], 2, qr/unknown option '--bogus'/ ],
+		[ 'one argument', [$good], 2, qr/give two snapshots, OLD\.json\[:N\] NEW\.json\[:N\]/, 1 ],
+		[ 'three arguments', [$good, $good, $good], 2, qr/give two snapshots/, 1 ],
+		[ 'unknown option', ['--bogus', $good, $good], 2, qr/unrecognized option '--bogus'/, 1 ],
 		[ '--top without a number', ['--top', 'x', $good, $good], 2, qr/--top: give a number, not 'x'/ ],
-		[ '--json without a value', [$good, $good, '--json'], 2, qr/--json needs a value/ ],
+		[ '--json without a value', [$good, $good, '--json'], 2, qr/option '--json' requires an argument/, 1 ],
 		[ 'snapshot 0', ["$good:0", $good], 2, qr/'\Q$good\E:0': give FILE or FILE:N/ ],
 		[ 'a missing file', ["$dir/none.json", $good], 1, qr/\Q$dir\E\/none\.json: No such file or directory/ ],
 		[ 'a directory', [$dir, $good], 1, qr/\Q$dir\E: Is a directory/ ],
@@ -220,10 +221,13 @@ subtest 'errors' => sub {
 		[ 'no such snapshot from the end', [$good, "$good:-3"], 1, qr/no snapshot -3: the report has 1/ ],
 	);
 	for my $c (@cases) {
-		my ($name, $args, $exit, $re) = @$c;
+		my ($name, $args, $exit, $re, $try) = @$c;
 		my $r = run_diff(@$args);
 		is($r->{exit}, $exit, "$name: exit $exit");
-		like($r->{stderr}, qr/\Ajmptrace: diff: (?:(?!\n).)*$re(?:(?!\n).)*\n\z/, "$name: one line on stderr")
+		# A usage error is followed by where to read more, as getopt-based tools say it.
+		my $more = $try ? "Try 'jmptrace diff --help' for more information\\.\n" : '';
+		like($r->{stderr}, qr/\Ajmptrace: diff: (?:(?!\n).)*$re(?:(?!\n).)*\n$more\z/,
+		     "$name: one line on stderr" . ($try ? ', and where to read more' : ''))
 			or diag($r->{stderr});
 		is($r->{stdout}, '', "$name: nothing on stdout");
 	}

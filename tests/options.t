@@ -89,6 +89,33 @@ subtest 'bad values are refused' => sub {
 	like($r->{stderr}, qr/needs -p/, '--duration without -p: says it needs -p');
 };
 
+# An unknown option or a missing argument: what is wrong in one line and where to read
+# more in a second, as getopt-based tools (strace, coreutils) say it, and exit 2 as the
+# manual page says; not the whole --help starting with the binary's full path.
+subtest 'an unknown option or a missing argument: two lines, exit 2' => sub {
+	my $try = "Try 'jmptrace --help' for more information.";
+	my $dtry = "Try 'jmptrace diff --help' for more information.";
+	for my $c (['--foo', ['--foo', '--', $leak, 1, 0], "jmptrace: unrecognized option '--foo'", $try],
+		   ['--foo=1', ['--foo=1', '--', $leak, 1, 0], "jmptrace: unrecognized option '--foo=1'", $try],
+		   ['-x', ['-x', '--', $leak, 1, 0], "jmptrace: invalid option -- 'x'", $try],
+		   ['--pin=1', ['--pin=1', '--', $leak, 1, 0], "jmptrace: option '--pin' doesn't allow an argument", $try],
+		   ['--json at the end', ['--json'], "jmptrace: option '--json' requires an argument", $try],
+		   ['-p at the end', ['-p'], "jmptrace: option requires an argument -- 'p'", $try],
+		   ['no program', [], 'jmptrace: no program to run and no -p PID given', $try],
+		   ['-- and no program', ['--'], 'jmptrace: no program to run and no -p PID given', $try],
+		   ['diff --foo', ['diff', '--foo', 'a.json', 'b.json'], "jmptrace: diff: unrecognized option '--foo'", $dtry],
+		   ['diff --json at the end', ['diff', 'a.json', 'b.json', '--json'], "jmptrace: diff: option '--json' requires an argument", $dtry],
+		   ['diff with one snapshot', ['diff', 'a.json'], 'jmptrace: diff: give two snapshots, OLD.json[:N] NEW.json[:N]', $dtry]) {
+		my ($what, $args, $line, $more) = @$c;
+		my $r = JT::run_cmd(argv => [$JT, @$args], timeout => 20);
+		is($r->{exit}, 2, "$what: exit 2");
+		is($r->{stderr}, "$line\n$more\n", "$what: says what is wrong, and where to read more");
+		is($r->{stdout}, '', "$what: nothing on stdout, the program not run");
+	}
+	like(JT::slurp(root() . '/doc/jmptrace.1') // '', qr/^2 for a usage error or a bad option value\.$/m,
+	     'the manual page says exit 2 for a usage error');
+};
+
 subtest '--duration with -p detaches after that time' => sub {
 	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my $hb = "$dir/hb";
