@@ -238,6 +238,42 @@ subtest 'errors' => sub {
 };
 
 # ---------------------------------------------------------------------------------------
+# Snapshots of two programs, or of a parent and its forked child (-f, one report): the
+# diff is made, with one line of warning; two runs of one program give none.
+
+subtest 'different programs, or a parent and its child: one line of warning' => sub {
+	my $x = run_jt('leak', 'pie', args => [3, 0]);
+	my $y = run_jt('leak', 'pie', args => [4, 0]);
+	my $f = run_jt('forker', 'pie', args => ['fork'], jt_args => ['-f']);
+	is("$x->{exit}/$y->{exit}/$f->{exit}", '0/0/0', 'the three runs exit 0');
+	my ($ra, $rb, $rf) = map { "$_->{dir}/report.json" } $x, $y, $f;
+	my @snaps = @{ ($f->{json} // {})->{snapshots} // [] };
+	is(scalar @snaps, 2, 'forker -f: two snapshots, the child\'s and the parent\'s') or return;
+	my ($pa, $pf1, $pf2) = (last_snapshot($x)->{pid}, $snaps[0]{pid}, $snaps[1]{pid});
+	isnt($pf1, $pf2, 'forker -f: two pids');
+
+	my $r = run_diff($ra, $rb);
+	is($r->{exit}, 0, 'two runs of leak-pie: exit 0');
+	is($r->{stderr}, '', 'two runs of leak-pie: no warning');
+	like($r->{stdout}, qr/^#1: \+[\d,]+ bytes \(\+1 block\)/m, 'two runs of leak-pie: the diff');
+
+	$r = run_diff($ra, $rf);
+	is($r->{exit}, 0, 'leak-pie against forker-pie: exit 0');
+	is($r->{stderr}, "jmptrace: diff: warning: the snapshots are of different programs, leak-pie (pid $pa) and forker-pie (pid $pf2)\n",
+	   'leak-pie against forker-pie: one line says they are different programs');
+	like($r->{stdout}, qr/^SUMMARY: /m, 'leak-pie against forker-pie: the diff all the same');
+
+	$r = run_diff("$rf:1", "$rf:2");
+	is($r->{exit}, 0, 'forker -f, snapshot 1 against 2: exit 0');
+	is($r->{stderr}, "jmptrace: diff: warning: the snapshots are of different processes of one run, pid $pf1 and pid $pf2 (a parent and its child?)\n",
+	   'forker -f, snapshot 1 against 2: one line says they are two processes of one run');
+	like($r->{stdout}, qr/^SUMMARY: /m, 'forker -f, snapshot 1 against 2: the diff all the same');
+
+	$r = run_diff("$rf:2", $rf);
+	is($r->{stderr}, '', 'forker -f, one snapshot against itself: no warning');
+};
+
+# ---------------------------------------------------------------------------------------
 # --interval: profile sleeps 2 s first, so a 0.2 s interval gives at least 5 snapshots
 # before its phases; the first and the last then differ by small_phase's 10 blocks.
 
