@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cpu.h"
+#include "util.h"
 
 void
 cpu_init(struct jt_cpu *c)
@@ -141,15 +141,6 @@ cpu_follow(struct jt_cpu *c, pid_t tid)
 	return cpu_bind(c, cpu_of(tid));
 }
 
-static uint64_t
-cpu_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * Every few stops we look at how often we slept. A tracee resumed on our
  * CPU preempts us (SCHED_IDLE) and stops again before we run: an
@@ -188,7 +179,7 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, probed, cpu, here;
 	uint64_t now;
 
-	if (follow && (now = cpu_now_ms()) - c->adapt_ms >= 200) {
+	if (follow && (now = util_now_us() / 1000) - c->adapt_ms >= 200) {
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}

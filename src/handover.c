@@ -268,17 +268,12 @@ handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
 void
 handover_wait(struct jt_tracer *tr, unsigned ms)
 {
-	struct timespec ts;
+	/* On the tracer's one clock: a step of the wall clock must not stretch the wait. */
+	uint64_t until = util_now_us() + (uint64_t)ms * 1000;
+	struct timespec ts = { (time_t)(until / 1000000), (long)(until % 1000000) * 1000 };
 
 	restart_held(tthread_self());
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&tr->tthreads.cond, &tr->tthreads.lock, &ts);
+	pthread_cond_clockwait(&tr->tthreads.cond, &tr->tthreads.lock, CLOCK_MONOTONIC, &ts);
 }
 
 void
