@@ -112,9 +112,21 @@ cpu_adapt(struct jt_cpu *c)
 	if (cpu_save(c) < 0)
 		return -1;
 	want = cpu_policy_for(c, cpu_runnable());
+	if (c->hurry)
+		want = SCHED_OTHER;
 	if (want == sched_getscheduler(0))
 		return 0;
 	return sched_setscheduler(0, want, &sp);
+}
+
+void
+cpu_hurry(struct jt_cpu *c, int on)
+{
+	struct sched_param sp = { 0 };
+
+	c->hurry = on;
+	if (on && sched_getscheduler(0) == SCHED_IDLE)
+		sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
 /* Binds the calling thread to cpu, if it is one we may run on. Returns cpu, or -1. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "cpu.h"
 #include "detach.h"
@@ -15,6 +16,7 @@
 #include "loop.h"
 #include "proc.h"
 #include "regs.h"
+#include "report.h"
 #include "restart.h"
 #include "snapshot.h"
 #include "stop.h"
@@ -29,6 +31,9 @@ loop_now_ms(void)
 
 /* Set by signal handlers; signals are process-wide, so these are the only globals. */
 static volatile sig_atomic_t got_snapshot, got_stop;
+/* The process-wide timer that wakes the main tracer thread at the next due snapshot. */
+static timer_t loop_due_timer;
+static int loop_due_timer_made;
 
 static void
 loop_on_signal(int sig)
@@ -46,6 +51,7 @@ loop_install_signals(void)
 {
 	struct sigaction sa;
 	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM };
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = loop_on_signal;
@@ -63,6 +69,140 @@ loop_install_signals(void)
 	 * every HEAP_SAMPLE_MS or so (loop_tick).
 	 */
 	setitimer(ITIMER_REAL, &it, NULL);
+	/* Its SIGALRM goes where the tick's does: to tracer thread 0, the others block it. */
+	loop_due_timer_made = timer_create(CLOCK_MONOTONIC, &ev, &loop_due_timer) == 0;
+}
+
+/*
+ * --interval and --duration: snapshots fall due at fixed times of the main
+ * process's clock (its JSON time_ms), k * interval and duration after tracing
+ * began, never "interval after the last one", so no lateness adds up. They
+ * are checked between any two stops, and a timer on CLOCK_MONOTONIC (the
+ * clock of util_now_us) wakes wait4 at the due time of the next.
+ */
+
+/* ms of the main process's clock, as its snapshots' time_ms count them. */
+static uint64_t
+loop_time_ms(const struct jt_tracer *tr)
+{
+	return (util_now_us() - tr->origin_us) / 1000;
+}
+
+static uint64_t
+loop_secs_ms(double s)
+{
+	return (uint64_t)(s * 1000 + 0.5);
+}
+
+/* The first due time after after_ms: the next multiple of --interval, or --duration's end; 0 for none. */
+static uint64_t
+loop_next_due(struct jt_tracer *tr, uint64_t after_ms)
+{
+	uint64_t iv = loop_secs_ms(tr->opt->interval), end = 0, due = 0;
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+
+	if (p && p->attached && tr->opt->duration > 0)
+		end = loop_secs_ms(tr->opt->duration);
+	if (iv)
+		due = (after_ms / iv + 1) * iv;
+	if (end > after_ms && (!due || end < due))
+		due = end;
+	return due;
+}
+
+/*
+ * How long before a due time tracer thread 0 leaves SCHED_IDLE (cpu_hurry):
+ * in SCHED_IDLE a tracee resumed on its CPU preempts it, and on a busy host
+ * it may then not run again for seconds. Half the interval at most.
+ */
+#define LOOP_HURRY_MS 50
+
+static uint64_t
+loop_hurry_ms(const struct jt_tracer *tr)
+{
+	uint64_t half = loop_secs_ms(tr->opt->interval) / 2;
+
+	return half && half < LOOP_HURRY_MS ? half : LOOP_HURRY_MS;
+}
+
+/* Sets the timer to send SIGALRM at at_ms of the main process's clock. */
+static void
+loop_arm(const struct jt_tracer *tr, uint64_t at_ms)
+{
+	uint64_t at = tr->origin_us + at_ms * 1000;
+	struct itimerspec its = { { 0, 0 }, { (time_t)(at / 1000000), (long)(at % 1000000) * 1000 } };
+
+	if (loop_due_timer_made)
+		timer_settime(loop_due_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/* Sets the next due time after after_ms, and the timer to wake us a little before it. */
+static void
+loop_schedule(struct jt_tracer *tr, uint64_t after_ms)
+{
+	uint64_t hurry = loop_hurry_ms(tr);
+
+	tr->due_ms = loop_next_due(tr, after_ms);
+	tr->late_why[0] = '\0';
+	cpu_hurry(&tthread_self()->cpu, 0);
+	if (tr->due_ms)
+		loop_arm(tr, tr->due_ms > after_ms + hurry ? tr->due_ms - hurry : tr->due_ms);
+}
+
+/* Close to the due time: out of SCHED_IDLE, and the timer set for the due time itself. */
+static void
+loop_hurry(struct jt_tracer *tr, uint64_t now_ms)
+{
+	struct jt_cpu *c = &tthread_self()->cpu;
+
+	if (!tr->due_ms || c->hurry || now_ms + loop_hurry_ms(tr) < tr->due_ms)
+		return;
+	cpu_hurry(c, 1);
+	loop_arm(tr, tr->due_ms);
+}
+
+/*
+ * Called by tracer thread 0 after each piece of its work, begun at
+ * since_us: the one under way at the due time held the snapshot up, and is
+ * its reason if it is late.
+ */
+static void
+loop_work_done(struct jt_tracer *tr, const char *what, uint64_t since_us)
+{
+	uint64_t now = util_now_us(), due = tr->origin_us + tr->due_ms * 1000;
+
+	if (!tr->due_ms || since_us >= due || now < due)
+		return;
+	snprintf(tr->late_why, sizeof(tr->late_why), "%s took %llu ms", what,
+		 (unsigned long long)((now - since_us) / 1000));
+}
+
+/* How long to wait for other work, at most ms: not past the next due time. */
+static unsigned
+loop_wait_ms(const struct jt_tracer *tr, unsigned ms)
+{
+	uint64_t now = loop_time_ms(tr);
+
+	if (!tr->due_ms || tr->due_ms >= now + ms)
+		return ms;
+	return tr->due_ms > now ? (unsigned)(tr->due_ms - now) : 1;
+}
+
+/* Writes the snapshot that fell due at due_ms, now_ms: saying when it is late, and why. */
+static void
+loop_due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64_t due_ms, uint64_t now_ms)
+{
+	struct jt_due due = { due_ms, now_ms - due_ms, NULL };
+
+	if (due.late_ms > LOOP_LATE_MS) {
+		/* None of our work was under way at the due time: we waited for a CPU. */
+		due.late_why = tr->late_why[0] ? tr->late_why : "jmptrace was not given a CPU in time (a busy host)";
+		debug_msg("snapshot %u (%s) is %llu ms late, due at %llu ms: %s", tr->nsnapshots + 1, reason,
+			  (unsigned long long)due.late_ms, (unsigned long long)due.due_ms, due.late_why);
+	}
+	tr->due = &due;
+	snapshot_write(tr, p, reason);
+	tr->due = NULL;
 }
 
 static void
@@ -83,33 +223,42 @@ loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 	tr->status_shown = 1;
 }
 
+/* The snapshot that is due, if any, or asked for by a signal; then the stop a signal asked for. */
 static void
 loop_flags(struct jt_tracer *tr)
 {
 	struct jt_proc *p = proc_find(tr, tr->main_pid);
-	int stop = got_stop;
-	int attached = p && p->attached;
+	int stop = got_stop, due, wrote = 0;
+	uint64_t now, since = util_now_us();
 
 	if (!p)
 		return;
-	if (attached && tr->opt->duration > 0 &&
-	    loop_now_ms() - tr->start_ms >= (uint64_t)(tr->opt->duration * 1000))
+	now = loop_time_ms(tr);
+	loop_hurry(tr, now);
+	due = tr->due_ms && now >= tr->due_ms;
+	if (due && p->attached && tr->opt->duration > 0 && now >= loop_secs_ms(tr->opt->duration))
 		stop = SIGALRM;
-	if (tr->status_shown && (got_snapshot || stop))
+	if (tr->status_shown && (got_snapshot || stop || due))
 		fputc('\n', stderr);
-	if (got_snapshot || stop) {
+	if (got_snapshot || (stop && stop != SIGALRM)) {
 		got_snapshot = 0;
-		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
-	} else if (tr->opt->interval > 0 &&
-		   loop_now_ms() - tr->interval_ms >= (uint64_t)(tr->opt->interval * 1000)) {
-		/* --interval: the clock restarts at each periodic snapshot, not at a SIGUSR1 one. */
-		tr->interval_ms = loop_now_ms();
-		snapshot_write(tr, p, "interval");
+		snapshot_write(tr, p, stop && stop != SIGALRM ? "signal" : "sigusr1");
+		wrote = 1;
 	}
+	if (due && (!stop || stop == SIGALRM)) {
+		loop_due_snapshot(tr, p, stop ? "duration" : "interval",
+				  stop ? loop_secs_ms(tr->opt->duration) : tr->due_ms, now);
+		wrote = 1;
+	}
+	if (due)
+		loop_schedule(tr, now);
+	if (wrote)
+		loop_work_done(tr, tr->opt->leak_check ? "the snapshot before it, with its leak check,"
+			       : "the snapshot before it", since);
 	if (!stop)
 		return;
 	got_stop = 0;
-	if (attached) {
+	if (p->attached) {
 		detach_all(tr);
 		return;
 	}
@@ -225,9 +374,11 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 {
 	struct jt_thread *t;
 	pid_t tid;
+	uint64_t waited, locked;
 
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	restart_held(tt);
+	waited = util_now_us();
 	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
 	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
 	tt->regs_tid = 0;
@@ -237,7 +388,12 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))
 		cpu_on_stop(&tt->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
+	locked = util_now_us();
 	pthread_mutex_lock(&tr->tthreads.lock);
+	if (tt->index == 0) {
+		loop_work_done(tr, "waiting for a stop", waited);
+		loop_work_done(tr, "waiting for the other tracer threads", locked);
+	}
 	if (tid < 0 && errno == EINTR)
 		return 0;
 	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid)))
@@ -253,9 +409,13 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 static void
 loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status)
 {
+	uint64_t since = util_now_us();
+
 	tt->unwind_unlock = 1;
 	stop_dispatch(tr, tid, status);
 	tt->unwind_unlock = 0;
+	if (tt->index == 0)
+		loop_work_done(tr, "handling a stop", since);
 }
 
 /*
@@ -370,12 +530,26 @@ loop_done(const struct jt_tracer *tr)
 	return 1;
 }
 
+/* Starts the clock of the due snapshots: the main process's time_ms, and its first due time. */
+static void
+loop_start_clock(struct jt_tracer *tr)
+{
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+
+	/* time_ms began at the main process's heap_new: before the launch or the attach. */
+	tr->origin_us = util_now_us() - (p ? heap_clock_ms(p->heap) * 1000 : 0);
+	loop_schedule(tr, 0);
+	loop_work_done(tr, "setting up the trace", tr->origin_us);
+}
+
 int
 loop_run(struct jt_tracer *tr)
 {
 	struct jt_tthread *self = tthread_self();
+	uint64_t since;
 
-	tr->start_ms = tr->status_ms = tr->interval_ms = loop_now_ms();
+	tr->status_ms = loop_now_ms();
+	loop_start_clock(tr);
 	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);
 	/* Only now: the other tracer threads must not inherit a single CPU. */
 	if (tr->opt->pin)
@@ -391,16 +565,18 @@ loop_run(struct jt_tracer *tr)
 		loop_flags(tr);
 		if (tr->detached)
 			break;
+		since = util_now_us();
 		loop_tick(tr, self);
 		handover_receive(self, loop_arrived);
 		loop_run_deferred(tr);
+		loop_work_done(tr, "taking threads handed over", since);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
 			continue;
 		if (tid < 0) {
 			/* With -f, the processes left may all be traced by other tracer threads. */
 			if (errno == ECHILD && tr->tthreads.n > 1 && !loop_done(tr)) {
-				handover_wait(tr, 200);
+				handover_wait(tr, loop_wait_ms(tr, 200));
 				continue;
 			}
 			if (errno != ECHILD)
