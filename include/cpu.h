@@ -27,6 +27,7 @@ struct jt_cpu {
 	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
 	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
 	int hurry;		/* cpu_hurry: SCHED_OTHER whatever cpu_adapt finds */
+	unsigned long unpinned;	/* --pin: stops of a tracee that had run on since it came to us, not pinned to our CPU */
 };
 
 void cpu_init(struct jt_cpu *c);

@@ -196,6 +196,12 @@ struct jt_tracer {
 	uint64_t due_ms;		/* the next one due, in time_ms; 0 for none */
 	char late_why[96];		/* the work that ran past due_ms and for how long; "" while none did */
 	const struct jt_due *due;	/* while a scheduled snapshot is written: when it was due */
+	/*
+	 * What every thread handed to a tracer thread gets on arrival, in every
+	 * handover_receive (a recall's too): loop.c's pins it (--pin) and then
+	 * calls handover_arrived. NULL: handover_arrived alone.
+	 */
+	void (*arrived)(struct jt_tracer *tr, struct jt_thread *t);
 	pid_t main_pid;
 	int main_exited, main_status;	/* wait status of the main process */
 	uint64_t events;		/* breakpoint hits handled */

@@ -185,8 +185,9 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 void
-handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, struct jt_thread *))
+handover_receive(struct jt_tthread *tt)
 {
+	void (*arrived)(struct jt_tracer *, struct jt_thread *) = tt->tr->arrived ? tt->tr->arrived : handover_arrived;
 	struct jt_thread *t;
 
 	while ((t = tt->inbox)) {
@@ -287,7 +288,7 @@ handover_recall(struct jt_tracer *tr, struct jt_proc *p)
 		return;
 	tr->recall = p;
 	while (proc_find(tr, pid) == p) {
-		handover_receive(self, handover_arrived);
+		handover_receive(self);
 		if (!handover_elsewhere(tr, p, self))
 			break;
 		if (++rounds > 500) {	/* 10 s of 20 ms waits */

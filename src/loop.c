@@ -396,8 +396,12 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	}
 	if (tid < 0 && errno == EINTR)
 		return 0;
-	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid)))
+	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid))) {
+		/* Pinned elsewhere: it came to us and ran on before loop_arrived moved it. */
+		if (t->pin_cpu >= 0 && t->pin_cpu != tt->cpu.bound)
+			tt->cpu.unpinned++;
 		loop_pin(tt, t);
+	}
 	return tid;
 }
 
@@ -431,6 +435,9 @@ loop_report_cpu(const struct jt_tthread *tt)
 	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%; %lu other checks, %lu moves",
 		  tt->index, (unsigned long)tt->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
 		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0, c->checks, c->moves);
+	if (tt->tr->opt->pin)
+		debug_msg("tracer thread %d: --pin: %lu stops of a thread that ran on unpinned after it came to it",
+			  tt->index, c->unpinned);
 }
 
 /* A tracer thread other than the main one: serves its own tracees until told to quit. */
@@ -448,7 +455,7 @@ loop_tthread(void *arg)
 		int status;
 		pid_t tid;
 
-		handover_receive(tt, loop_arrived);
+		handover_receive(tt);
 		handover_serve_recall(tr, tt);
 		loop_tick(tr, tt);
 		if (tt->ntracees == 0) {
@@ -506,7 +513,7 @@ loop_stop_tthreads(struct jt_tracer *tr)
 	tr->tthreads.quit = 1;
 	tthread_join_all(&tr->tthreads);
 	/* What came back stopped runs on under tracer thread 0, which is the only tracer thread now. */
-	handover_receive(self, loop_arrived);
+	handover_receive(self);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (thread_is_stopped(t) && !t->step_pending && !tr->detached && !tr->main_exited)
@@ -549,6 +556,7 @@ loop_run(struct jt_tracer *tr)
 	uint64_t since;
 
 	tr->status_ms = loop_now_ms();
+	tr->arrived = loop_arrived;
 	loop_start_clock(tr);
 	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);
 	/* Only now: the other tracer threads must not inherit a single CPU. */
@@ -567,7 +575,7 @@ loop_run(struct jt_tracer *tr)
 			break;
 		since = util_now_us();
 		loop_tick(tr, self);
-		handover_receive(self, loop_arrived);
+		handover_receive(self);
 		loop_run_deferred(tr);
 		loop_work_done(tr, "taking threads handed over", since);
 		tid = loop_wait_next(tr, self, &status);
