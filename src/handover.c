@@ -1,7 +1,6 @@
 /* handover.c - moving a stopped thread from one tracer thread to another: parking it, seizing it, rebalancing, recalling a process. */
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 
 #include "handover.h"
+#include "maps.h"
 #include "mem.h"
 #include "park.h"
 #include "proc.h"
@@ -55,27 +55,19 @@ handover_find_bytes(pid_t pid, uint64_t start, uint64_t end, const uint8_t *code
 static uint64_t
 handover_find_code(struct jt_proc *p, enum arch_park_code code)
 {
-	char path[64], line[512];
+	struct jt_maps m;
 	uint64_t found = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	if (!(f = fopen(path, "re")))
+	if (maps_read(p->pid, &m) < 0)
 		return 0;
-	for (int pass = 0; pass < 2 && !found; pass++) {
-		rewind(f);
-		while (!found && fgets(line, sizeof(line), f)) {
-			unsigned long start, end;
-			char perms[8];
+	for (int pass = 0; pass < 2 && !found; pass++)
+		for (size_t i = 0; i < m.n && !found; i++) {
+			const struct maps_entry *e = &m.v[i];
 
-			if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x')
-				continue;
-			if ((pass == 0) != (strstr(line, "[vdso]") != NULL))
-				continue;
-			found = handover_find_bytes(p->pid, start, end, arch_park_bytes(code));
+			if (e->x && (pass == 0) == (strcmp(e->name, "[vdso]") == 0))
+				found = handover_find_bytes(p->pid, e->start, e->end, arch_park_bytes(code));
 		}
-	}
-	fclose(f);
+	maps_clear(&m);
 	return found;
 }
 
