@@ -240,6 +240,13 @@ subtest '--help, the manual page and the README list every option' => sub {
 	}
 	unlike($readme, qr/JMPTRACE_(?:THREADS|UNWIND|NO_CPU_FOLLOW|NO_EMULATE|DEBUG)/,
 	       'the README names none of the removed environment variables');
+	# An example ends (.RE) before a paragraph break: text right after it ran into the example.
+	my @glued = $man =~ /^\.RE\n([^.\n][^\n]*)/mg;
+	is(join(' / ', @glued), '', 'doc/jmptrace.1: a paragraph break after every example');
+	# `make ... && prog &` puts the whole list in a background subshell: $! is the subshell,
+	# and `jmptrace -p $!` would trace the shell, not the program.
+	my @sub = $readme =~ /^([^\n]*&&[^\n]*&[ \t]*(?:#[^\n]*)?\n(?=[^\n]*\$!))/mg;
+	is(join(' / ', @sub), '', 'README: no `-p $!` after a background list (its $! is a subshell)');
 	SKIP: {
 		skip 'no man or groff', 2
 			unless system('sh', '-c', 'command -v man >/dev/null && command -v groff >/dev/null') == 0;
