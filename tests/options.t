@@ -116,12 +116,29 @@ subtest 'an unknown option or a missing argument: two lines, exit 2' => sub {
 	     'the manual page says exit 2 for a usage error');
 };
 
-subtest '--duration with -p detaches after that time' => sub {
+# Starts heartbeat (9 threads that allocate all the time) in a scratch directory and waits
+# until it runs. Returns ($p, $dir, $beats: a sub that reads its count), or () after it
+# failed to run.
+sub heartbeat_start {
 	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my $hb = "$dir/hb";
 	my $p = JT::spawn(argv => [JT::prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
 	my $beats = sub { my $v = JT::slurp($hb) // ''; $v =~ /^(\d+)/ ? $1 : -1 };
-	ok(JT::wait_until(sub { $beats->() > 100 }, 30), 'the program runs') or return JT::reap($p, 1);
+	return ($p, $dir, $beats) if ok(JT::wait_until(sub { $beats->() > 100 }, 30), 'the program runs');
+	JT::reap($p, 1);
+	return ();
+}
+
+# Ends heartbeat with SIGTERM, and checks that it never saw a stray signal.
+sub heartbeat_stop {
+	my ($p) = @_;
+	kill 'TERM', $p->{pid};
+	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
+	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
+}
+
+subtest '--duration with -p detaches after that time' => sub {
+	my ($p, $dir, $beats) = heartbeat_start() or return;
 	for my $d ('0.5', '1e0') {
 		my $r = JT::run_cmd(argv => [$JT, '--duration', $d, '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
 		is($r->{exit}, 0, "--duration $d: exit 0");
@@ -136,10 +153,44 @@ subtest '--duration with -p detaches after that time' => sub {
 	}
 	my $before = $beats->();
 	ok(JT::wait_until(sub { $beats->() > $before + 50 }, 10), 'the program runs on after the detaches');
-	kill 'TERM', $p->{pid};
-	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
-	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
+	heartbeat_stop($p);
 };
+
+# The snapshots of one --interval 0.2 --duration 1.1 run ($r, its JSON's @$snaps): each
+# due at the next multiple of 200 ms (or 1,100 for the duration's), skipping only due times
+# that passed while the one before was taken late; each taken within 20 ms of its due time,
+# or late with a reason in its JSON and under -v.
+sub check_due_times {
+	my ($r, $snaps, $try) = @_;
+	my @snaps = @$snaps;
+	my ($next, $before) = (200, undef);
+	for my $i (0 .. $#snaps) {
+		my $s = $snaps[$i];
+		my $n = $i + 1;
+		my $due = $s->{due_ms} // -1;
+		my $what = "run $try, snapshot $n ($s->{reason}, due at $due, taken at $s->{time_ms} ms)";
+		$next = 1100 if $s->{reason} eq 'duration';
+		# Due times that passed while the snapshot before was taken late are skipped.
+		for (my $d = $next; $d < $due && $d <= 1000; $d += 200) {
+			ok($before && $before->{late_why} && $before->{time_ms} + 4 >= $d,
+			   "$what: due time $d skipped, as snapshot " . ($n - 1) . ' was taken late, after it');
+			$next = $d + 200;
+		}
+		is($due, $next, "$what: due at $next ms");
+		$next = $due + 200;
+		my $late = $s->{time_ms} - $due;
+		ok(abs($late - ($s->{late_ms} // -1000)) <= 8,
+		   "$what: late_ms (" . ($s->{late_ms} // 'none') . ') is time_ms - due_ms, give or take the coarse clock');
+		if (abs($late) <= 20) {
+			pass("$what: within 10% of the interval");
+		} else {
+			ok($late > 0 && $s->{late_why}, "$what: $late ms late, and it says why: " . ($s->{late_why} // 'NOTHING'));
+			like($r->{stderr}, qr/^jmptrace: snapshot $n \($s->{reason}\) is $s->{late_ms} ms late, due at $due ms: \Q$s->{late_why}\E$/m,
+			     "$what: -v says it is late, and why");
+		}
+		$before = $s;
+	}
+}
 
 # --interval 0.2 --duration 1.1 on heartbeat (9 threads that allocate all the time): the
 # snapshots fall due at 200, 400, 600, 800 and 1,000 ms of time_ms and the duration's at
@@ -149,11 +200,7 @@ subtest '--duration with -p detaches after that time' => sub {
 # may delay one, but never silently. A due time passed while a late snapshot was being
 # taken is skipped, not made up with a burst.
 subtest '--interval 0.2 --duration 1.1: snapshots at their due times, or late with a reason' => sub {
-	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-	my $hb = "$dir/hb";
-	my $p = JT::spawn(argv => [JT::prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
-	my $beats = sub { my $v = JT::slurp($hb) // ''; $v =~ /^(\d+)/ ? $1 : -1 };
-	ok(JT::wait_until(sub { $beats->() > 100 }, 30), 'the program runs') or return JT::reap($p, 1);
+	my ($p, $dir) = heartbeat_start() or return;
 	for my $try (1 .. 3) {
 		my $r = JT::run_cmd(argv => [$JT, '-v', '--interval', '0.2', '--duration', '1.1',
 					     '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
@@ -161,39 +208,11 @@ subtest '--interval 0.2 --duration 1.1: snapshots at their due times, or late wi
 		my $json = JT::read_json("$dir/r.json");
 		my @snaps = @{ ($json // {})->{snapshots} // [] };
 		is(($snaps[-1] // {})->{reason}, 'duration', "run $try: the last snapshot is the duration's");
-		my ($next, $before) = (200, undef);
-		for my $i (0 .. $#snaps) {
-			my $s = $snaps[$i];
-			my $n = $i + 1;
-			my $due = $s->{due_ms} // -1;
-			my $what = "run $try, snapshot $n ($s->{reason}, due at $due, taken at $s->{time_ms} ms)";
-			$next = 1100 if $s->{reason} eq 'duration';
-			# Due times that passed while the snapshot before was taken late are skipped.
-			for (my $d = $next; $d < $due && $d <= 1000; $d += 200) {
-				ok($before && $before->{late_why} && $before->{time_ms} + 4 >= $d,
-				   "$what: due time $d skipped, as snapshot " . ($n - 1) . ' was taken late, after it');
-				$next = $d + 200;
-			}
-			is($due, $next, "$what: due at $next ms");
-			$next = $due + 200;
-			my $late = $s->{time_ms} - $due;
-			ok(abs($late - ($s->{late_ms} // -1000)) <= 8,
-			   "$what: late_ms (" . ($s->{late_ms} // 'none') . ') is time_ms - due_ms, give or take the coarse clock');
-			if (abs($late) <= 20) {
-				pass("$what: within 10% of the interval");
-			} else {
-				ok($late > 0 && $s->{late_why}, "$what: $late ms late, and it says why: " . ($s->{late_why} // 'NOTHING'));
-				like($r->{stderr}, qr/^jmptrace: snapshot $n \($s->{reason}\) is $s->{late_ms} ms late, due at $due ms: \Q$s->{late_why}\E$/m,
-				     "$what: -v says it is late, and why");
-			}
-			$before = $s;
-		}
+		check_due_times($r, \@snaps, $try);
 		ok(!(grep { $_->{reason} eq 'interval' && ($_->{due_ms} // 0) > 1000 } @snaps),
 		   "run $try: no interval snapshot due after 1,000 ms");
 	}
-	kill 'TERM', $p->{pid};
-	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
-	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
+	heartbeat_stop($p);
 };
 
 subtest 'a program that cannot be run: one line that says why' => sub {
