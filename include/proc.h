@@ -193,6 +193,7 @@ struct jt_tracer {
 	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
 	/* --interval and --duration (loop.c): snapshots due at fixed times of the main process's time_ms. */
 	uint64_t origin_us;		/* its time_ms 0, on util_now_us's clock */
+	uint64_t start_ms;		/* when the loop began, in time_ms: both count from there */
 	uint64_t due_ms;		/* the next one due, in time_ms; 0 for none */
 	char late_why[96];		/* the work that ran past due_ms and for how long; "" while none did */
 	const struct jt_due *due;	/* while a scheduled snapshot is written: when it was due */

@@ -75,10 +75,12 @@ loop_install_signals(void)
 
 /*
  * --interval and --duration: snapshots fall due at fixed times of the main
- * process's clock (its JSON time_ms), k * interval and duration after tracing
- * began, never "interval after the last one", so no lateness adds up. They
- * are checked between any two stops, and a timer on CLOCK_MONOTONIC (the
- * clock of util_now_us) wakes wait4 at the due time of the next.
+ * process's clock (its JSON time_ms), k * interval and duration after the
+ * loop began (after the attach: an attach slowed down by a busy host does not
+ * eat into the duration), never "interval after the last one", so no
+ * lateness adds up. They are checked between any two stops, and a timer on
+ * CLOCK_MONOTONIC (the clock of util_now_us) wakes wait4 at the due time of
+ * the next.
  */
 
 /* ms of the main process's clock, as its snapshots' time_ms count them. */
@@ -94,17 +96,23 @@ loop_secs_ms(double s)
 	return (uint64_t)(s * 1000 + 0.5);
 }
 
-/* The first due time after after_ms: the next multiple of --interval, or --duration's end; 0 for none. */
+/* --duration's end in time_ms, or 0 when it has none (it must be attached). */
+static uint64_t
+loop_duration_end(struct jt_tracer *tr)
+{
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+
+	return p && p->attached && tr->opt->duration > 0 ? tr->start_ms + loop_secs_ms(tr->opt->duration) : 0;
+}
+
+/* The first due time after after_ms (not before start_ms): the next of --interval's, or --duration's end; 0 for none. */
 static uint64_t
 loop_next_due(struct jt_tracer *tr, uint64_t after_ms)
 {
-	uint64_t iv = loop_secs_ms(tr->opt->interval), end = 0, due = 0;
-	struct jt_proc *p = proc_find(tr, tr->main_pid);
+	uint64_t iv = loop_secs_ms(tr->opt->interval), end = loop_duration_end(tr), due = 0;
 
-	if (p && p->attached && tr->opt->duration > 0)
-		end = loop_secs_ms(tr->opt->duration);
 	if (iv)
-		due = (after_ms / iv + 1) * iv;
+		due = tr->start_ms + ((after_ms - tr->start_ms) / iv + 1) * iv;
 	if (end > after_ms && (!due || end < due))
 		due = end;
 	return due;
@@ -236,7 +244,7 @@ loop_flags(struct jt_tracer *tr)
 	now = loop_time_ms(tr);
 	loop_hurry(tr, now);
 	due = tr->due_ms && now >= tr->due_ms;
-	if (due && p->attached && tr->opt->duration > 0 && now >= loop_secs_ms(tr->opt->duration))
+	if (due && loop_duration_end(tr) && now >= loop_duration_end(tr))
 		stop = SIGALRM;
 	if (tr->status_shown && (got_snapshot || stop || due))
 		fputc('\n', stderr);
@@ -246,8 +254,7 @@ loop_flags(struct jt_tracer *tr)
 		wrote = 1;
 	}
 	if (due && (!stop || stop == SIGALRM)) {
-		loop_due_snapshot(tr, p, stop ? "duration" : "interval",
-				  stop ? loop_secs_ms(tr->opt->duration) : tr->due_ms, now);
+		loop_due_snapshot(tr, p, stop ? "duration" : "interval", stop ? loop_duration_end(tr) : tr->due_ms, now);
 		wrote = 1;
 	}
 	if (due)
@@ -537,16 +544,16 @@ loop_done(const struct jt_tracer *tr)
 	return 1;
 }
 
-/* Starts the clock of the due snapshots: the main process's time_ms, and its first due time. */
+/* Starts the clock of the due snapshots: the main process's time_ms, now, and the first due time. */
 static void
 loop_start_clock(struct jt_tracer *tr)
 {
 	struct jt_proc *p = proc_find(tr, tr->main_pid);
 
 	/* time_ms began at the main process's heap_new: before the launch or the attach. */
-	tr->origin_us = util_now_us() - (p ? heap_clock_ms(p->heap) * 1000 : 0);
-	loop_schedule(tr, 0);
-	loop_work_done(tr, "setting up the trace", tr->origin_us);
+	tr->start_ms = p ? heap_clock_ms(p->heap) : 0;
+	tr->origin_us = util_now_us() - tr->start_ms * 1000;
+	loop_schedule(tr, tr->start_ms);
 }
 
 int

@@ -157,21 +157,24 @@ subtest '--duration with -p detaches after that time' => sub {
 };
 
 # The snapshots of one --interval 0.2 --duration 1.1 run ($r, its JSON's @$snaps): each
-# due at the next multiple of 200 ms (or 1,100 for the duration's), skipping only due times
-# that passed while the one before was taken late; each taken within 20 ms of its due time,
-# or late with a reason in its JSON and under -v.
+# due 200 ms after the one before (the first 200 ms after the trace began, the duration's
+# 1,100), skipping only due times that passed while the one before was taken late; each
+# taken within 20 ms of its due time, or late with a reason in its JSON and under -v.
 sub check_due_times {
 	my ($r, $snaps, $try) = @_;
 	my @snaps = @$snaps;
-	my ($next, $before) = (200, undef);
+	# When the trace began, in time_ms (after the attach): the first is due 200 ms later.
+	my $t0 = ($snaps[0]{due_ms} // 200) - 200;
+	ok($t0 >= 0 && $t0 <= $snaps[0]{time_ms}, "run $try: the trace began at $t0 ms of time_ms, after the attach");
+	my ($next, $before) = ($t0 + 200, undef);
 	for my $i (0 .. $#snaps) {
 		my $s = $snaps[$i];
 		my $n = $i + 1;
 		my $due = $s->{due_ms} // -1;
 		my $what = "run $try, snapshot $n ($s->{reason}, due at $due, taken at $s->{time_ms} ms)";
-		$next = 1100 if $s->{reason} eq 'duration';
+		$next = $t0 + 1100 if $s->{reason} eq 'duration';
 		# Due times that passed while the snapshot before was taken late are skipped.
-		for (my $d = $next; $d < $due && $d <= 1000; $d += 200) {
+		for (my $d = $next; $d < $due && $d <= $t0 + 1000; $d += 200) {
 			ok($before && $before->{late_why} && $before->{time_ms} + 4 >= $d,
 			   "$what: due time $d skipped, as snapshot " . ($n - 1) . ' was taken late, after it');
 			$next = $d + 200;
@@ -193,9 +196,9 @@ sub check_due_times {
 }
 
 # --interval 0.2 --duration 1.1 on heartbeat (9 threads that allocate all the time): the
-# snapshots fall due at 200, 400, 600, 800 and 1,000 ms of time_ms and the duration's at
-# 1,100, counted from when tracing began, not from the last snapshot (which once gave 312,
-# 720 and 1,012 ms for 0.3 s). Each is taken within 10% of the interval of its due time,
+# snapshots fall due at 200, 400, 600, 800 and 1,000 ms and the duration's at 1,100 ms after
+# the trace began (in time_ms, which counts from before the attach), not from the last
+# snapshot (which once gave 312, 720 and 1,012 ms for 0.3 s). Each is taken within 10% of the interval of its due time,
 # or says in its JSON (late_ms, late_why) and under -v that it is late and why: a busy host
 # may delay one, but never silently. A due time passed while a late snapshot was being
 # taken is skipped, not made up with a burst.
@@ -209,7 +212,8 @@ subtest '--interval 0.2 --duration 1.1: snapshots at their due times, or late wi
 		my @snaps = @{ ($json // {})->{snapshots} // [] };
 		is(($snaps[-1] // {})->{reason}, 'duration', "run $try: the last snapshot is the duration's");
 		check_due_times($r, \@snaps, $try);
-		ok(!(grep { $_->{reason} eq 'interval' && ($_->{due_ms} // 0) > 1000 } @snaps),
+		my $t0 = ($snaps[0]{due_ms} // 200) - 200;
+		ok(!(grep { $_->{reason} eq 'interval' && ($_->{due_ms} // 0) > $t0 + 1000 } @snaps),
 		   "run $try: no interval snapshot due after 1,000 ms");
 	}
 	heartbeat_stop($p);
