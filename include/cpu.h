@@ -74,12 +74,14 @@ int cpu_adapt(struct jt_cpu *c);
 int cpu_policy_for(struct jt_cpu *c, int running);
 
 /*
- * With on set, puts the calling tracer thread in SCHED_OTHER at once, and
- * cpu_adapt keeps it there until cpu_hurry(c, 0): work due at a set time (a
- * snapshot of --interval) must not wait for an idle CPU, which on a busy
- * host may not come for seconds. With on clear, the next cpu_adapt chooses.
+ * With on set, puts the tracer thread whose placement c is (tid, 0 for the
+ * calling one) in SCHED_OTHER at once, and its cpu_adapt keeps it there until
+ * cpu_hurry(c, 0, 0): work due at a set time (a snapshot of --interval) must
+ * not wait for an idle CPU, which on a busy host may not come for seconds.
+ * Another thread may hurry it: a thread in SCHED_IDLE may not run to do it
+ * itself. With on clear, the next cpu_adapt chooses.
  */
-void cpu_hurry(struct jt_cpu *c, int on);
+void cpu_hurry(struct jt_cpu *c, pid_t tid, int on);
 
 /*
  * --pin: binds the calling tracer thread to the n-th CPU it may run on

@@ -195,6 +195,7 @@ struct jt_tracer {
 	uint64_t origin_us;		/* its time_ms 0, on util_now_us's clock */
 	uint64_t start_ms;		/* when the loop began, in time_ms: both count from there */
 	uint64_t due_ms;		/* the next one due, in time_ms; 0 for none */
+	int due_armed;			/* the timer is set for due_ms itself, not a little before */
 	char late_why[96];		/* the work that ran past due_ms and for how long; "" while none did */
 	const struct jt_due *due;	/* while a scheduled snapshot is written: when it was due */
 	/*

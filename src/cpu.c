@@ -112,7 +112,7 @@ cpu_adapt(struct jt_cpu *c)
 	if (cpu_save(c) < 0)
 		return -1;
 	want = cpu_policy_for(c, cpu_runnable());
-	if (c->hurry)
+	if (__atomic_load_n(&c->hurry, __ATOMIC_RELAXED))
 		want = SCHED_OTHER;
 	if (want == sched_getscheduler(0))
 		return 0;
@@ -120,13 +120,13 @@ cpu_adapt(struct jt_cpu *c)
 }
 
 void
-cpu_hurry(struct jt_cpu *c, int on)
+cpu_hurry(struct jt_cpu *c, pid_t tid, int on)
 {
 	struct sched_param sp = { 0 };
 
-	c->hurry = on;
-	if (on && sched_getscheduler(0) == SCHED_IDLE)
-		sched_setscheduler(0, SCHED_OTHER, &sp);
+	__atomic_store_n(&c->hurry, on, __ATOMIC_RELAXED);
+	if (on && sched_getscheduler(tid) == SCHED_IDLE)
+		sched_setscheduler(tid, SCHED_OTHER, &sp);
 }
 
 /* Binds the calling thread to cpu, if it is one we may run on. Returns cpu, or -1. */

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpu.h"
 #include "detach.h"
@@ -31,9 +33,10 @@ loop_now_ms(void)
 
 /* Set by signal handlers; signals are process-wide, so these are the only globals. */
 static volatile sig_atomic_t got_snapshot, got_stop;
-/* The process-wide timer that wakes the main tracer thread at the next due snapshot. */
+/* The process-wide timer of the next due snapshot, and the main tracer thread it wakes. */
 static timer_t loop_due_timer;
 static int loop_due_timer_made;
+static pid_t loop_main_tid;
 
 static void
 loop_on_signal(int sig)
@@ -51,7 +54,6 @@ loop_install_signals(void)
 {
 	struct sigaction sa;
 	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
-	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM };
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = loop_on_signal;
@@ -69,8 +71,6 @@ loop_install_signals(void)
 	 * every HEAP_SAMPLE_MS or so (loop_tick).
 	 */
 	setitimer(ITIMER_REAL, &it, NULL);
-	/* Its SIGALRM goes where the tick's does: to tracer thread 0, the others block it. */
-	loop_due_timer_made = timer_create(CLOCK_MONOTONIC, &ev, &loop_due_timer) == 0;
 }
 
 /*
@@ -133,7 +133,44 @@ loop_hurry_ms(const struct jt_tracer *tr)
 	return half && half < LOOP_HURRY_MS ? half : LOOP_HURRY_MS;
 }
 
-/* Sets the timer to send SIGALRM at at_ms of the main process's clock. */
+/*
+ * The due timer's notification, in a thread of glibc's that runs in
+ * SCHED_OTHER: tracer thread 0 may be in SCHED_IDLE and, on a busy host,
+ * not run for seconds (16 s seen under ASan at a load of 13 on 2 CPUs), so
+ * it is hurried from here, then its wait4 interrupted by SIGALRM. Nothing
+ * here touches a tracee.
+ */
+static void
+loop_on_due_timer(union sigval v)
+{
+	struct jt_tthread *t0 = v.sival_ptr;
+
+	cpu_hurry(&t0->cpu, loop_main_tid, 1);
+	syscall(SYS_tgkill, getpid(), loop_main_tid, SIGALRM);
+}
+
+/* Makes the due timer, for the calling thread, tracer thread 0. */
+static void
+loop_due_timer_make(void)
+{
+	struct sched_param sp = { 0 };
+	pthread_attr_t attr;
+	struct sigevent ev = {
+		.sigev_notify = SIGEV_THREAD, .sigev_notify_function = loop_on_due_timer,
+		.sigev_value.sival_ptr = tthread_self(), .sigev_notify_attributes = &attr,
+	};
+
+	loop_main_tid = gettid();
+	pthread_attr_init(&attr);
+	/* Not the caller's policy, which cpu_adapt may make SCHED_IDLE later. */
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	loop_due_timer_made = timer_create(CLOCK_MONOTONIC, &ev, &loop_due_timer) == 0;
+	pthread_attr_destroy(&attr);
+}
+
+/* Sets the timer to hurry and wake tracer thread 0 at at_ms of the main process's clock. */
 static void
 loop_arm(const struct jt_tracer *tr, uint64_t at_ms)
 {
@@ -152,9 +189,10 @@ loop_schedule(struct jt_tracer *tr, uint64_t after_ms)
 
 	tr->due_ms = loop_next_due(tr, after_ms);
 	tr->late_why[0] = '\0';
-	cpu_hurry(&tthread_self()->cpu, 0);
+	cpu_hurry(&tthread_self()->cpu, 0, 0);
+	tr->due_armed = tr->due_ms <= after_ms + hurry;
 	if (tr->due_ms)
-		loop_arm(tr, tr->due_ms > after_ms + hurry ? tr->due_ms - hurry : tr->due_ms);
+		loop_arm(tr, tr->due_armed ? tr->due_ms : tr->due_ms - hurry);
 }
 
 /* Close to the due time: out of SCHED_IDLE, and the timer set for the due time itself. */
@@ -163,10 +201,11 @@ loop_hurry(struct jt_tracer *tr, uint64_t now_ms)
 {
 	struct jt_cpu *c = &tthread_self()->cpu;
 
-	if (!tr->due_ms || c->hurry || now_ms + loop_hurry_ms(tr) < tr->due_ms)
+	if (!tr->due_ms || tr->due_armed || now_ms + loop_hurry_ms(tr) < tr->due_ms)
 		return;
-	cpu_hurry(c, 1);
+	cpu_hurry(c, 0, 1);
 	loop_arm(tr, tr->due_ms);
+	tr->due_armed = 1;
 }
 
 /*
@@ -553,6 +592,8 @@ loop_start_clock(struct jt_tracer *tr)
 	/* time_ms began at the main process's heap_new: before the launch or the attach. */
 	tr->start_ms = p ? heap_clock_ms(p->heap) : 0;
 	tr->origin_us = util_now_us() - tr->start_ms * 1000;
+	if (tr->opt->interval > 0 || tr->opt->duration > 0)
+		loop_due_timer_make();
 	loop_schedule(tr, tr->start_ms);
 }
 
@@ -601,6 +642,9 @@ loop_run(struct jt_tracer *tr)
 		loop_dispatch(tr, self, tid, status);
 	}
 	loop_report_cpu(self);
+	if (loop_due_timer_made)
+		timer_delete(loop_due_timer);	/* no more hurry or SIGALRM for thread 0 */
+	loop_due_timer_made = 0;
 	loop_stop_tthreads(tr);
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	cpu_release(&self->cpu);

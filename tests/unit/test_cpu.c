@@ -45,13 +45,13 @@ test_hurry(void)
 		ok(0, "SCHED_IDLE to start from");
 		return;
 	}
-	cpu_hurry(&c, 1);
+	cpu_hurry(&c, 0, 1);
 	ok(sched_getscheduler(0) == SCHED_OTHER, "cpu_hurry: SCHED_OTHER at once");
 	c.saturated = 0;
 	cpu_adapt(&c);
 	ok(sched_getscheduler(0) == SCHED_OTHER, "cpu_adapt keeps it, a CPU to spare or not");
-	cpu_hurry(&c, 0);
-	ok(sched_getscheduler(0) == SCHED_OTHER && !c.hurry, "cpu_hurry(0) leaves the choice to the next cpu_adapt");
+	cpu_hurry(&c, 0, 0);
+	ok(sched_getscheduler(0) == SCHED_OTHER && !c.hurry, "cpu_hurry(off) leaves the choice to the next cpu_adapt");
 	sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
