@@ -26,6 +26,8 @@ struct jt_cpu {
 	unsigned long moves;	/* times we moved to the tracee's CPU */
 	int saturated;		/* consecutive cpu_adapt calls that found no CPU to spare */
 	uint64_t adapt_ms;	/* when cpu_on_stop last called cpu_adapt */
+	int hurry;		/* cpu_hurry: SCHED_OTHER whatever cpu_adapt finds */
+	unsigned long unpinned;	/* --pin: stops of a tracee that had run on since it came to us, not pinned to our CPU */
 };
 
 void cpu_init(struct jt_cpu *c);
@@ -70,6 +72,16 @@ int cpu_adapt(struct jt_cpu *c);
  * (-1: unknown), given c's earlier samples, which it updates.
  */
 int cpu_policy_for(struct jt_cpu *c, int running);
+
+/*
+ * With on set, puts the tracer thread whose placement c is (tid, 0 for the
+ * calling one) in SCHED_OTHER at once, and its cpu_adapt keeps it there until
+ * cpu_hurry(c, 0, 0): work due at a set time (a snapshot of --interval) must
+ * not wait for an idle CPU, which on a busy host may not come for seconds.
+ * Another thread may hurry it: a thread in SCHED_IDLE may not run to do it
+ * itself. With on clear, the next cpu_adapt chooses.
+ */
+void cpu_hurry(struct jt_cpu *c, pid_t tid, int on);
 
 /*
  * --pin: binds the calling tracer thread to the n-th CPU it may run on

@@ -26,10 +26,11 @@ int handover_send(struct jt_thread *t, struct jt_tthread *to);
 
 /*
  * Seizes every thread in the calling tracer thread's inbox, gives each its
- * real registers and signal mask back, and calls arrived(t) with t stopped
- * (thread_is_stopped(t)). Threads that died on the way are freed.
+ * real registers and signal mask back, and calls tr->arrived(tr, t) (or
+ * handover_arrived) with t stopped (thread_is_stopped(t)). Threads that
+ * died on the way are freed.
  */
-void handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, struct jt_thread *));
+void handover_receive(struct jt_tthread *tt);
 
 /*
  * Where t, stopped and about to be restarted, should go to keep the busy

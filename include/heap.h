@@ -153,6 +153,8 @@ uint32_t heap_filtered_stack(struct jt_heap *h);
  * their own.
  */
 void heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg);
+/* That clock's now: what a sample or a snapshot taken now would say (time_ms). */
+uint64_t heap_clock_ms(const struct jt_heap *h);
 
 /* The peak: the live figures at the highest live bytes so far, and when (exact once a free or a forced heap_sample followed it). */
 void heap_peak(const struct jt_heap *h, struct jt_heap_peak *out);

@@ -5,6 +5,13 @@
 struct jt_tracer;
 
 /*
+ * A snapshot of --interval or --duration more than this after its due time
+ * is late: its JSON and a line under -v say so and why. A tenth of the
+ * shortest --interval (main.c's JT_MIN_INTERVAL).
+ */
+#define LOOP_LATE_MS 10
+
+/*
  * Catches SIGINT, SIGTERM, SIGHUP and SIGUSR1 (and the tick's SIGALRM): their
  * flags wait for loop_run. Called before an attach, so that a signal meant to
  * detach never kills jmptrace with its breakpoints left in the process.

@@ -35,6 +35,13 @@ int maps_parse(const char *text, struct jt_maps *out);
  */
 int maps_text_read(pid_t pid, char **text);
 
+/*
+ * maps_text_read and maps_parse in one: the mappings of pid into out (free
+ * it with maps_clear). Returns 0, or -1 with errno set (ESRCH when the
+ * process is gone, EINVAL when the text does not parse).
+ */
+int maps_read(pid_t pid, struct jt_maps *out);
+
 /* The index of the mapping that holds addr, or -1. */
 ssize_t maps_find(const struct jt_maps *m, uint64_t addr);
 

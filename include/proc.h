@@ -176,6 +176,7 @@ struct jt_options {
 struct jt_json_out;
 struct jt_outfile;
 struct jt_supp;
+struct jt_due;
 struct jt_unwind_ctx;
 
 /*
@@ -197,7 +198,19 @@ struct jt_tracer {
 	int report_failed;		/* a report could not be written: jmptrace exits 1 */
 	struct jt_supp *supp;		/* suppressions (--suppressions and the built-in ones) */
 	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
-	uint64_t interval_ms;		/* --interval's last snapshot, in loop time */
+	/* --interval and --duration (loop.c): snapshots due at fixed times of the main process's time_ms. */
+	uint64_t origin_us;		/* its time_ms 0, on util_now_us's clock */
+	uint64_t start_ms;		/* when the loop began, in time_ms: both count from there */
+	uint64_t due_ms;		/* the next one due, in time_ms; 0 for none */
+	int due_armed;			/* the timer is set for due_ms itself, not a little before */
+	char late_why[96];		/* the work that ran past due_ms and for how long; "" while none did */
+	const struct jt_due *due;	/* while a scheduled snapshot is written: when it was due */
+	/*
+	 * What every thread handed to a tracer thread gets on arrival, in every
+	 * handover_receive (a recall's too): loop.c's pins it (--pin) and then
+	 * calls handover_arrived. NULL: handover_arrived alone.
+	 */
+	void (*arrived)(struct jt_tracer *tr, struct jt_thread *t);
 	pid_t main_pid;
 	int main_exited, main_status;	/* wait status of the main process */
 	uint64_t events;		/* breakpoint hits handled */
@@ -207,7 +220,7 @@ struct jt_tracer {
 	int detaching;			/* letting every process go: hold every thread that stops */
 	int show_status;		/* print a status line (attached, stderr a terminal) */
 	int status_shown;
-	uint64_t start_ms, status_ms, status_events;
+	uint64_t status_ms, status_events;
 };
 
 /* It sits in a stop we hold (a group-stop too). */

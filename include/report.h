@@ -30,6 +30,13 @@ const char *report_cost_name(enum report_cost c);
 /* A stack's figure for cost c; 0 for COST_DEFINITELY_LOST, which report_leak_cost (report_leak.h) knows. */
 uint64_t report_cost_of(const struct jt_stack *st, enum report_cost c);
 
+/* When a scheduled snapshot (--interval, --duration) was due, and how late it was taken. */
+struct jt_due {
+	uint64_t due_ms;	/* in time_ms's clock: k * interval, or the duration */
+	uint64_t late_ms;	/* how long after due_ms it was taken */
+	const char *late_why;	/* why, when it counts as late (LOOP_LATE_MS); else NULL */
+};
+
 /* Everything a snapshot needs; the caller owns all of it. */
 struct jt_snapshot {
 	const char *reason;	/* "exit", "signal", "sigusr1", "detach", "exec", ... */
@@ -51,6 +58,7 @@ struct jt_snapshot {
 	const struct jt_supp *supp;	/* suppressions (report_supp.h), or NULL for none */
 	unsigned seq;		/* the snapshot's number in this run, from 1 */
 	uint64_t time_ms;	/* when it was taken, in the heap's clock (ms since tracing began) */
+	const struct jt_due *due;	/* a scheduled snapshot's due time, or NULL */
 	int leak_check;		/* --leak-check was given */
 	const struct leak_result *leak;	/* its verdict (leak.h), or NULL when no check could run */
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind the text lists */

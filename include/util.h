@@ -16,6 +16,11 @@ char *xstrdup(const char *s);
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void perror_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void debug_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The line after a usage error's own line, as getopt-based tools (strace,
+ * coreutils) print it: "Try 'CMD --help' for more information."
+ */
+void try_help_msg(const char *cmd);
 
 /* Non-zero with -v/--verbose (set once by main.c): debug_msg prints. */
 extern int jt_debug;

@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cpu.h"
+#include "util.h"
 
 void
 cpu_init(struct jt_cpu *c)
@@ -112,9 +112,21 @@ cpu_adapt(struct jt_cpu *c)
 	if (cpu_save(c) < 0)
 		return -1;
 	want = cpu_policy_for(c, cpu_runnable());
+	if (__atomic_load_n(&c->hurry, __ATOMIC_RELAXED))
+		want = SCHED_OTHER;
 	if (want == sched_getscheduler(0))
 		return 0;
 	return sched_setscheduler(0, want, &sp);
+}
+
+void
+cpu_hurry(struct jt_cpu *c, pid_t tid, int on)
+{
+	struct sched_param sp = { 0 };
+
+	__atomic_store_n(&c->hurry, on, __ATOMIC_RELAXED);
+	if (on && sched_getscheduler(tid) == SCHED_IDLE)
+		sched_setscheduler(tid, SCHED_OTHER, &sp);
 }
 
 /* Binds the calling thread to cpu, if it is one we may run on. Returns cpu, or -1. */
@@ -139,15 +151,6 @@ int
 cpu_follow(struct jt_cpu *c, pid_t tid)
 {
 	return cpu_bind(c, cpu_of(tid));
-}
-
-static uint64_t
-cpu_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /*
@@ -188,7 +191,7 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, probed, cpu, here;
 	uint64_t now;
 
-	if (follow && (now = cpu_now_ms()) - c->adapt_ms >= 200) {
+	if (follow && (now = util_now_us() / 1000) - c->adapt_ms >= 200) {
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}

@@ -4,6 +4,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
 
 #include "diff.h"
 #include "outfile.h"
@@ -105,6 +108,64 @@ diff_free(struct jt_diff *d)
 	diff_snap_free(&d->new);
 }
 
+/* The program part of a snapshot's command line: its first word's base name, into buf; NULL without a command. */
+static const char *
+diff_program(const struct jt_diff_snap *s, char *buf, size_t len)
+{
+	const char *cmd = diff_json_str(s->snap, "command"), *slash;
+
+	if (!cmd)
+		return NULL;
+	snprintf(buf, len, "%.*s", (int)strcspn(cmd, " \t"), cmd);
+	slash = strrchr(buf, '/');
+	return slash ? slash + 1 : buf;
+}
+
+/* The snapshot's pid, or 0 when the report has none. */
+static int
+diff_pid(const struct jt_diff_snap *s)
+{
+	struct json_object *m;
+
+	return json_object_object_get_ex(s->snap, "pid", &m) ? json_object_get_int(m) : 0;
+}
+
+/* Whether both snapshots come from one report file, that is from one run. */
+static int
+diff_same_file(const struct jt_diff *d)
+{
+	struct stat a, b;
+
+	if (stat(d->old.file, &a) < 0 || stat(d->new.file, &b) < 0)
+		return strcmp(d->old.file, d->new.file) == 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * Warns in one line when the snapshots are of two programs, or of two
+ * processes of one run (with -f, a parent and its forked child): the diff is
+ * made all the same, but its growth is then no one process's growth.
+ */
+static void
+diff_warn_unlike(const struct jt_diff *d)
+{
+	const char *oe = diff_json_str(d->old.snap, "exe"), *ne = diff_json_str(d->new.snap, "exe");
+	char ob[256], nb[256];
+	const char *op = diff_program(&d->old, ob, sizeof(ob)), *np = diff_program(&d->new, nb, sizeof(nb));
+	int opid = diff_pid(&d->old), npid = diff_pid(&d->new);
+
+	if (oe && ne && strcmp(oe, ne) != 0)
+		op = oe, np = ne;	/* the executables say more than the names */
+	else if (!op || !np || strcmp(op, np) == 0)
+		op = np = NULL;
+	if (op)
+		error_msg("diff: warning: the snapshots are of different programs, %s (pid %d) and %s (pid %d)",
+			  op, opid, np, npid);
+	else if (opid != npid && diff_same_file(d))
+		error_msg("diff: warning: the snapshots are of different processes of one run, pid %d and pid %d "
+			  "(a parent and its child?)", opid, npid);
+}
+
 /* Loads one "FILE[:N]" argument; returns 0, or the exit status after one line on stderr. */
 static int
 diff_load_arg(const char *arg, struct jt_diff_snap *s)
@@ -155,9 +216,10 @@ diff_options(int argc, char **argv, unsigned *top, const char **json)
 	};
 	int c;
 
-	opterr = 0;	/* getopt would name the program "diff": say it ourselves */
+	/* getopt's messages begin with argv[0]: make them "jmptrace: diff: ...". */
+	argv[0] = "jmptrace: diff";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 't' && diff_parse_top(optarg, top) < 0) {
 			error_msg("diff: --top: give a number, not '%s'", optarg);
 			return 2;
@@ -166,16 +228,14 @@ diff_options(int argc, char **argv, unsigned *top, const char **json)
 		} else if (c == 'h') {
 			printf("usage: %s\n", DIFF_USAGE);
 			return 0;
-		} else if (c == ':') {
-			error_msg("diff: %s needs a value; usage: %s", argv[optind - 1], DIFF_USAGE);
-			return 2;
 		} else if (c == '?') {
-			error_msg("diff: unknown option '%s'; usage: %s", argv[optind - 1], DIFF_USAGE);
+			try_help_msg("jmptrace diff");
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		error_msg("diff: give two snapshots; usage: %s", DIFF_USAGE);
+		error_msg("diff: give two snapshots, OLD.json[:N] NEW.json[:N]");
+		try_help_msg("jmptrace diff");
 		return 2;
 	}
 	return -1;
@@ -204,6 +264,7 @@ diff_main(int argc, char **argv)
 		outfile_close(out);
 		return r;
 	}
+	diff_warn_unlike(&d);
 	diff_compute(&d);
 	r = 0;
 	/* --json - makes standard output the JSON's alone. */

@@ -1,7 +1,6 @@
 /* handover.c - moving a stopped thread from one tracer thread to another: parking it, seizing it, rebalancing, recalling a process. */
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 
 #include "handover.h"
+#include "maps.h"
 #include "mem.h"
 #include "park.h"
 #include "proc.h"
@@ -55,27 +55,19 @@ handover_find_bytes(pid_t pid, uint64_t start, uint64_t end, const uint8_t *code
 static uint64_t
 handover_find_code(struct jt_proc *p, enum arch_park_code code)
 {
-	char path[64], line[512];
+	struct jt_maps m;
 	uint64_t found = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	if (!(f = fopen(path, "re")))
+	if (maps_read(p->pid, &m) < 0)
 		return 0;
-	for (int pass = 0; pass < 2 && !found; pass++) {
-		rewind(f);
-		while (!found && fgets(line, sizeof(line), f)) {
-			unsigned long start, end;
-			char perms[8];
+	for (int pass = 0; pass < 2 && !found; pass++)
+		for (size_t i = 0; i < m.n && !found; i++) {
+			const struct maps_entry *e = &m.v[i];
 
-			if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x')
-				continue;
-			if ((pass == 0) != (strstr(line, "[vdso]") != NULL))
-				continue;
-			found = handover_find_bytes(p->pid, start, end, arch_park_bytes(code));
+			if (e->x && (pass == 0) == (strcmp(e->name, "[vdso]") == 0))
+				found = handover_find_bytes(p->pid, e->start, e->end, arch_park_bytes(code));
 		}
-	}
-	fclose(f);
+	maps_clear(&m);
 	return found;
 }
 
@@ -185,8 +177,9 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 void
-handover_receive(struct jt_tthread *tt, void (*arrived)(struct jt_tracer *, struct jt_thread *))
+handover_receive(struct jt_tthread *tt)
 {
+	void (*arrived)(struct jt_tracer *, struct jt_thread *) = tt->tr->arrived ? tt->tr->arrived : handover_arrived;
 	struct jt_thread *t;
 
 	while ((t = tt->inbox)) {
@@ -268,17 +261,12 @@ handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
 void
 handover_wait(struct jt_tracer *tr, unsigned ms)
 {
-	struct timespec ts;
+	/* On the tracer's one clock: a step of the wall clock must not stretch the wait. */
+	uint64_t until = util_now_us() + (uint64_t)ms * 1000;
+	struct timespec ts = { (time_t)(until / 1000000), (long)(until % 1000000) * 1000 };
 
 	restart_held(tthread_self());
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&tr->tthreads.cond, &tr->tthreads.lock, &ts);
+	pthread_cond_clockwait(&tr->tthreads.cond, &tr->tthreads.lock, CLOCK_MONOTONIC, &ts);
 }
 
 void
@@ -292,7 +280,7 @@ handover_recall(struct jt_tracer *tr, struct jt_proc *p)
 		return;
 	tr->recall = p;
 	while (proc_find(tr, pid) == p) {
-		handover_receive(self, handover_arrived);
+		handover_receive(self);
 		if (!handover_elsewhere(tr, p, self))
 			break;
 		if (++rounds > 500) {	/* 10 s of 20 ms waits */

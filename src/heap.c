@@ -477,6 +477,12 @@ heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg)
 	h->clock_arg = arg;
 }
 
+uint64_t
+heap_clock_ms(const struct jt_heap *h)
+{
+	return h->now_ms(h->clock_arg);
+}
+
 void
 heap_peak(const struct jt_heap *h, struct jt_heap_peak *out)
 {

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cpu.h"
 #include "detach.h"
@@ -15,6 +18,7 @@
 #include "loop.h"
 #include "proc.h"
 #include "regs.h"
+#include "report.h"
 #include "restart.h"
 #include "snapshot.h"
 #include "stop.h"
@@ -29,6 +33,10 @@ loop_now_ms(void)
 
 /* Set by signal handlers; signals are process-wide, so these are the only globals. */
 static volatile sig_atomic_t got_snapshot, got_stop;
+/* The process-wide timer of the next due snapshot, and the main tracer thread it wakes. */
+static timer_t loop_due_timer;
+static int loop_due_timer_made;
+static pid_t loop_main_tid;
 
 static void
 loop_on_signal(int sig)
@@ -72,6 +80,185 @@ loop_install_signals(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/*
+ * --interval and --duration: snapshots fall due at fixed times of the main
+ * process's clock (its JSON time_ms), k * interval and duration after the
+ * loop began (after the attach: an attach slowed down by a busy host does not
+ * eat into the duration), never "interval after the last one", so no
+ * lateness adds up. They are checked between any two stops, and a timer on
+ * CLOCK_MONOTONIC (the clock of util_now_us) wakes wait4 at the due time of
+ * the next.
+ */
+
+/* ms of the main process's clock, as its snapshots' time_ms count them. */
+static uint64_t
+loop_time_ms(const struct jt_tracer *tr)
+{
+	return (util_now_us() - tr->origin_us) / 1000;
+}
+
+static uint64_t
+loop_secs_ms(double s)
+{
+	return (uint64_t)(s * 1000 + 0.5);
+}
+
+/* --duration's end in time_ms, or 0 when it has none (it must be attached). */
+static uint64_t
+loop_duration_end(struct jt_tracer *tr)
+{
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+
+	return p && p->attached && tr->opt->duration > 0 ? tr->start_ms + loop_secs_ms(tr->opt->duration) : 0;
+}
+
+/* The first due time after after_ms (not before start_ms): the next of --interval's, or --duration's end; 0 for none. */
+static uint64_t
+loop_next_due(struct jt_tracer *tr, uint64_t after_ms)
+{
+	uint64_t iv = loop_secs_ms(tr->opt->interval), end = loop_duration_end(tr), due = 0;
+
+	if (iv)
+		due = tr->start_ms + ((after_ms - tr->start_ms) / iv + 1) * iv;
+	if (end > after_ms && (!due || end < due))
+		due = end;
+	return due;
+}
+
+/*
+ * How long before a due time tracer thread 0 leaves SCHED_IDLE (cpu_hurry):
+ * in SCHED_IDLE a tracee resumed on its CPU preempts it, and on a busy host
+ * it may then not run again for seconds. Half the interval at most.
+ */
+#define LOOP_HURRY_MS 50
+
+static uint64_t
+loop_hurry_ms(const struct jt_tracer *tr)
+{
+	uint64_t half = loop_secs_ms(tr->opt->interval) / 2;
+
+	return half && half < LOOP_HURRY_MS ? half : LOOP_HURRY_MS;
+}
+
+/*
+ * The due timer's notification, in a thread of glibc's that runs in
+ * SCHED_OTHER: tracer thread 0 may be in SCHED_IDLE and, on a busy host,
+ * not run for seconds (16 s seen under ASan at a load of 13 on 2 CPUs), so
+ * it is hurried from here, then its wait4 interrupted by SIGALRM. Nothing
+ * here touches a tracee.
+ */
+static void
+loop_on_due_timer(union sigval v)
+{
+	struct jt_tthread *t0 = v.sival_ptr;
+
+	cpu_hurry(&t0->cpu, loop_main_tid, 1);
+	syscall(SYS_tgkill, getpid(), loop_main_tid, SIGALRM);
+}
+
+/* Makes the due timer, for the calling thread, tracer thread 0. */
+static void
+loop_due_timer_make(void)
+{
+	struct sched_param sp = { 0 };
+	pthread_attr_t attr;
+	struct sigevent ev = {
+		.sigev_notify = SIGEV_THREAD, .sigev_notify_function = loop_on_due_timer,
+		.sigev_value.sival_ptr = tthread_self(), .sigev_notify_attributes = &attr,
+	};
+
+	loop_main_tid = gettid();
+	pthread_attr_init(&attr);
+	/* Not the caller's policy, which cpu_adapt may make SCHED_IDLE later. */
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	loop_due_timer_made = timer_create(CLOCK_MONOTONIC, &ev, &loop_due_timer) == 0;
+	pthread_attr_destroy(&attr);
+}
+
+/* Sets the timer to hurry and wake tracer thread 0 at at_ms of the main process's clock. */
+static void
+loop_arm(const struct jt_tracer *tr, uint64_t at_ms)
+{
+	uint64_t at = tr->origin_us + at_ms * 1000;
+	struct itimerspec its = { { 0, 0 }, { (time_t)(at / 1000000), (long)(at % 1000000) * 1000 } };
+
+	if (loop_due_timer_made)
+		timer_settime(loop_due_timer, TIMER_ABSTIME, &its, NULL);
+}
+
+/* Sets the next due time after after_ms, and the timer to wake us a little before it. */
+static void
+loop_schedule(struct jt_tracer *tr, uint64_t after_ms)
+{
+	uint64_t hurry = loop_hurry_ms(tr);
+
+	tr->due_ms = loop_next_due(tr, after_ms);
+	tr->late_why[0] = '\0';
+	cpu_hurry(&tthread_self()->cpu, 0, 0);
+	tr->due_armed = tr->due_ms <= after_ms + hurry;
+	if (tr->due_ms)
+		loop_arm(tr, tr->due_armed ? tr->due_ms : tr->due_ms - hurry);
+}
+
+/* Close to the due time: out of SCHED_IDLE, and the timer set for the due time itself. */
+static void
+loop_hurry(struct jt_tracer *tr, uint64_t now_ms)
+{
+	struct jt_cpu *c = &tthread_self()->cpu;
+
+	if (!tr->due_ms || tr->due_armed || now_ms + loop_hurry_ms(tr) < tr->due_ms)
+		return;
+	cpu_hurry(c, 0, 1);
+	loop_arm(tr, tr->due_ms);
+	tr->due_armed = 1;
+}
+
+/*
+ * Called by tracer thread 0 after each piece of its work, begun at
+ * since_us: the one under way at the due time held the snapshot up, and is
+ * its reason if it is late.
+ */
+static void
+loop_work_done(struct jt_tracer *tr, const char *what, uint64_t since_us)
+{
+	uint64_t now = util_now_us(), due = tr->origin_us + tr->due_ms * 1000;
+
+	if (!tr->due_ms || since_us >= due || now < due)
+		return;
+	snprintf(tr->late_why, sizeof(tr->late_why), "%s took %llu ms", what,
+		 (unsigned long long)((now - since_us) / 1000));
+}
+
+/* How long to wait for other work, at most ms: not past the next due time. */
+static unsigned
+loop_wait_ms(const struct jt_tracer *tr, unsigned ms)
+{
+	uint64_t now = loop_time_ms(tr);
+
+	if (!tr->due_ms || tr->due_ms >= now + ms)
+		return ms;
+	return tr->due_ms > now ? (unsigned)(tr->due_ms - now) : 1;
+}
+
+/* Writes the snapshot that fell due at due_ms, now_ms: saying when it is late, and why. */
+static void
+loop_due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64_t due_ms, uint64_t now_ms)
+{
+	struct jt_due due = { due_ms, now_ms - due_ms, NULL };
+
+	if (due.late_ms > LOOP_LATE_MS) {
+		/* None of our work was under way at the due time: we waited for a CPU. */
+		due.late_why = tr->late_why[0] ? tr->late_why : "jmptrace was not given a CPU in time (a busy host)";
+		debug_msg("snapshot %u (%s) is %llu ms late, due at %llu ms: %s", tr->nsnapshots + 1, reason,
+			  (unsigned long long)due.late_ms, (unsigned long long)due.due_ms, due.late_why);
+	}
+	tr->due = &due;
+	snapshot_write(tr, p, reason);
+	tr->due = NULL;
+}
+
 static void
 loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 {
@@ -90,33 +277,41 @@ loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 	tr->status_shown = 1;
 }
 
+/* The snapshot that is due, if any, or asked for by a signal; then the stop a signal asked for. */
 static void
 loop_flags(struct jt_tracer *tr)
 {
 	struct jt_proc *p = proc_find(tr, tr->main_pid);
-	int stop = got_stop;
-	int attached = p && p->attached;
+	int stop = got_stop, due, wrote = 0;
+	uint64_t now, since = util_now_us();
 
 	if (!p)
 		return;
-	if (attached && tr->opt->duration > 0 &&
-	    loop_now_ms() - tr->start_ms >= (uint64_t)(tr->opt->duration * 1000))
+	now = loop_time_ms(tr);
+	loop_hurry(tr, now);
+	due = tr->due_ms && now >= tr->due_ms;
+	if (due && loop_duration_end(tr) && now >= loop_duration_end(tr))
 		stop = SIGALRM;
-	if (tr->status_shown && (got_snapshot || stop))
+	if (tr->status_shown && (got_snapshot || stop || due))
 		fputc('\n', stderr);
-	if (got_snapshot || stop) {
+	if (got_snapshot || (stop && stop != SIGALRM)) {
 		got_snapshot = 0;
-		snapshot_write(tr, p, stop == SIGALRM ? "duration" : stop ? "signal" : "sigusr1");
-	} else if (tr->opt->interval > 0 &&
-		   loop_now_ms() - tr->interval_ms >= (uint64_t)(tr->opt->interval * 1000)) {
-		/* --interval: the clock restarts at each periodic snapshot, not at a SIGUSR1 one. */
-		tr->interval_ms = loop_now_ms();
-		snapshot_write(tr, p, "interval");
+		snapshot_write(tr, p, stop && stop != SIGALRM ? "signal" : "sigusr1");
+		wrote = 1;
 	}
+	if (due && (!stop || stop == SIGALRM)) {
+		loop_due_snapshot(tr, p, stop ? "duration" : "interval", stop ? loop_duration_end(tr) : tr->due_ms, now);
+		wrote = 1;
+	}
+	if (due)
+		loop_schedule(tr, now);
+	if (wrote)
+		loop_work_done(tr, tr->opt->leak_check ? "the snapshot before it, with its leak check,"
+			       : "the snapshot before it", since);
 	if (!stop)
 		return;
 	got_stop = 0;
-	if (attached) {
+	if (p->attached) {
 		detach_all(tr);
 		return;
 	}
@@ -232,9 +427,11 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 {
 	struct jt_thread *t;
 	pid_t tid;
+	uint64_t waited, locked;
 
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	restart_held(tt);
+	waited = util_now_us();
 	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
 	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
 	tt->regs_tid = 0;
@@ -244,11 +441,20 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))
 		cpu_on_stop(&tt->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
+	locked = util_now_us();
 	pthread_mutex_lock(&tr->tthreads.lock);
+	if (tt->index == 0) {
+		loop_work_done(tr, "waiting for a stop", waited);
+		loop_work_done(tr, "waiting for the other tracer threads", locked);
+	}
 	if (tid < 0 && errno == EINTR)
 		return 0;
-	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid)))
+	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid))) {
+		/* Pinned elsewhere: it came to us and ran on before loop_arrived moved it. */
+		if (t->pin_cpu >= 0 && t->pin_cpu != tt->cpu.bound)
+			tt->cpu.unpinned++;
 		loop_pin(tt, t);
+	}
 	return tid;
 }
 
@@ -260,9 +466,13 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 static void
 loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status)
 {
+	uint64_t since = util_now_us();
+
 	tt->unwind_unlock = 1;
 	stop_dispatch(tr, tid, status);
 	tt->unwind_unlock = 0;
+	if (tt->index == 0)
+		loop_work_done(tr, "handling a stop", since);
 }
 
 /*
@@ -278,6 +488,9 @@ loop_report_cpu(const struct jt_tthread *tt)
 	debug_msg("tracer thread %d: %lu breakpoint hits, %lu stops; cross-CPU stops: %lu of %lu sampled (every %dth stop), %.1f%%; %lu other checks, %lu moves",
 		  tt->index, (unsigned long)tt->events, c->stops, c->cross, c->samples, CPU_SAMPLE_EVERY,
 		  c->samples ? 100.0 * (double)c->cross / (double)c->samples : 0.0, c->checks, c->moves);
+	if (tt->tr->opt->pin)
+		debug_msg("tracer thread %d: --pin: %lu stops of a thread that ran on unpinned after it came to it",
+			  tt->index, c->unpinned);
 }
 
 /* A tracer thread other than the main one: serves its own tracees until told to quit. */
@@ -295,7 +508,7 @@ loop_tthread(void *arg)
 		int status;
 		pid_t tid;
 
-		handover_receive(tt, loop_arrived);
+		handover_receive(tt);
 		handover_serve_recall(tr, tt);
 		loop_tick(tr, tt);
 		if (tt->ntracees == 0) {
@@ -353,7 +566,7 @@ loop_stop_tthreads(struct jt_tracer *tr)
 	tr->tthreads.quit = 1;
 	tthread_join_all(&tr->tthreads);
 	/* What came back stopped runs on under tracer thread 0, which is the only tracer thread now. */
-	handover_receive(self, loop_arrived);
+	handover_receive(self);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (thread_is_stopped(t) && !t->step_pending && !tr->detached && !tr->main_exited)
@@ -377,12 +590,29 @@ loop_done(const struct jt_tracer *tr)
 	return 1;
 }
 
+/* Starts the clock of the due snapshots: the main process's time_ms, now, and the first due time. */
+static void
+loop_start_clock(struct jt_tracer *tr)
+{
+	struct jt_proc *p = proc_find(tr, tr->main_pid);
+
+	/* time_ms began at the main process's heap_new: before the launch or the attach. */
+	tr->start_ms = p ? heap_clock_ms(p->heap) : 0;
+	tr->origin_us = util_now_us() - tr->start_ms * 1000;
+	if (tr->opt->interval > 0 || tr->opt->duration > 0)
+		loop_due_timer_make();
+	loop_schedule(tr, tr->start_ms);
+}
+
 int
 loop_run(struct jt_tracer *tr)
 {
 	struct jt_tthread *self = tthread_self();
+	uint64_t since;
 
-	tr->start_ms = tr->status_ms = tr->interval_ms = loop_now_ms();
+	tr->status_ms = loop_now_ms();
+	tr->arrived = loop_arrived;
+	loop_start_clock(tr);
 	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);
 	/* Only now: the other tracer threads must not inherit a single CPU. */
 	if (tr->opt->pin)
@@ -398,16 +628,18 @@ loop_run(struct jt_tracer *tr)
 		loop_flags(tr);
 		if (tr->detached)
 			break;
+		since = util_now_us();
 		loop_tick(tr, self);
-		handover_receive(self, loop_arrived);
+		handover_receive(self);
 		loop_run_deferred(tr);
+		loop_work_done(tr, "taking threads handed over", since);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
 			continue;
 		if (tid < 0) {
 			/* With -f, the processes left may all be traced by other tracer threads. */
 			if (errno == ECHILD && tr->tthreads.n > 1 && !loop_done(tr)) {
-				handover_wait(tr, 200);
+				handover_wait(tr, loop_wait_ms(tr, 200));
 				continue;
 			}
 			if (errno != ECHILD)
@@ -417,6 +649,9 @@ loop_run(struct jt_tracer *tr)
 		loop_dispatch(tr, self, tid, status);
 	}
 	loop_report_cpu(self);
+	if (loop_due_timer_made)
+		timer_delete(loop_due_timer);	/* no more hurry or SIGALRM for thread 0 */
+	loop_due_timer_made = 0;
 	loop_stop_tthreads(tr);
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	cpu_release(&self->cpu);

@@ -325,7 +325,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case 'f': o->follow_forks = 1; return 0;
 	case 'h': usage(stdout); return 1;
 	case 'V': printf("jmptrace %s\n", JT_VERSION); return 1;
-	default: usage(stderr); return -1;
+	default: try_help_msg("jmptrace"); return -1;	/* getopt said what is wrong */
 	}
 }
 
@@ -339,6 +339,8 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	o->depth = 64;
 	o->leak_heuristics = LEAK_HEUR_ALL;
 	o->show_leak_kinds = 1u << LEAK_DEFINITE | 1u << LEAK_POSSIBLE;
+	/* getopt's messages begin with argv[0]: "jmptrace:", not the path it was run by. */
+	argv[0] = "jmptrace";
 	while ((c = getopt_long(argc, argv, "+o:p:fhvV", longopts, NULL)) != -1)
 		if ((r = parse_one(c, optarg, o)) != 0)
 			return r;
@@ -369,7 +371,7 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	if (!o->attach_pid == !o->argv[0]) {
 		error_msg(o->attach_pid ? "give either -p PID or a program, not both"
 					: "no program to run and no -p PID given");
-		usage(stderr);
+		try_help_msg("jmptrace");
 		return -1;
 	}
 	return 0;

@@ -98,6 +98,22 @@ maps_text_read(pid_t pid, char **text)
 	return 0;
 }
 
+int
+maps_read(pid_t pid, struct jt_maps *out)
+{
+	char *text;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (maps_text_read(pid, &text) < 0)
+		return -1;
+	r = maps_parse(text, out);
+	free(text);
+	if (r < 0)
+		errno = EINVAL;
+	return r;
+}
+
 ssize_t
 maps_find(const struct jt_maps *m, uint64_t addr)
 {

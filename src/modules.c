@@ -10,22 +10,15 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "maps.h"
 #include "modules.h"
 #include "util.h"
 
 #define MOD_PAGE_MASK	((uint64_t) 4095)
 #define DELETED_SUFFIX	" (deleted)"
 
-/* One line of /proc/PID/maps that names a file. */
-struct maps_line {
-	uint64_t start, end, off;
-	uint64_t ino;		/* the mapped file's inode number */
-	int exec;
-	char *path;
-};
-
 /* Consecutive mappings of one file: one candidate module. */
-struct maps_group {
+struct module_group {
 	const char *path;
 	uint64_t start, end;
 	uint64_t low_start, low_end, low_off;	/* the mapping with the lowest file offset */
@@ -136,96 +129,47 @@ modules_clear(struct jt_modules *m)
 	m->n = 0;
 }
 
-/* Parses one maps line; returns 0 when it names a file, -1 otherwise. */
-static int
-maps_parse_line(char *line, struct maps_line *ml)
-{
-	char perms[8];
-	unsigned long start, end, off, ino;
-	int pos = 0;
-	size_t len;
-
-	if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %n", &start, &end, perms, &off, &ino, &pos) < 5 || !pos)
-		return -1;
-	/* Anonymous mappings and [heap], [stack], [vdso], [vvar] start otherwise. */
-	if (line[pos] != '/')
-		return -1;
-	len = strlen(line + pos);
-	if (len && line[pos + len - 1] == '\n')
-		line[pos + len - 1] = '\0';
-	ml->start = start;
-	ml->end = end;
-	ml->off = off;
-	ml->ino = ino;
-	ml->exec = perms[2] == 'x';
-	ml->path = xstrdup(line + pos);
-	return 0;
-}
-
-/* Reads the file-backed lines of /proc/PID/maps. Returns 0 or -1 with errno set. */
-static int
-maps_read(pid_t pid, struct maps_line **out, size_t *n_out)
-{
-	struct maps_line *v = NULL;
-	size_t n = 0, cap = 0, linecap = 0;
-	char path[64], *line = NULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? (errno = ESRCH, -1) : -1;
-	while (getline(&line, &linecap, f) > 0) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		if (maps_parse_line(line, &v[n]) == 0)
-			n++;
-	}
-	free(line);
-	fclose(f);
-	*out = v;
-	*n_out = n;
-	return 0;
-}
-
 /* Widens g by one more mapping of its file. */
 static void
-maps_group_extend(struct maps_group *g, const struct maps_line *ml)
+module_group_extend(struct module_group *g, const struct maps_entry *e)
 {
-	if (ml->start < g->start)
-		g->start = ml->start;
-	if (ml->end > g->end)
-		g->end = ml->end;
-	if (ml->off < g->low_off) {
-		g->low_start = ml->start;
-		g->low_end = ml->end;
-		g->low_off = ml->off;
+	if (e->start < g->start)
+		g->start = e->start;
+	if (e->end > g->end)
+		g->end = e->end;
+	if (e->off < g->low_off) {
+		g->low_start = e->start;
+		g->low_end = e->end;
+		g->low_off = e->off;
 	}
-	g->exec |= ml->exec;
+	g->exec |= e->x;
 }
 
 /*
- * Groups the lines by file. A line joins the latest group of the same path,
- * except that file offset 0 always opens a new group: the same library can
- * be mapped twice (dlmopen), and each copy starts with its ELF header.
+ * Groups the mappings of files by file (anonymous ones and [heap], [stack],
+ * [vdso], [vvar] have no path). A mapping joins the latest group of the same
+ * path, except that file offset 0 always opens a new group: the same library
+ * can be mapped twice (dlmopen), and each copy starts with its ELF header.
+ * The groups' paths point into m.
  */
 static size_t
-maps_group(const struct maps_line *ml, size_t n, struct maps_group *g)
+modules_group(const struct jt_maps *m, struct module_group *g)
 {
 	size_t i, k, ng = 0;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < m->n; i++) {
+		const struct maps_entry *e = &m->v[i];
+
+		if (e->name[0] != '/')
+			continue;
 		for (k = ng; k > 0; k--)
-			if (strcmp(g[k - 1].path, ml[i].path) == 0)
+			if (strcmp(g[k - 1].path, e->name) == 0)
 				break;
-		if (k > 0 && ml[i].off != 0) {
-			maps_group_extend(&g[k - 1], &ml[i]);
+		if (k > 0 && e->off != 0) {
+			module_group_extend(&g[k - 1], e);
 			continue;
 		}
-		g[ng++] = (struct maps_group) { ml[i].path, ml[i].start, ml[i].end,
-			ml[i].start, ml[i].end, ml[i].off, ml[i].ino, ml[i].exec };
+		g[ng++] = (struct module_group) { e->name, e->start, e->end, e->start, e->end, e->off, e->ino, e->x };
 	}
 	return ng;
 }
@@ -259,7 +203,7 @@ module_open_as(const char *path, uint64_t ino)
  * to the mapping itself. Stores the path used in *file.
  */
 static int
-module_open_file(pid_t pid, const struct maps_group *g, char **file)
+module_open_file(pid_t pid, const struct module_group *g, char **file)
 {
 	char mf[96];
 	int fd = -1;
@@ -286,7 +230,7 @@ module_open_file(pid_t pid, const struct maps_group *g, char **file)
  * link-time address of that file offset in the PT_LOAD that holds it.
  */
 static int
-elf_bias(Elf *elf, const struct maps_group *g, uint64_t *bias)
+elf_bias(Elf *elf, const struct module_group *g, uint64_t *bias)
 {
 	GElf_Phdr ph, first;
 	size_t i, nph;
@@ -319,7 +263,7 @@ elf_bias(Elf *elf, const struct maps_group *g, uint64_t *bias)
  * otherwise (mod then holds nothing to free but what module_free frees).
  */
 static int
-module_open(struct jt_module *mod, pid_t pid, const struct maps_group *g)
+module_open(struct jt_module *mod, pid_t pid, const struct module_group *g)
 {
 	GElf_Ehdr eh;
 	int fd;
@@ -437,7 +381,7 @@ modules_insert(struct jt_modules *m, struct jt_module *mod)
  * only part of the library was mapped) has its end updated in place.
  */
 static int
-modules_add_group(struct jt_modules *m, pid_t pid, const struct maps_group *g, uint64_t *entry)
+modules_add_group(struct jt_modules *m, pid_t pid, const struct module_group *g, uint64_t *entry)
 {
 	struct jt_module *mod = modules_find(m, g->start);
 
@@ -468,27 +412,25 @@ modules_add_group(struct jt_modules *m, pid_t pid, const struct maps_group *g, u
 int
 modules_refresh(struct jt_modules *m, pid_t pid)
 {
-	struct maps_line *ml;
-	struct maps_group *g;
+	struct jt_maps maps;
+	struct module_group *g;
 	uint64_t entry = UINT64_MAX;	/* read from auxv only when needed */
-	size_t i, n, ng;
+	size_t i, ng;
 	int added = 0;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = ENOSYS;
 		return -1;
 	}
-	if (maps_read(pid, &ml, &n) != 0)
+	if (maps_read(pid, &maps) < 0)
 		return -1;
-	g = xmalloc((n ? n : 1) * sizeof(*g));
-	ng = maps_group(ml, n, g);
+	g = xmalloc((maps.n ? maps.n : 1) * sizeof(*g));
+	ng = modules_group(&maps, g);
 	/* Mappings with no code hold no pcs: ELF files mapped as data, say. */
 	for (i = 0; i < ng; i++)
 		if (g[i].exec)
 			added += modules_add_group(m, pid, &g[i], &entry);
-	for (i = 0; i < n; i++)
-		free(ml[i].path);
-	free(ml);
+	maps_clear(&maps);
 	free(g);
 	return added;
 }

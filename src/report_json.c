@@ -427,6 +427,17 @@ json_header(FILE *f, const struct jt_snapshot *s)
 		s->attached ? "true" : "false", s->seq, s->time_ms);
 }
 
+/* A scheduled snapshot's "due_ms", "late_ms" and "late_why" (null unless it is late). */
+static void
+json_due(FILE *f, const struct jt_due *d)
+{
+	if (!d)
+		return;
+	fprintf(f, " \"due_ms\": %" PRIu64 ", \"late_ms\": %" PRIu64 ", \"late_why\": ", d->due_ms, d->late_ms);
+	json_str(f, d->late_why);
+	fputs(",\n", f);
+}
+
 static void
 json_snapshot(FILE *f, const struct jt_snapshot *s)
 {
@@ -437,6 +448,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	heap_totals(s->heap, &t);
 	json_stacks_collect(s, &js);
 	json_header(f, s);
+	json_due(f, s->due);
 	json_totals(f, s, &t, &js);
 	fputs(" \"stacks\": [", f);
 	for (i = 0; i < js.n; i++) {

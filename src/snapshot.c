@@ -156,6 +156,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	heap_sample(p->heap, 1);
 	tl = heap_timeline(p->heap, &n);
 	s.time_ms = n ? tl[n - 1].time_ms : 0;
+	s.due = tr->due;
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
 	/* report_text flushes, which is all stderr needs; -o's output says which error it met. */

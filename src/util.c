@@ -90,6 +90,12 @@ debug_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+try_help_msg(const char *cmd)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", cmd);
+}
+
 int
 util_wait_tid(pid_t tid, int *status)
 {

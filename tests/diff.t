@@ -193,7 +193,8 @@ subtest 'profile-pie against profile-nopie: matched by function and line' => sub
 };
 
 # ---------------------------------------------------------------------------------------
-# Errors: one line on stderr, nothing on stdout, exit 2 for usage and 1 for the input.
+# Errors: one line on stderr (a usage error: and a line on where to read more), nothing on
+# stdout, exit 2 for usage and 1 for the input.
 
 subtest 'errors' => sub {
 	my $dir = tempdir('jt-diff-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -204,11 +205,11 @@ subtest 'errors' => sub {
 	JT::spew("$dir/text.json", "not json at all\n");
 	JT::spew("$dir/cut.json", qq({"snapshots": [{"stacks": []}\n));
 	my @cases = (
-		[ 'one argument', [$good], 2, qr/give two snapshots; usage: jmptrace diff / ],
-		[ 'three arguments', [$good, $good, $good], 2, qr/give two snapshots/ ],
-		[ 'unknown option', ['--bogus', $good, $good], 2, qr/unknown option '--bogus'/ ],
+		[ 'one argument', [$good], 2, qr/give two snapshots, OLD\.json\[:N\] NEW\.json\[:N\]/, 1 ],
+		[ 'three arguments', [$good, $good, $good], 2, qr/give two snapshots/, 1 ],
+		[ 'unknown option', ['--bogus', $good, $good], 2, qr/unrecognized option '--bogus'/, 1 ],
 		[ '--top without a number', ['--top', 'x', $good, $good], 2, qr/--top: give a number, not 'x'/ ],
-		[ '--json without a value', [$good, $good, '--json'], 2, qr/--json needs a value/ ],
+		[ '--json without a value', [$good, $good, '--json'], 2, qr/option '--json' requires an argument/, 1 ],
 		[ 'snapshot 0', ["$good:0", $good], 2, qr/'\Q$good\E:0': give FILE or FILE:N/ ],
 		[ 'a missing file', ["$dir/none.json", $good], 1, qr/\Q$dir\E\/none\.json: No such file or directory/ ],
 		[ 'a directory', [$dir, $good], 1, qr/\Q$dir\E: Is a directory/ ],
@@ -220,10 +221,13 @@ subtest 'errors' => sub {
 		[ 'no such snapshot from the end', [$good, "$good:-3"], 1, qr/no snapshot -3: the report has 1/ ],
 	);
 	for my $c (@cases) {
-		my ($name, $args, $exit, $re) = @$c;
+		my ($name, $args, $exit, $re, $try) = @$c;
 		my $r = run_diff(@$args);
 		is($r->{exit}, $exit, "$name: exit $exit");
-		like($r->{stderr}, qr/\Ajmptrace: diff: (?:(?!\n).)*$re(?:(?!\n).)*\n\z/, "$name: one line on stderr")
+		# A usage error is followed by where to read more, as getopt-based tools say it.
+		my $more = $try ? "Try 'jmptrace diff --help' for more information\\.\n" : '';
+		like($r->{stderr}, qr/\Ajmptrace: diff: (?:(?!\n).)*$re(?:(?!\n).)*\n$more\z/,
+		     "$name: one line on stderr" . ($try ? ', and where to read more' : ''))
 			or diag($r->{stderr});
 		is($r->{stdout}, '', "$name: nothing on stdout");
 	}
@@ -231,6 +235,42 @@ subtest 'errors' => sub {
 	is($r->{exit}, 1, 'an unwritable --json file: exit 1');
 	like($r->{stderr}, qr/\Ajmptrace: diff: cannot write '\Q$dir\E\/no\/such\/dir\/d\.json': No such file or directory\n\z/,
 	     'an unwritable --json file: one line on stderr');
+};
+
+# ---------------------------------------------------------------------------------------
+# Snapshots of two programs, or of a parent and its forked child (-f, one report): the
+# diff is made, with one line of warning; two runs of one program give none.
+
+subtest 'different programs, or a parent and its child: one line of warning' => sub {
+	my $x = run_jt('leak', 'pie', args => [3, 0]);
+	my $y = run_jt('leak', 'pie', args => [4, 0]);
+	my $f = run_jt('forker', 'pie', args => ['fork'], jt_args => ['-f']);
+	is("$x->{exit}/$y->{exit}/$f->{exit}", '0/0/0', 'the three runs exit 0');
+	my ($ra, $rb, $rf) = map { "$_->{dir}/report.json" } $x, $y, $f;
+	my @snaps = @{ ($f->{json} // {})->{snapshots} // [] };
+	is(scalar @snaps, 2, 'forker -f: two snapshots, the child\'s and the parent\'s') or return;
+	my ($pa, $pf1, $pf2) = (last_snapshot($x)->{pid}, $snaps[0]{pid}, $snaps[1]{pid});
+	isnt($pf1, $pf2, 'forker -f: two pids');
+
+	my $r = run_diff($ra, $rb);
+	is($r->{exit}, 0, 'two runs of leak-pie: exit 0');
+	is($r->{stderr}, '', 'two runs of leak-pie: no warning');
+	like($r->{stdout}, qr/^#1: \+[\d,]+ bytes \(\+1 block\)/m, 'two runs of leak-pie: the diff');
+
+	$r = run_diff($ra, $rf);
+	is($r->{exit}, 0, 'leak-pie against forker-pie: exit 0');
+	is($r->{stderr}, "jmptrace: diff: warning: the snapshots are of different programs, leak-pie (pid $pa) and forker-pie (pid $pf2)\n",
+	   'leak-pie against forker-pie: one line says they are different programs');
+	like($r->{stdout}, qr/^SUMMARY: /m, 'leak-pie against forker-pie: the diff all the same');
+
+	$r = run_diff("$rf:1", "$rf:2");
+	is($r->{exit}, 0, 'forker -f, snapshot 1 against 2: exit 0');
+	is($r->{stderr}, "jmptrace: diff: warning: the snapshots are of different processes of one run, pid $pf1 and pid $pf2 (a parent and its child?)\n",
+	   'forker -f, snapshot 1 against 2: one line says they are two processes of one run');
+	like($r->{stdout}, qr/^SUMMARY: /m, 'forker -f, snapshot 1 against 2: the diff all the same');
+
+	$r = run_diff("$rf:2", $rf);
+	is($r->{stderr}, '', 'forker -f, one snapshot against itself: no warning');
 };
 
 # ---------------------------------------------------------------------------------------

@@ -685,10 +685,10 @@ subtest 'bad input' => sub {
 			or diag("stderr:\n$r->{stderr}");
 	}
 
-	# Usage errors: the usage text, or for a bad value one line that names the option.
-	for my $c (['an unknown option', ['--no-such-option', '--', $leak], qr/usage/i],
-		   ['no program', [], qr/usage/i],
-		   ['-- and no program', ['--'], qr/usage/i],
+	# Usage errors: where to read the usage, or for a bad value one line that names the option.
+	for my $c (['an unknown option', ['--no-such-option', '--', $leak], qr/^Try 'jmptrace --help'/m],
+		   ['no program', [], qr/^Try 'jmptrace --help'/m],
+		   ['-- and no program', ['--'], qr/^Try 'jmptrace --help'/m],
 		   ['--top without a number', ['--top', 'many', '--', $leak], qr/--top\b/],
 		   ['--depth without a number', ['--depth', 'x', '--', $leak], qr/--depth\b/],
 		   ['--depth above its maximum of 256', ['--depth', '1000', '--', $leak], qr/--depth\b/]) {

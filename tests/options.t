@@ -89,12 +89,56 @@ subtest 'bad values are refused' => sub {
 	like($r->{stderr}, qr/needs -p/, '--duration without -p: says it needs -p');
 };
 
-subtest '--duration with -p detaches after that time' => sub {
+# An unknown option or a missing argument: what is wrong in one line and where to read
+# more in a second, as getopt-based tools (strace, coreutils) say it, and exit 2 as the
+# manual page says; not the whole --help starting with the binary's full path.
+subtest 'an unknown option or a missing argument: two lines, exit 2' => sub {
+	my $try = "Try 'jmptrace --help' for more information.";
+	my $dtry = "Try 'jmptrace diff --help' for more information.";
+	for my $c (['--foo', ['--foo', '--', $leak, 1, 0], "jmptrace: unrecognized option '--foo'", $try],
+		   ['--foo=1', ['--foo=1', '--', $leak, 1, 0], "jmptrace: unrecognized option '--foo=1'", $try],
+		   ['-x', ['-x', '--', $leak, 1, 0], "jmptrace: invalid option -- 'x'", $try],
+		   ['--pin=1', ['--pin=1', '--', $leak, 1, 0], "jmptrace: option '--pin' doesn't allow an argument", $try],
+		   ['--json at the end', ['--json'], "jmptrace: option '--json' requires an argument", $try],
+		   ['-p at the end', ['-p'], "jmptrace: option requires an argument -- 'p'", $try],
+		   ['no program', [], 'jmptrace: no program to run and no -p PID given', $try],
+		   ['-- and no program', ['--'], 'jmptrace: no program to run and no -p PID given', $try],
+		   ['diff --foo', ['diff', '--foo', 'a.json', 'b.json'], "jmptrace: diff: unrecognized option '--foo'", $dtry],
+		   ['diff --json at the end', ['diff', 'a.json', 'b.json', '--json'], "jmptrace: diff: option '--json' requires an argument", $dtry],
+		   ['diff with one snapshot', ['diff', 'a.json'], 'jmptrace: diff: give two snapshots, OLD.json[:N] NEW.json[:N]', $dtry]) {
+		my ($what, $args, $line, $more) = @$c;
+		my $r = JT::run_cmd(argv => [$JT, @$args], timeout => 20);
+		is($r->{exit}, 2, "$what: exit 2");
+		is($r->{stderr}, "$line\n$more\n", "$what: says what is wrong, and where to read more");
+		is($r->{stdout}, '', "$what: nothing on stdout, the program not run");
+	}
+	like(JT::slurp(root() . '/doc/jmptrace.1') // '', qr/^2 for a usage error or a bad option value\.$/m,
+	     'the manual page says exit 2 for a usage error');
+};
+
+# Starts heartbeat (9 threads that allocate all the time) in a scratch directory and waits
+# until it runs. Returns ($p, $dir, $beats: a sub that reads its count), or () after it
+# failed to run.
+sub heartbeat_start {
 	my $dir = tempdir('jt-opts-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my $hb = "$dir/hb";
 	my $p = JT::spawn(argv => [JT::prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
 	my $beats = sub { my $v = JT::slurp($hb) // ''; $v =~ /^(\d+)/ ? $1 : -1 };
-	ok(JT::wait_until(sub { $beats->() > 100 }, 30), 'the program runs') or return JT::reap($p, 1);
+	return ($p, $dir, $beats) if ok(JT::wait_until(sub { $beats->() > 100 }, 30), 'the program runs');
+	JT::reap($p, 1);
+	return ();
+}
+
+# Ends heartbeat with SIGTERM, and checks that it never saw a stray signal.
+sub heartbeat_stop {
+	my ($p) = @_;
+	kill 'TERM', $p->{pid};
+	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
+	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
+}
+
+subtest '--duration with -p detaches after that time' => sub {
+	my ($p, $dir, $beats) = heartbeat_start() or return;
 	for my $d ('0.5', '1e0') {
 		my $r = JT::run_cmd(argv => [$JT, '--duration', $d, '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
 		is($r->{exit}, 0, "--duration $d: exit 0");
@@ -109,9 +153,80 @@ subtest '--duration with -p detaches after that time' => sub {
 	}
 	my $before = $beats->();
 	ok(JT::wait_until(sub { $beats->() > $before + 50 }, 10), 'the program runs on after the detaches');
-	kill 'TERM', $p->{pid};
-	ok(defined JT::reap($p, 10), 'the program ends on SIGTERM');
-	unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw a stray signal');
+	heartbeat_stop($p);
+};
+
+# When the trace of a --interval 0.2 --duration 1.1 run began, in time_ms (after the
+# attach), from its first snapshot: due 200 ms after it, or 1,100 for the duration's (when
+# every interval snapshot was skipped, so late was the first).
+sub due_start {
+	my ($snaps) = @_;
+	my $s = $snaps->[0] // {};
+	return ($s->{due_ms} // 0) - (($s->{reason} // '') eq 'duration' ? 1100 : 200);
+}
+
+# The snapshots of one --interval 0.2 --duration 1.1 run ($r, its JSON's @$snaps): each
+# due 200 ms after the one before (the first 200 ms after the trace began, the duration's
+# 1,100), skipping only due times that passed while the one before was taken late; each
+# taken within 20 ms of its due time, or late with a reason in its JSON and under -v.
+sub check_due_times {
+	my ($r, $snaps, $try) = @_;
+	my @snaps = @$snaps;
+	my $t0 = due_start(\@snaps);
+	ok($t0 >= 0 && $t0 <= $snaps[0]{time_ms}, "run $try: the trace began at $t0 ms of time_ms, after the attach");
+	my ($next, $before) = ($t0 + 200, undef);
+	for my $i (0 .. $#snaps) {
+		my $s = $snaps[$i];
+		my $n = $i + 1;
+		my $due = $s->{due_ms} // -1;
+		my $what = "run $try, snapshot $n ($s->{reason}, due at $due, taken at $s->{time_ms} ms)";
+		$next = $t0 + 1100 if $s->{reason} eq 'duration';
+		# Due times that passed while the snapshot before was taken late are skipped.
+		for (my $d = $next; $d < $due && $d <= $t0 + 1000; $d += 200) {
+			ok($before && $before->{late_why} && $before->{time_ms} + 4 >= $d,
+			   "$what: due time $d skipped, as snapshot " . ($n - 1) . ' was taken late, after it');
+			$next = $d + 200;
+		}
+		is($due, $next, "$what: due at $next ms");
+		$next = $due + 200;
+		my $late = $s->{time_ms} - $due;
+		# late_ms is measured as the snapshot starts, time_ms a little later (a coarse clock).
+		my $lm = $s->{late_ms} // -1000;
+		ok($lm >= 0 && $lm <= $late + 8 && ($lm >= $late - 8 || $s->{late_why}),
+		   "$what: late_ms ($lm) is time_ms - due_ms, give or take the coarse clock");
+		if (abs($late) <= 20) {
+			pass("$what: within 10% of the interval");
+		} else {
+			ok($late > 0 && $s->{late_why}, "$what: $late ms late, and it says why: " . ($s->{late_why} // 'NOTHING'));
+			like($r->{stderr}, qr/^jmptrace: snapshot $n \($s->{reason}\) is $s->{late_ms} ms late, due at $due ms: \Q$s->{late_why}\E$/m,
+			     "$what: -v says it is late, and why");
+		}
+		$before = $s;
+	}
+}
+
+# --interval 0.2 --duration 1.1 on heartbeat (9 threads that allocate all the time): the
+# snapshots fall due at 200, 400, 600, 800 and 1,000 ms and the duration's at 1,100 ms after
+# the trace began (in time_ms, which counts from before the attach), not from the last
+# snapshot (which once gave 312, 720 and 1,012 ms for 0.3 s). Each is taken within 10% of the interval of its due time,
+# or says in its JSON (late_ms, late_why) and under -v that it is late and why: a busy host
+# may delay one, but never silently. A due time passed while a late snapshot was being
+# taken is skipped, not made up with a burst.
+subtest '--interval 0.2 --duration 1.1: snapshots at their due times, or late with a reason' => sub {
+	my ($p, $dir) = heartbeat_start() or return;
+	for my $try (1 .. 3) {
+		my $r = JT::run_cmd(argv => [$JT, '-v', '--interval', '0.2', '--duration', '1.1',
+					     '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
+		is($r->{exit}, 0, "run $try: exit 0");
+		my $json = JT::read_json("$dir/r.json");
+		my @snaps = @{ ($json // {})->{snapshots} // [] };
+		is(($snaps[-1] // {})->{reason}, 'duration', "run $try: the last snapshot is the duration's");
+		check_due_times($r, \@snaps, $try);
+		my $t0 = due_start(\@snaps);
+		ok(!(grep { $_->{reason} eq 'interval' && ($_->{due_ms} // 0) > $t0 + 1000 } @snaps),
+		   "run $try: no interval snapshot due after 1,000 ms");
+	}
+	heartbeat_stop($p);
 };
 
 subtest 'a program that cannot be run: one line that says why' => sub {
@@ -158,6 +273,13 @@ subtest '--help, the manual page and the README list every option' => sub {
 	}
 	unlike($readme, qr/JMPTRACE_(?:THREADS|UNWIND|NO_CPU_FOLLOW|NO_EMULATE|DEBUG)/,
 	       'the README names none of the removed environment variables');
+	# An example ends (.RE) before a paragraph break: text right after it ran into the example.
+	my @glued = $man =~ /^\.RE\n([^.\n][^\n]*)/mg;
+	is(join(' / ', @glued), '', 'doc/jmptrace.1: a paragraph break after every example');
+	# `make ... && prog &` puts the whole list in a background subshell: $! is the subshell,
+	# and `jmptrace -p $!` would trace the shell, not the program.
+	my @sub = $readme =~ /^([^\n]*&&[^\n]*&[ \t]*(?:#[^\n]*)?\n(?=[^\n]*\$!))/mg;
+	is(join(' / ', @sub), '', 'README: no `-p $!` after a background list (its $! is a subshell)');
 	SKIP: {
 		skip 'no man or groff', 2
 			unless system('sh', '-c', 'command -v man >/dev/null && command -v groff >/dev/null') == 0;

@@ -80,6 +80,29 @@ for my $mode (@modes) {
 	};
 }
 
+# A thread handed to a tracer thread is pinned to its CPU as it arrives, before it runs on,
+# the threads a recall brings to tracer thread 0 too: with --no-emulate every breakpoint
+# is stepped with the whole process stopped, so threads of tracer thread 1 are recalled to
+# tracer thread 0 all the time, and threads are born meanwhile. A recall once seized them
+# with handover_arrived, which does not pin: they ran on the other CPU until the next tick
+# (200 ms) or stop. Under -v each tracer thread counts the stops of a thread that had run on
+# after it came, still pinned elsewhere (before: 233 to 451 a run; now none). Whether a
+# given thread arrives during a recall is up to the scheduler, so the test counts every
+# arrival of a run rather than catching one thread's affinity in /proc at the right instant.
+subtest '--pin: threads a recall brings over are pinned as they arrive' => sub {
+	for my $try (1 .. 3) {
+		my $r = run_jt('threads', 'pie', args => [1000, 5, 40],
+			       jt_args => ['-v', '--pin', '--no-emulate', '--tracer-threads', 2]);
+		is($r->{exit}, 0, "run $try: exit 0");
+		my $err = $r->{stderr} // '';
+		my $steps = () = $err =~ /^jmptrace: stepping thread \d+ over /mg;
+		ok($steps > 0, "run $try: breakpoints stepped with the process stopped ($steps)");
+		my %late = $err =~ /^jmptrace: tracer thread (\d+): --pin: (\d+) stops of a thread that ran on unpinned after it came to it$/mg;
+		is(join(',', map { "$_:$late{$_}" } sort keys %late), '0:0,1:0',
+		   "run $try: no thread ran on unpinned after it came to either tracer thread");
+	}
+};
+
 # A child that is not followed (no -f) leaves with the affinity it would have had untraced,
 # not the pinned one it inherited: a subshell (fork) and a command (vfork, in dash).
 subtest '--pin: a child not followed gets its own affinity' => sub {

@@ -30,6 +30,31 @@ test_policy(void)
 	ok(cpu_policy_for(&c, -1) == SCHED_IDLE, "unknown once: SCHED_IDLE");
 }
 
+/*
+ * cpu_hurry: out of SCHED_IDLE at once, and cpu_adapt keeps it so whatever
+ * the machine looks like, until the hurry is over.
+ */
+static void
+test_hurry(void)
+{
+	struct sched_param sp = { 0 };
+	struct jt_cpu c;
+
+	cpu_init(&c);
+	if (sched_setscheduler(0, SCHED_IDLE, &sp) < 0) {
+		ok(0, "SCHED_IDLE to start from");
+		return;
+	}
+	cpu_hurry(&c, 0, 1);
+	ok(sched_getscheduler(0) == SCHED_OTHER, "cpu_hurry: SCHED_OTHER at once");
+	c.saturated = 0;
+	cpu_adapt(&c);
+	ok(sched_getscheduler(0) == SCHED_OTHER, "cpu_adapt keeps it, a CPU to spare or not");
+	cpu_hurry(&c, 0, 0);
+	ok(sched_getscheduler(0) == SCHED_OTHER && !c.hurry, "cpu_hurry(off) leaves the choice to the next cpu_adapt");
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+}
+
 /* A child stopped on CPU `cpu`, that stops again each time it is continued. Returns its pid, or -1. */
 static pid_t
 stopped_child_on(int cpu)
@@ -148,6 +173,7 @@ int
 main(void)
 {
 	test_policy();
+	test_hurry();
 	test_sample_and_follow();
 	return tap_done();
 }
