@@ -393,6 +393,8 @@ json_header(FILE *f, const struct jt_snapshot *s)
 	json_str(f, s->reason);
 	fprintf(f, ", \"pid\": %d, \"command\": ", s->pid);
 	json_str(f, s->command);
+	fputs(", \"exe\": ", f);
+	json_str(f, s->exe);
 	fprintf(f, ", \"exited\": %s, \"exit_status\": ", s->exited ? "true" : "false");
 	if (s->exited && !s->killed_by)
 		fprintf(f, "%d", s->exit_status);

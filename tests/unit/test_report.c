@@ -353,6 +353,7 @@ tr_snapshot(struct jt_snapshot *snap, struct jt_heap *h, struct jt_sym *s)
 	snap->reason = "exit";
 	snap->pid = 4242;
 	snap->command = "./leaky --fast";
+	snap->exe = "/usr/bin/leaky";
 	snap->exited = 1;
 	snap->exit_status = 3;
 	snap->ncalls = 6;
@@ -398,7 +399,7 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 	char want[2048], *text = tr_text(snap), *line, *save = NULL;
 	const char *p1, *p2, *p3;
 
-	tr_has_lines(text, "command:  ./leaky --fast\npid:      4242\nsnapshot: exit\n"
+	tr_has_lines(text, "command:  ./leaky --fast\nexe:      /usr/bin/leaky\npid:      4242\nsnapshot: exit\n"
 		     "process:  exited with status 3\n", "the header");
 	tr_has_lines(text, "calls:\n"
 		     "  malloc                              6\n"
@@ -499,6 +500,7 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		"if not snaps: sys.exit(0)\n"
 		"a = snaps[0]\n"
 		"assert a['reason'] == 'exit' and a['pid'] == 4242 and a['command'] == './leaky --fast'\n"
+		"assert a['exe'] == '/usr/bin/leaky', a['exe']\n"
 		"assert a['exited'] is True and a['exit_status'] == 3 and a['killed_by'] is None\n"
 		"assert a['attached'] is False\n"
 		"assert a['totals'] == {'calls': {'malloc': 6, 'calloc': 0, 'realloc': 1, 'free': 3,"
