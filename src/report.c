@@ -75,23 +75,21 @@ report_basename(const char *path)
 }
 
 /*
- * One frame, valgrind style: "at" for the innermost, "by" for the others:
+ * One frame, valgrind style: "at" for the innermost, "by" for the others,
+ * the frame named by report_frame_label:
  *     at 0x401136: leak_here (leak.c:12)
  *     by 0x401150: helper (util.c:3) (inlined)
  *     by 0x7f12a0029d90: __libc_start_call_main (in libc.so.6)
  *     by 0x7f12a0029e40: libfoo.so+0x1e40
- *     by 0x10: ???
+ *     by 0x10: 0x10
  */
 static void
 report_frame_line(FILE *f, const struct jt_frame *fr, int first)
 {
-	fprintf(f, "    %s 0x%" PRIx64 ": ", first ? "at" : "by", fr->address);
-	if (fr->function)
-		fputs(fr->function, f);
-	else if (fr->module)
-		fprintf(f, "%s+0x%" PRIx64, fr->module, fr->offset);
-	else
-		fputs("???", f);
+	char label[REPORT_LABEL_MAX];
+
+	fprintf(f, "    %s 0x%" PRIx64 ": %s", first ? "at" : "by", fr->address,
+		report_frame_label(fr, label, sizeof(label)));
 	if (fr->file)
 		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
 	else if (fr->function && fr->module && !fr->signal_frame)

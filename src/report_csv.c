@@ -56,7 +56,7 @@ csv_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 {
 	struct jt_frame fr[REPORT_MAX_FRAMES];
 	size_t len = 0, cap = 256;
-	char *buf = xmalloc(cap), label[64], part[512];
+	char *buf = xmalloc(cap), label[REPORT_LABEL_MAX], part[1024];
 
 	buf[0] = '\0';
 	for (uint32_t i = 0; i < st->depth; i++) {

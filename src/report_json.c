@@ -87,6 +87,11 @@ json_frame(FILE *f, const struct jt_frame *fr)
 {
 	fprintf(f, "{\"address\": \"0x%" PRIx64 "\", \"module\": ", fr->address);
 	json_str(f, fr->module);
+	/* For "module+0xOFFSET" (report_frame_label), which stays from run to run: jmptrace diff. */
+	if (fr->module)
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\"", fr->offset);
+	else
+		fputs(", \"offset\": null", f);
 	fputs(", \"function\": ", f);
 	json_str(f, fr->function);
 	fputs(", \"file\": ", f);

@@ -223,12 +223,12 @@ pprof_location_write(struct pprof *pp, uint64_t id, uint64_t pc, long map,
 	 * first, the function that holds the code last.
 	 */
 	for (int k = 0; k < n; k++) {
-		size_t l;
+		char label[REPORT_LABEL_MAX];
+		size_t l = pb_begin(b, LOCATION_LINE);
 
-		if (!fr[k].function)
-			continue;	/* pprof shows the address of a location with no line */
-		l = pb_begin(b, LOCATION_LINE);
-		pb_uint(b, LINE_FUNCTION_ID, pprof_function(pp, fr[k].function, fr[k].file));
+		/* A frame without a symbol too: pprof would show "[module]", the other formats module+0xOFF. */
+		pb_uint(b, LINE_FUNCTION_ID, pprof_function(pp, report_frame_label(&fr[k], label, sizeof(label)),
+							       fr[k].file));
 		pb_uint(b, LINE_LINE, fr[k].line > 0 ? (uint64_t)fr[k].line : 0);
 		pb_end(b, l);
 	}
@@ -239,8 +239,9 @@ pprof_location_write(struct pprof *pp, uint64_t id, uint64_t pc, long map,
 static void
 pprof_note_resolved(struct pprof_resolved *r, const struct jt_frame *fr, int n)
 {
+	/* Every frame gets a function name (report_frame_label): pprof must not look for others. */
+	r->functions |= n > 0;
 	for (int k = 0; k < n; k++) {
-		r->functions |= fr[k].function != NULL;
 		r->filenames |= fr[k].file != NULL;
 		r->lines |= fr[k].line > 0;
 		/* Lines come from DWARF, which gives the inline scopes too. */
