@@ -41,6 +41,18 @@ int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, st
 const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len);
 
 /*
+ * Where frame fr is, as the valgrind-style formats follow its name:
+ * " (file:line)" with the file's basename, else " (in module)" for a
+ * named function, else "" (written into buf, which REPORT_PLACE_MAX bytes
+ * hold whole). Returns buf.
+ */
+#define REPORT_PLACE_MAX 1024
+const char *report_frame_place(const struct jt_frame *fr, char *buf, size_t len);
+
+/* What a signal frame is called, in gdb's words (its function in report_resolve's frames). */
+#define REPORT_SIGNAL_FRAME "<signal handler called>"
+
+/*
  * The frames of st as the text report lists them, valgrind style, "at"
  * for the innermost and "by" for the others, one line per source-level
  * frame, then a blank line:

@@ -153,6 +153,7 @@ diff_frame_of(struct json_object *fr, struct jt_frame *out)
 	if (out->file && json_object_object_get_ex(fr, "line", &m))
 		out->line = json_object_get_int(m);
 	out->inlined = json_object_object_get_ex(fr, "inlined", &m) && json_object_get_boolean(m);
+	out->signal_frame = out->function && strcmp(out->function, REPORT_SIGNAL_FRAME) == 0;
 }
 
 char *

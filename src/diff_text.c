@@ -47,14 +47,6 @@ diff_text_snap(FILE *f, const char *what, const struct jt_diff_snap *s)
 	fputc('\n', f);
 }
 
-static const char *
-diff_basename(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /*
  * The frames of a row, valgrind style but without addresses (they differ
  * between runs, and a row may sum stacks at several), each named by
@@ -67,7 +59,7 @@ static void
 diff_text_frames(FILE *f, struct json_object *frames)
 {
 	size_t n = json_object_array_length(frames), i;
-	char label[REPORT_LABEL_MAX];
+	char label[REPORT_LABEL_MAX], place[REPORT_PLACE_MAX];
 
 	if (n == 0)
 		fprintf(f, "    (no call stack was captured)\n");
@@ -75,11 +67,8 @@ diff_text_frames(FILE *f, struct json_object *frames)
 		struct jt_frame fr;
 
 		diff_frame_of(json_object_array_get_idx(frames, i), &fr);
-		fprintf(f, "    %s %s", i ? "by" : "at", report_frame_label(&fr, label, sizeof(label)));
-		if (fr.file)
-			fprintf(f, " (%s:%d)", diff_basename(fr.file), fr.line);
-		else if (fr.function && fr.module)
-			fprintf(f, " (in %s)", fr.module);
+		fprintf(f, "    %s %s%s", i ? "by" : "at", report_frame_label(&fr, label, sizeof(label)),
+			report_frame_place(&fr, place, sizeof(place)));
 		if (fr.inlined)
 			fputs(" (inlined)", f);
 		fputc('\n', f);

@@ -13,9 +13,6 @@
 #include "unwind.h"
 #include "util.h"
 
-/* What a signal frame is called, in gdb's words. */
-#define REPORT_SIGNAL_FRAME "<signal handler called>"
-
 uint64_t
 report_alloc_calls(const struct jt_snapshot *s)
 {
@@ -66,12 +63,18 @@ report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct
 	return n;
 }
 
-static const char *
-report_basename(const char *path)
+const char *
+report_frame_place(const struct jt_frame *fr, char *buf, size_t len)
 {
-	const char *slash = strrchr(path, '/');
+	const char *slash = fr->file ? strrchr(fr->file, '/') : NULL;
 
-	return slash ? slash + 1 : path;
+	if (fr->file)
+		snprintf(buf, len, " (%s:%d)", slash ? slash + 1 : fr->file, fr->line);
+	else if (fr->function && fr->module && !fr->signal_frame)
+		snprintf(buf, len, " (in %s)", fr->module);
+	else
+		buf[0] = '\0';
+	return buf;
 }
 
 /*
@@ -86,14 +89,10 @@ report_basename(const char *path)
 static void
 report_frame_line(FILE *f, const struct jt_frame *fr, int first)
 {
-	char label[REPORT_LABEL_MAX];
+	char label[REPORT_LABEL_MAX], place[REPORT_PLACE_MAX];
 
-	fprintf(f, "    %s 0x%" PRIx64 ": %s", first ? "at" : "by", fr->address,
-		report_frame_label(fr, label, sizeof(label)));
-	if (fr->file)
-		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
-	else if (fr->function && fr->module && !fr->signal_frame)
-		fprintf(f, " (in %s)", fr->module);
+	fprintf(f, "    %s 0x%" PRIx64 ": %s%s", first ? "at" : "by", fr->address,
+		report_frame_label(fr, label, sizeof(label)), report_frame_place(fr, place, sizeof(place)));
 	if (fr->inlined)
 		fputs(" (inlined)", f);
 	fputc('\n', f);
