@@ -65,9 +65,10 @@ for my $mode (@modes) {
 		my $link = "$dir/jt-named-$mode";
 		symlink(JT::prog_path('leak', $mode), $link) or return fail("symlink: $!");
 		my $r = run_cmd(argv => [$JT, '-o', "$dir/r.txt", '--json', "$dir/r.json", '--pprof', "$dir/r.pb.gz",
-					 '--', $link, 3, 0]);
+					 '--', $link, 3, 0, "tab\there"]);
 		is($r->{exit}, 0, 'exit 0') or diag($r->{stderr});
-		check_names('launched', $dir, "$link 3 0", $link, realpath(JT::prog_path('leak', $mode)));
+		# As ps shows it: the arguments joined by blanks, a control character as '?'.
+		check_names('launched', $dir, "$link 3 0 tab?here", $link, realpath(JT::prog_path('leak', $mode)));
 	};
 
 	subtest "attach-$mode attached through a symlink" => sub {
