@@ -8,6 +8,7 @@
 
 struct json_object;
 struct jt_outfile;
+struct jt_frame;
 
 /* Runs the subcommand; argv[0] is "diff". Returns the exit status (0, or 2 for bad usage, 1 on errors). */
 int diff_main(int argc, char **argv);
@@ -76,6 +77,14 @@ int diff_snap_from_json(struct json_object *root, const char *file, long index,
 
 /* The string member name of obj, or NULL when it is missing, null or not a string. */
 const char *diff_json_str(struct json_object *obj, const char *name);
+
+/*
+ * The frame of a report's JSON frame object fr, for report_frame_label
+ * (report_common.h) to name it as the report did: its strings point into
+ * fr. A frame without a function in a report older than the "offset"
+ * member is given no module: it is named by its address.
+ */
+void diff_frame_of(struct json_object *fr, struct jt_frame *out);
 
 /* Frees what diff_load put into s. */
 void diff_snap_free(struct jt_diff_snap *s);

@@ -100,7 +100,9 @@ struct jt_proc {
 					   inherited at fork): such a free is unknown, not invalid */
 	int vfork_child;		/* shares its parent's memory: emulate only, record nothing */
 	struct jt_proc *vm_owner;	/* whose breakpoints are in this memory (itself, or the vfork parent) */
-	char *command;
+	char *command;			/* its command line, as ps shows it (proc_name) */
+	char *exe;			/* its executable's file, symlinks resolved, or NULL */
+	char *exe_named;		/* the path it was run by, a symlink's own name kept, or NULL */
 	struct jt_modules mods;
 	struct jt_bps bps;
 	struct jt_sym *sym;
@@ -246,6 +248,16 @@ thread_in_transit(const struct jt_thread *t)
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
 void proc_free(struct jt_tracer *tr, struct jt_proc *p);
+/*
+ * Names p after the program its process runs: exe from /proc/PID/exe,
+ * exe_named from the name execve was given, and, when cmdline is set,
+ * command from /proc/PID/cmdline (a launched program keeps the argv it
+ * was given instead). Call it with the process stopped on the image it
+ * names: just attached, or at its exec event.
+ */
+void proc_name(struct jt_proc *p, int cmdline);
+/* Gives p the names of from: a forked child runs its parent's program. */
+void proc_name_as(struct jt_proc *p, const struct jt_proc *from);
 struct jt_proc *proc_find(struct jt_tracer *tr, pid_t pid);
 /* Resets the image state after execve: modules, symbols, breakpoints, live blocks. */
 void proc_reset_image(struct jt_proc *p);

@@ -3,6 +3,7 @@
 #define JT_PROCFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -21,5 +22,20 @@ int procfs_stat_field(pid_t pid, int field, unsigned long long *val);
 
 /* Non-zero when seccomp filters the thread's system calls, or /proc cannot say. */
 int procfs_seccomp(pid_t tid);
+
+
+/* Sets *val to the auxiliary vector entry of type (AT_*) of pid. Returns 0, or -1 when it is not there. */
+int procfs_auxv(pid_t pid, uint64_t type, uint64_t *val);
+
+/*
+ * The command line of pid as ps shows it: the arguments of
+ * /proc/PID/cmdline joined by blanks, a control character as '?', cut
+ * with "..." after about 4 KiB. Returns it malloc'ed, or NULL when there
+ * is none (a zombie) or /proc cannot say.
+ */
+char *procfs_cmdline(pid_t pid);
+
+/* The target of /proc/PID/exe: the executable's file, symlinks resolved. Returns it malloc'ed, or NULL. */
+char *procfs_exe(pid_t pid);
 
 #endif

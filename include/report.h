@@ -41,7 +41,9 @@ struct jt_due {
 struct jt_snapshot {
 	const char *reason;	/* "exit", "signal", "sigusr1", "detach", "exec", ... */
 	int pid;
-	const char *command;	/* the program as the user named it, or /proc/PID/exe */
+	const char *command;	/* its command line, as ps shows it */
+	const char *exe;	/* its executable's file, symlinks resolved (/proc/PID/exe), or NULL */
+	const char *exe_named;	/* the path it was run by, a symlink's own name kept, or NULL */
 	int exited;		/* 1 when the process is gone */
 	int exit_status;	/* valid when exited and !killed_by */
 	int killed_by;		/* signal number that killed it, or 0 */

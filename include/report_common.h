@@ -31,10 +31,26 @@ const char *report_signame(int sig, char *buf, size_t len);
 int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr);
 
 /*
- * The name a one-line format gives frame fr: its function, else
- * "module+0xOFFSET", else "0xADDRESS" (written into buf). Returns the name.
+ * The name every writer gives frame fr: its function, else
+ * "module+0xOFFSET" (the pc less the module's load bias: the address
+ * addr2line -e module takes), else "0xADDRESS" (written into buf, which
+ * REPORT_LABEL_MAX bytes hold whole). Returns the name: the one spelling of
+ * a frame without a symbol, in every format and in jmptrace diff.
  */
+#define REPORT_LABEL_MAX 320
 const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len);
+
+/*
+ * Where frame fr is, as the valgrind-style formats follow its name:
+ * " (file:line)" with the file's basename, else " (in module)" for a
+ * named function, else "" (written into buf, which REPORT_PLACE_MAX bytes
+ * hold whole). Returns buf.
+ */
+#define REPORT_PLACE_MAX 1024
+const char *report_frame_place(const struct jt_frame *fr, char *buf, size_t len);
+
+/* What a signal frame is called, in gdb's words (its function in report_resolve's frames). */
+#define REPORT_SIGNAL_FRAME "<signal handler called>"
 
 /*
  * The frames of st as the text report lists them, valgrind style, "at"

@@ -42,6 +42,17 @@ int util_wait_tid(pid_t tid, int *status);
  */
 char *util_num(char *buf, uint64_t v);
 
+/*
+ * Turns len bytes of NUL-separated arguments in buf (as /proc/PID/cmdline
+ * holds them, the last NUL optional) into one line as ps shows it, in
+ * place: blanks between them, a control character as '?'. buf must have
+ * room for len + 1 bytes. Returns buf.
+ */
+char *util_args_line(char *buf, size_t len);
+
+/* The command line argv as util_args_line writes it, malloc'ed. */
+char *util_argv_line(char *const argv[]);
+
 /* Microseconds of CLOCK_MONOTONIC: the tracer's clock for intervals, durations and pauses. */
 uint64_t util_now_us(void);
 

@@ -187,17 +187,12 @@ int
 attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 {
 	struct jt_proc *p;
-	char link[64], exe[4096];
-	ssize_t n;
 	pid_t failed = pid;
 	int added, i;
 
 	if (attach_precheck(pid) < 0)
 		return -1;
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
-	p = proc_new(tr, pid, n > 0 ? exe : "?");
+	p = proc_new(tr, pid, NULL);
 	p->attached = 1;
 	p->unseen_blocks = 1;
 	tr->ptrace_options = ATTACH_PTRACE_OPTIONS;
@@ -218,6 +213,7 @@ attach_process(struct jt_tracer *tr, pid_t pid, struct jt_proc **out)
 		if (added == 0)
 			break;
 	}
+	proc_name(p, 1);
 	*out = p;
 	return stopall_wait(tr, p);
 }

@@ -7,7 +7,7 @@
 #include "outfile.h"
 #include "util.h"
 
-/* Copies member name of from into to when from has it (reason, pid, command, time_ms). */
+/* Copies member name of from into to when from has it (reason, pid, command, exe, time_ms). */
 static void
 diff_json_copy(struct json_object *to, struct json_object *from, const char *name)
 {
@@ -17,7 +17,7 @@ diff_json_copy(struct json_object *to, struct json_object *from, const char *nam
 		json_object_object_add(to, name, json_object_get(m));
 }
 
-/* {"file", "snapshot", "snapshots", "reason", "pid", "command", "time_ms", "live_bytes", "live_blocks"} */
+/* {"file", "snapshot", "snapshots", "reason", "pid", "command", "exe", "time_ms", "live_bytes", "live_blocks"} */
 static struct json_object *
 diff_json_snap(const struct jt_diff_snap *s)
 {
@@ -29,6 +29,7 @@ diff_json_snap(const struct jt_diff_snap *s)
 	diff_json_copy(o, s->snap, "reason");
 	diff_json_copy(o, s->snap, "pid");
 	diff_json_copy(o, s->snap, "command");
+	diff_json_copy(o, s->snap, "exe");
 	diff_json_copy(o, s->snap, "time_ms");
 	json_object_object_add(o, "live_bytes", json_object_new_uint64(s->live_bytes));
 	json_object_object_add(o, "live_blocks", json_object_new_uint64(s->live_blocks));

@@ -9,6 +9,8 @@
 #include <json-c/json.h>
 
 #include "diff.h"
+#include "report_common.h"
+#include "sym.h"
 #include "util.h"
 
 int
@@ -133,31 +135,51 @@ diff_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+void
+diff_frame_of(struct json_object *fr, struct jt_frame *out)
+{
+	const char *addr = diff_json_str(fr, "address"), *off = diff_json_str(fr, "offset");
+	struct json_object *m;
+
+	memset(out, 0, sizeof(*out));
+	out->function = diff_json_str(fr, "function");
+	out->file = diff_json_str(fr, "file");
+	out->address = addr ? strtoull(addr, NULL, 16) : 0;
+	out->module = diff_json_str(fr, "module");
+	if (off)
+		out->offset = strtoull(off, NULL, 16);
+	else if (!out->function)
+		out->module = NULL;	/* "module+0x0" would be wrong: name it by its address */
+	if (out->file && json_object_object_get_ex(fr, "line", &m))
+		out->line = json_object_get_int(m);
+	out->inlined = json_object_object_get_ex(fr, "inlined", &m) && json_object_get_boolean(m);
+	out->signal_frame = out->function && strcmp(out->function, REPORT_SIGNAL_FRAME) == 0;
+}
+
 char *
 diff_stack_key(struct json_object *frames)
 {
 	size_t n = json_object_array_length(frames), i, len = 0, cap = 64;
-	char *key = xmalloc(cap);
+	char *key = xmalloc(cap), label[REPORT_LABEL_MAX];
 
 	key[0] = '\0';
 	for (i = 0; i < n; i++) {
-		struct json_object *fr = json_object_array_get_idx(frames, i), *line;
-		const char *fn = diff_json_str(fr, "function"), *file = diff_json_str(fr, "file");
-		const char *mod = diff_json_str(fr, "module");
-		int l = json_object_object_get_ex(fr, "line", &line) ? json_object_get_int(line) : 0;
+		struct jt_frame fr;
 		size_t need;
 
+		diff_frame_of(json_object_array_get_idx(frames, i), &fr);
 		/* Fields are split by \x1f and frames by \x1e: neither is in a name. */
-		need = strlen(fn ? fn : "") + strlen(file ? file : "") + strlen(mod ? mod : "") + 32;
+		need = strlen(fr.function ? fr.function : "") + strlen(fr.file ? fr.file : "") + sizeof(label) + 32;
 		if (len + need > cap) {
 			cap = 2 * (len + need);
 			key = xrealloc(key, cap);
 		}
-		if (fn)
-			len += (size_t)snprintf(key + len, cap - len, "f\x1f%s\x1f%s\x1f%d\x1e", fn,
-						file ? diff_basename(file) : "", file ? l : 0);
+		if (fr.function)
+			len += (size_t)snprintf(key + len, cap - len, "f\x1f%s\x1f%s\x1f%d\x1e", fr.function,
+						fr.file ? diff_basename(fr.file) : "", fr.line);
 		else
-			len += (size_t)snprintf(key + len, cap - len, "m\x1f%s\x1e", mod ? mod : "");
+			len += (size_t)snprintf(key + len, cap - len, "m\x1f%s\x1e",
+						report_frame_label(&fr, label, sizeof(label)));
 	}
 	return key;
 }

@@ -6,6 +6,8 @@
 #include <json-c/json.h>
 
 #include "diff.h"
+#include "report_common.h"
+#include "sym.h"
 #include "util.h"
 
 /* Figures as the text report prints them (util_num); with sign, a "+" or "-" in front ("0" has none). Returns buf. */
@@ -45,39 +47,29 @@ diff_text_snap(FILE *f, const char *what, const struct jt_diff_snap *s)
 	fputc('\n', f);
 }
 
-static const char *
-diff_basename(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /*
  * The frames of a row, valgrind style but without addresses (they differ
- * between runs, and a row may sum stacks at several):
+ * between runs, and a row may sum stacks at several), each named by
+ * report_frame_label as the report named it:
  *     at remember (server.c:29)
  *     by __libc_start_main (in libc.so.6)
- *     by ??? (in libfoo.so)
+ *     by libfoo.so+0x1e40
  */
 static void
 diff_text_frames(FILE *f, struct json_object *frames)
 {
 	size_t n = json_object_array_length(frames), i;
+	char label[REPORT_LABEL_MAX], place[REPORT_PLACE_MAX];
 
 	if (n == 0)
 		fprintf(f, "    (no call stack was captured)\n");
 	for (i = 0; i < n; i++) {
-		struct json_object *fr = json_object_array_get_idx(frames, i), *m;
-		const char *fn = diff_json_str(fr, "function"), *file = diff_json_str(fr, "file");
-		const char *mod = diff_json_str(fr, "module");
+		struct jt_frame fr;
 
-		fprintf(f, "    %s %s", i ? "by" : "at", fn ? fn : "???");
-		if (file && json_object_object_get_ex(fr, "line", &m))
-			fprintf(f, " (%s:%d)", diff_basename(file), json_object_get_int(m));
-		else if (mod)
-			fprintf(f, " (in %s)", mod);
-		if (json_object_object_get_ex(fr, "inlined", &m) && json_object_get_boolean(m))
+		diff_frame_of(json_object_array_get_idx(frames, i), &fr);
+		fprintf(f, "    %s %s%s", i ? "by" : "at", report_frame_label(&fr, label, sizeof(label)),
+			report_frame_place(&fr, place, sizeof(place)));
+		if (fr.inlined)
 			fputs(" (inlined)", f);
 		fputc('\n', f);
 	}

@@ -70,8 +70,10 @@ lifecycle_unpin(struct jt_thread *t)
 static struct jt_thread *
 lifecycle_follow_child(struct jt_tracer *tr, struct jt_proc *parent, pid_t pid)
 {
-	struct jt_proc *p = proc_new(tr, pid, parent->command);
+	struct jt_proc *p = proc_new(tr, pid, NULL);
 	struct jt_thread *t = thread_new(tr, p, pid);
+
+	proc_name_as(p, parent);
 
 	p->unseen_blocks = 1;
 	/* fork copies the signal dispositions, handler addresses still valid in the copy. */
@@ -104,7 +106,8 @@ lifecycle_adopt(struct jt_tracer *tr, pid_t tid)
 		return NULL;
 	if (syscall(SYS_kcmp, parent->pid, tid, KCMP_VM, 0L, 0L) == 0) {
 		/* vfork or CLONE_VM: it runs in the parent's memory, over our trap bytes. */
-		p = proc_new(tr, tid, parent->command);
+		p = proc_new(tr, tid, NULL);
+		proc_name_as(p, parent);
 		p->vfork_child = 1;
 		p->vm_owner = parent;
 		p->pin_orig_set = parent->pin_orig_set;
@@ -143,21 +146,6 @@ lifecycle_detach_proc(struct jt_tracer *tr, struct jt_proc *p)
 		proc_free(tr, p);
 }
 
-/* After an exec the process is another program: label it with its executable. */
-static void
-lifecycle_name_proc(struct jt_proc *p)
-{
-	char link[64], exe[4096];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", p->pid);
-	if ((n = readlink(link, exe, sizeof(exe) - 1)) <= 0)
-		return;
-	exe[n] = 0;
-	free(p->command);
-	p->command = xstrdup(exe);
-}
-
 /*
  * Non-zero when p exec'd a program of another architecture (say a 32-bit
  * one: only programs of the architecture jmptrace was built for have the
@@ -182,14 +170,14 @@ lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *
 		/* A #! script whose interpreter launch_check could not look at. */
 		if (foreign)
 			error_msg("cannot trace '%s': it is %s; jmptrace traces %s programs only",
-				  p->command, foreign, elfhdr_our_arch);
+				  tr->opt->argv ? tr->opt->argv[0] : p->command, foreign, elfhdr_our_arch);
 		kill(p->pid, SIGKILL);
 		tr->fatal = 1;
 		return;
 	}
 	if (foreign)
 		error_msg("process %d: %s is %s; jmptrace traces %s programs only: it runs on untraced",
-			  p->pid, p->command, foreign, elfhdr_our_arch);
+			  p->pid, p->exe ? p->exe : p->command, foreign, elfhdr_our_arch);
 	else
 		error_msg("process %d: the new program cannot be traced; letting it run untraced", p->pid);
 	lifecycle_detach_proc(tr, p);	/* frees p unless it is the main process */
@@ -257,8 +245,8 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	proc_reset_image(p);
-	if (tr->image_seen || p->pid != tr->main_pid)
-		lifecycle_name_proc(p);
+	/* A launched program keeps the argv it was given as its command line. */
+	proc_name(p, tr->image_seen || p->pid != tr->main_pid);
 	if (tr->detaching) {
 		/*
 		 * About to be let go: give the new image none of our trap bytes. It

@@ -500,6 +500,7 @@ main(int argc, char **argv)
 	struct jt_options opt = { 0 };
 	struct jt_tracer tr = { 0 };
 	struct jt_proc *p;
+	char *line;
 	pid_t pid;
 	int r;
 
@@ -527,7 +528,9 @@ main(int argc, char **argv)
 	/* Only now: an ignored SIGPIPE would be inherited by the program across exec. */
 	signal(SIGPIPE, SIG_IGN);
 	tr.main_pid = pid;
-	p = proc_new(&tr, pid, opt.argv[0]);
+	line = util_argv_line(opt.argv);
+	p = proc_new(&tr, pid, line);
+	free(line);
 	thread_new(&tr, p, pid);
 	loop_install_signals();
 	r = 1;

@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "maps.h"
 #include "modules.h"
+#include "procfs.h"
 #include "util.h"
 
 #define MOD_PAGE_MASK	((uint64_t) 4095)
@@ -289,21 +290,9 @@ module_open(struct jt_module *mod, pid_t pid, const struct module_group *g)
 static uint64_t
 auxv_entry(pid_t pid)
 {
-	uint64_t pair[2], entry = 0;
-	char path[64];
-	int fd;
+	uint64_t entry = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int) pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while (read(fd, pair, sizeof(pair)) == sizeof(pair) && pair[0] != AT_NULL) {
-		if (pair[0] == AT_ENTRY) {
-			entry = pair[1];
-			break;
-		}
-	}
-	close(fd);
+	procfs_auxv(pid, AT_ENTRY, &entry);
 	return entry;
 }
 

@@ -1,11 +1,17 @@
 /* proc.c - lifecycle of the per-process and per-thread control blocks. */
+#include <elf.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "heap.h"
 #include "leak.h"
+#include "mem.h"
 #include "proc.h"
+#include "procfs.h"
 #include "sym.h"
 #include "unwind.h"
 #include "util.h"
@@ -79,7 +85,106 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	}
 	free(p->untraced);
 	free(p->command);
+	free(p->exe);
+	free(p->exe_named);
 	free(p);
+}
+
+/* Reads the string at addr of pid into buf (size bytes with its NUL), a page at a time: it may end at the stack's top. Returns 0 or -1. */
+static int
+proc_read_str(pid_t pid, uint64_t addr, char *buf, size_t size)
+{
+	size_t got = 0, n;
+
+	while (got < size) {
+		n = 4096 - ((addr + got) & 4095);
+		if (n > size - got)
+			n = size - got;
+		if (mem_read(pid, addr + got, buf + got, n) < 0)
+			return -1;
+		if (memchr(buf + got, '\0', n))
+			return 0;
+		got += n;
+	}
+	return -1;
+}
+
+/* Non-zero when paths a and b are the same file. */
+static int
+proc_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The path pid's program was run by: AT_EXECFN, the name execve was given,
+ * made absolute against the process's working directory. Unlike
+ * /proc/PID/exe it keeps a symlink's own name (redis-server, a symlink to
+ * redis-check-rdb). NULL when that no longer names the executable (the
+ * process changed directory, or the file was replaced).
+ */
+static char *
+proc_exe_named(pid_t pid)
+{
+	char name[PATH_MAX], dir[PATH_MAX + 64], real[PATH_MAX], exe[64], *slash, *base, *out;
+	uint64_t at;
+
+	if (procfs_auxv(pid, AT_EXECFN, &at) < 0 || proc_read_str(pid, at, name, sizeof(name)) < 0)
+		return NULL;
+	slash = strrchr(name, '/');
+	base = slash ? slash + 1 : name;
+	if (slash)
+		*slash = '\0';
+	if (!slash)
+		snprintf(dir, sizeof(dir), "/proc/%d/cwd", (int)pid);
+	else if (slash == name)
+		snprintf(dir, sizeof(dir), "/");
+	else if (name[0] == '/')
+		snprintf(dir, sizeof(dir), "%s", name);
+	else
+		snprintf(dir, sizeof(dir), "/proc/%d/cwd/%s", (int)pid, name);
+	if (!realpath(dir, real))
+		return NULL;
+	out = xmalloc(strlen(real) + strlen(base) + 2);
+	sprintf(out, "%s/%s", strcmp(real, "/") ? real : "", base);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!proc_same_file(out, exe)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+void
+proc_name(struct jt_proc *p, int cmdline)
+{
+	char *line;
+
+	free(p->exe);
+	p->exe = procfs_exe(p->pid);
+	free(p->exe_named);
+	p->exe_named = proc_exe_named(p->pid);
+	if (!cmdline)
+		return;
+	if (!(line = procfs_cmdline(p->pid)) && p->exe)
+		line = xstrdup(p->exe);
+	if (line) {
+		free(p->command);
+		p->command = line;
+	}
+}
+
+void
+proc_name_as(struct jt_proc *p, const struct jt_proc *from)
+{
+	free(p->command);
+	p->command = xstrdup(from->command);
+	free(p->exe);
+	p->exe = from->exe ? xstrdup(from->exe) : NULL;
+	free(p->exe_named);
+	p->exe_named = from->exe_named ? xstrdup(from->exe_named) : NULL;
 }
 
 struct jt_proc *

@@ -1,4 +1,5 @@
 /* procfs.c - reads single facts about a process or thread from /proc. */
+#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,10 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "util.h"
+
+/* How much of a command line is kept: ps without -ww shows less. */
+#define PROCFS_CMDLINE_MAX 4096
 
 int
 procfs_status_field(pid_t pid, const char *key, char *buf, size_t size)
@@ -70,4 +75,62 @@ procfs_seccomp(pid_t tid)
 	char buf[16];
 
 	return procfs_status_field(tid, "Seccomp", buf, sizeof(buf)) < 0 || atoi(buf) != 0;
+}
+
+int
+procfs_auxv(pid_t pid, uint64_t type, uint64_t *val)
+{
+	uint64_t pair[2];
+	char path[64];
+	int fd, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (read(fd, pair, sizeof(pair)) == sizeof(pair) && pair[0] != AT_NULL) {
+		if (pair[0] == type) {
+			*val = pair[1];
+			ret = 0;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+char *
+procfs_cmdline(pid_t pid)
+{
+	char path[64], *buf = xmalloc(PROCFS_CMDLINE_MAX + 4);
+	ssize_t n = -1, r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		for (n = 0; n < PROCFS_CMDLINE_MAX; n += r)
+			if ((r = read(fd, buf + n, PROCFS_CMDLINE_MAX - (size_t)n)) <= 0)
+				break;
+		close(fd);
+	}
+	if (n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	util_args_line(buf, (size_t)n);
+	if (n == PROCFS_CMDLINE_MAX)
+		strcpy(buf + n - 1, "...");
+	return buf;
+}
+
+char *
+procfs_exe(pid_t pid)
+{
+	char path[64], exe[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) <= 0)
+		return NULL;
+	exe[n] = '\0';
+	return xstrdup(exe);
 }

@@ -13,9 +13,6 @@
 #include "unwind.h"
 #include "util.h"
 
-/* What a signal frame is called, in gdb's words. */
-#define REPORT_SIGNAL_FRAME "<signal handler called>"
-
 uint64_t
 report_alloc_calls(const struct jt_snapshot *s)
 {
@@ -66,36 +63,36 @@ report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct
 	return n;
 }
 
-static const char *
-report_basename(const char *path)
+const char *
+report_frame_place(const struct jt_frame *fr, char *buf, size_t len)
 {
-	const char *slash = strrchr(path, '/');
+	const char *slash = fr->file ? strrchr(fr->file, '/') : NULL;
 
-	return slash ? slash + 1 : path;
+	if (fr->file)
+		snprintf(buf, len, " (%s:%d)", slash ? slash + 1 : fr->file, fr->line);
+	else if (fr->function && fr->module && !fr->signal_frame)
+		snprintf(buf, len, " (in %s)", fr->module);
+	else
+		buf[0] = '\0';
+	return buf;
 }
 
 /*
- * One frame, valgrind style: "at" for the innermost, "by" for the others:
+ * One frame, valgrind style: "at" for the innermost, "by" for the others,
+ * the frame named by report_frame_label:
  *     at 0x401136: leak_here (leak.c:12)
  *     by 0x401150: helper (util.c:3) (inlined)
  *     by 0x7f12a0029d90: __libc_start_call_main (in libc.so.6)
  *     by 0x7f12a0029e40: libfoo.so+0x1e40
- *     by 0x10: ???
+ *     by 0x10: 0x10
  */
 static void
 report_frame_line(FILE *f, const struct jt_frame *fr, int first)
 {
-	fprintf(f, "    %s 0x%" PRIx64 ": ", first ? "at" : "by", fr->address);
-	if (fr->function)
-		fputs(fr->function, f);
-	else if (fr->module)
-		fprintf(f, "%s+0x%" PRIx64, fr->module, fr->offset);
-	else
-		fputs("???", f);
-	if (fr->file)
-		fprintf(f, " (%s:%d)", report_basename(fr->file), fr->line);
-	else if (fr->function && fr->module && !fr->signal_frame)
-		fprintf(f, " (in %s)", fr->module);
+	char label[REPORT_LABEL_MAX], place[REPORT_PLACE_MAX];
+
+	fprintf(f, "    %s 0x%" PRIx64 ": %s%s", first ? "at" : "by", fr->address,
+		report_frame_label(fr, label, sizeof(label)), report_frame_place(fr, place, sizeof(place)));
 	if (fr->inlined)
 		fputs(" (inlined)", f);
 	fputc('\n', f);

@@ -56,26 +56,17 @@ csv_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 {
 	struct jt_frame fr[REPORT_MAX_FRAMES];
 	size_t len = 0, cap = 256;
-	char *buf = xmalloc(cap), label[64], part[512];
+	char *buf = xmalloc(cap), label[REPORT_LABEL_MAX], place[REPORT_PLACE_MAX];
 
 	buf[0] = '\0';
 	for (uint32_t i = 0; i < st->depth; i++) {
 		int n = report_resolve(sym, st, i, fr);
 
 		for (int k = 0; k < n; k++) {
-			const char *name = report_frame_label(&fr[k], label, sizeof(label));
-			const char *file = fr[k].file ? strrchr(fr[k].file, '/') : NULL;
-
-			file = file ? file + 1 : fr[k].file;
-			if (file)
-				snprintf(part, sizeof(part), "%s (%s:%d)", name, file, fr[k].line);
-			else if (fr[k].function && fr[k].module && !fr[k].signal_frame)
-				snprintf(part, sizeof(part), "%s (in %s)", name, fr[k].module);
-			else
-				snprintf(part, sizeof(part), "%s", name);
 			if (len)
 				csv_append(&buf, &len, &cap, " <- ");
-			csv_append(&buf, &len, &cap, part);
+			csv_append(&buf, &len, &cap, report_frame_label(&fr[k], label, sizeof(label)));
+			csv_append(&buf, &len, &cap, report_frame_place(&fr[k], place, sizeof(place)));
 		}
 	}
 	if (st->truncated)

@@ -162,7 +162,7 @@ dot_stack_fns(struct dot_graph *g, struct jt_sym *sym, const struct jt_stack *st
 {
 	struct jt_frame fr[REPORT_MAX_FRAMES];
 	uint32_t cap = st->depth + 8, *out = xmalloc(cap * sizeof(*out));
-	char buf[64];
+	char buf[REPORT_LABEL_MAX];
 
 	*n = 0;
 	for (uint32_t i = 0; i < st->depth; i++) {

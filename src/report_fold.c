@@ -39,7 +39,7 @@ fold_stack(struct jt_sym *sym, const struct jt_stack *st, struct fold_path *p)
 {
 	struct jt_frame fr[REPORT_MAX_FRAMES];
 	size_t max = (size_t)st->depth * REPORT_MAX_FRAMES + 1, n = 0, i;
-	char buf[64];
+	char buf[REPORT_LABEL_MAX];
 	uint32_t d;
 
 	p->names = xmalloc(max * sizeof(*p->names));

@@ -93,6 +93,11 @@ json_frame(FILE *f, const struct jt_frame *fr)
 {
 	fprintf(f, "{\"address\": \"0x%" PRIx64 "\", \"module\": ", fr->address);
 	json_str(f, fr->module);
+	/* For "module+0xOFFSET" (report_frame_label), which stays from run to run: jmptrace diff. */
+	if (fr->module)
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\"", fr->offset);
+	else
+		fputs(", \"offset\": null", f);
 	fputs(", \"function\": ", f);
 	json_str(f, fr->function);
 	fputs(", \"file\": ", f);
@@ -416,6 +421,8 @@ json_header(FILE *f, const struct jt_snapshot *s)
 	json_str(f, s->reason);
 	fprintf(f, ", \"pid\": %d, \"command\": ", s->pid);
 	json_str(f, s->command);
+	fputs(", \"exe\": ", f);
+	json_str(f, s->exe);
 	fprintf(f, ", \"exited\": %s, \"exit_status\": ", s->exited ? "true" : "false");
 	if (s->exited && !s->killed_by)
 		fprintf(f, "%d", s->exit_status);

@@ -146,23 +146,15 @@ ms_oneline(char *dst, size_t len, const char *src)
 	dst[i] = '\0';
 }
 
-/* massif's label of one source-level frame: "0xADDR: func (file:line)", "(in module)" without a line. */
+/* massif's label of one source-level frame: "0xADDR: NAME (file:line)", "(in module)" without a line (report_frame_label, report_frame_place). */
 static char *
 ms_label(const struct jt_frame *fr)
 {
-	const char *file = fr->file ? strrchr(fr->file, '/') : NULL;
-	char buf[1024], out[1024];
+	char buf[1024 + REPORT_LABEL_MAX + REPORT_PLACE_MAX], out[1024], label[REPORT_LABEL_MAX];
+	char place[REPORT_PLACE_MAX];
 
-	file = file ? file + 1 : fr->file;
-	if (file)
-		snprintf(buf, sizeof(buf), "0x%" PRIX64 ": %s (%s:%d)", fr->address,
-			 fr->function ? fr->function : "???", file, fr->line);
-	else if (fr->module && !fr->signal_frame)
-		snprintf(buf, sizeof(buf), "0x%" PRIX64 ": %s (in %s)", fr->address,
-			 fr->function ? fr->function : "???", fr->module);
-	else
-		snprintf(buf, sizeof(buf), "0x%" PRIX64 ": %s", fr->address,
-			 fr->function ? fr->function : "???");
+	snprintf(buf, sizeof(buf), "0x%" PRIX64 ": %s%s", fr->address, report_frame_label(fr, label, sizeof(label)),
+		 report_frame_place(fr, place, sizeof(place)));
 	ms_oneline(out, sizeof(out), buf);
 	return xstrdup(out);
 }

@@ -1,6 +1,5 @@
 /* report_pprof.c - the --pprof writer: the heap as a gzip-compressed profile.proto, as go tool pprof reads it. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,12 +223,12 @@ pprof_location_write(struct pprof *pp, uint64_t id, uint64_t pc, long map,
 	 * first, the function that holds the code last.
 	 */
 	for (int k = 0; k < n; k++) {
-		size_t l;
+		char label[REPORT_LABEL_MAX];
+		size_t l = pb_begin(b, LOCATION_LINE);
 
-		if (!fr[k].function)
-			continue;	/* pprof shows the address of a location with no line */
-		l = pb_begin(b, LOCATION_LINE);
-		pb_uint(b, LINE_FUNCTION_ID, pprof_function(pp, fr[k].function, fr[k].file));
+		/* A frame without a symbol too: pprof would show "[module]", the other formats module+0xOFF. */
+		pb_uint(b, LINE_FUNCTION_ID, pprof_function(pp, report_frame_label(&fr[k], label, sizeof(label)),
+							       fr[k].file));
 		pb_uint(b, LINE_LINE, fr[k].line > 0 ? (uint64_t)fr[k].line : 0);
 		pb_end(b, l);
 	}
@@ -240,8 +239,9 @@ pprof_location_write(struct pprof *pp, uint64_t id, uint64_t pc, long map,
 static void
 pprof_note_resolved(struct pprof_resolved *r, const struct jt_frame *fr, int n)
 {
+	/* Every frame gets a function name (report_frame_label): pprof must not look for others. */
+	r->functions |= n > 0;
 	for (int k = 0; k < n; k++) {
-		r->functions |= fr[k].function != NULL;
 		r->filenames |= fr[k].file != NULL;
 		r->lines |= fr[k].line > 0;
 		/* Lines come from DWARF, which gives the inline scopes too. */
@@ -328,6 +328,20 @@ pprof_value_type(struct pprof *pp, struct pb_buf *b, unsigned field, const char 
 	pb_end(b, m);
 }
 
+/*
+ * The file of maps[i]; the executable's by the path it was run by, a
+ * symlink's own name kept: pprof's "File:" names the program as ps does.
+ */
+static const char *
+pprof_map_path(const struct pprof *pp, size_t i)
+{
+	const char *path = pp->maps[i].path;
+
+	if (i == pp->main_map && pp->s->exe_named && pp->s->exe && strcmp(path, pp->s->exe) == 0)
+		return pp->s->exe_named;
+	return path;
+}
+
 /* Writes the Mapping of maps[i], with what its locations were symbolized to. */
 static void
 pprof_mapping(struct pprof *pp, struct pb_buf *b, size_t i)
@@ -340,7 +354,7 @@ pprof_mapping(struct pprof *pp, struct pb_buf *b, size_t i)
 	pb_uint(b, MAPPING_MEMORY_START, mp->start);
 	pb_uint(b, MAPPING_MEMORY_LIMIT, mp->limit);
 	pb_uint(b, MAPPING_FILE_OFFSET, mp->file_offset);
-	pb_uint(b, MAPPING_FILENAME, pprof_str(pp, mp->path));
+	pb_uint(b, MAPPING_FILENAME, pprof_str(pp, pprof_map_path(pp, i)));
 	pb_uint(b, MAPPING_BUILD_ID, pprof_str(pp, mp->build_id));
 	/* Set, they tell pprof to leave the mapping as we symbolized it. */
 	pb_uint(b, MAPPING_HAS_FUNCTIONS, (uint64_t)r->functions);
@@ -362,15 +376,13 @@ pprof_mappings(struct pprof *pp, struct pb_buf *b)
 			pprof_mapping(pp, b, i);
 }
 
-/* Finds the executable's mapping: the one from the file the command names, else the lowest. */
+/* Finds the executable's mapping: the one from its file, else the lowest. */
 static size_t
 pprof_main_map(const struct pprof *pp)
 {
-	char real[PATH_MAX];
-
-	if (pp->s->command && realpath(pp->s->command, real))
+	if (pp->s->exe)
 		for (size_t i = 0; i < pp->nmaps; i++)
-			if (strcmp(pp->maps[i].path, real) == 0)
+			if (strcmp(pp->maps[i].path, pp->s->exe) == 0)
 				return i;
 	return 0;
 }

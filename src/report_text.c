@@ -38,6 +38,7 @@ text_header(FILE *f, const struct jt_snapshot *s)
 {
 	fprintf(f, "==== jmptrace heap report ====\n");
 	fprintf(f, "command:  %s\n", s->command ? s->command : "(unknown)");
+	fprintf(f, "exe:      %s\n", s->exe ? s->exe : "(unknown)");
 	fprintf(f, "pid:      %d\n", s->pid);
 	fprintf(f, "snapshot: %s\n", s->reason ? s->reason : "(unknown)");
 	text_status(f, s);

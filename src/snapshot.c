@@ -121,6 +121,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.reason = reason,
 		.pid = p->pid,
 		.command = p->command,
+		.exe = p->exe,
+		.exe_named = p->exe_named,
 		.exited = p->exited,
 		.exit_status = p->exit_status,
 		.killed_by = p->killed_by,

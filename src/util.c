@@ -129,3 +129,35 @@ util_now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
+
+char *
+util_args_line(char *buf, size_t len)
+{
+	if (len && buf[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+		else if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	buf[len] = '\0';
+	return buf;
+}
+
+char *
+util_argv_line(char *const argv[])
+{
+	size_t len = 0, n;
+	char *buf;
+
+	for (int i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	buf = xmalloc(len + 1);
+	len = 0;
+	for (int i = 0; argv[i]; i++) {
+		n = strlen(argv[i]) + 1;
+		memcpy(buf + len, argv[i], n);
+		len += n;
+	}
+	return util_args_line(buf, len);
+}

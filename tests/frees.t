@@ -138,23 +138,8 @@ for my $mode (@modes) {
 for my $mode (qw(pie static)) {
 	subtest "attach-$mode: frees of blocks from before the attach are unknown, not invalid" => sub {
 		my $dir = tempdir('jt-frees-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-		my $p = spawn(argv => [JT::prog_path('attach', $mode)], dir => $dir, name => 'prog', stdin_pipe => 1);
-		ok(wait_until(sub { (JT::slurp($p->{out}) // '') eq "ready\n" }, 30), 'the program is ready')
-			or return reap($p, 1);
-		my $j = spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
-			      dir => $dir, name => 'jt');
-		# A snapshot on SIGUSR1 says that jmptrace has attached every thread.
-		ok(wait_until(sub { catches_signal($j->{pid}, 10) }, 30), 'jmptrace handles SIGUSR1')
-			or do { reap($j, 1); reap($p, 1); return };
-		kill 'USR1', $j->{pid};
-		ok(wait_until(sub { my $x = read_json("$dir/r.json"); $x && @{ $x->{snapshots} // [] } }, 30),
-		   'SIGUSR1 wrote a snapshot') or do { reap($j, 1); reap($p, 1); return };
-		print { $p->{stdin} } "g";
-		my $ps = reap($p, 60);
-		my $js = reap($j, 60);
-		ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0');
-		ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0')
-			or diag(JT::slurp($j->{err}) // '');
+		attach_released([JT::prog_path('attach', $mode)], $dir, '--json', "$dir/r.json", '-o', "$dir/r.txt")
+			or return;
 		my $x = read_json("$dir/r.json");
 		my $s = $x && $x->{snapshots}[-1];
 		ok($s, 'a last snapshot') or return;

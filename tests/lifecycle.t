@@ -242,9 +242,10 @@ subtest 'fork, vfork, exec and system()' => sub {
 		if ($f) {
 			my %pids = map { $_->{pid} => 1 } @snaps;
 			ok(keys(%pids) >= 3, '-f: a snapshot per followed process, labelled by pid (' . scalar(keys %pids) . ')');
-			my @st = grep { ($_->{command} // '') =~ /leak-static$/ } @snaps;
+			my @st = grep { ($_->{exe} // '') =~ /leak-static$/ } @snaps;
 			is(scalar(@st), 1, '-f: the static program exec\'d by a child has its own snapshot');
 			if (@st) {
+				is($st[0]{command}, "$static 5 0", '-f: it is named by its command line');
 				my @leak = JT::stacks_with_frame0($st[0], 'leak_here');
 				is(JT::sum_field('live_blocks', @leak), 5, '-f: its 5 leaked blocks from leak_here')
 					or diag(join("\n", map { "$_->{pid} $_->{command}: $_->{totals}{alloc_calls} calls" } @snaps));

@@ -7,12 +7,13 @@ use warnings;
 use Exporter 'import';
 use File::Basename qw(basename);
 use JSON::PP ();
+use POSIX qw(WIFEXITED WEXITSTATUS);
 use Test::More;
 use JT;
 
 our @EXPORT = qw(
 	snapshot_of same_as_native check_shape check_site check_gone check_through
-	check_call_deltas check_total_deltas is_static both
+	check_call_deltas check_total_deltas is_static both attach_released
 );
 
 # A run finished, wrote JSON with a snapshot; returns the last snapshot or undef.
@@ -161,6 +162,34 @@ sub check_total_deltas {
 	for my $k (sort keys %want) {
 		is($sb->{totals}{$k} - $sa->{totals}{$k}, $want{$k}, "$name: totals.$k grows by $want{$k}");
 	}
+}
+
+# Runs an attach program (tests/progs/attach: "ready", then one byte of stdin lets it go on
+# and exit 0) from argv @$prog in $dir, attaches jmptrace to it with @jt_args once it is
+# ready, makes sure jmptrace has attached (a SIGUSR1 snapshot in $dir/r.json, which
+# @jt_args must name with --json), lets the program go on and waits for both to exit 0.
+# Returns jmptrace's spawn handle (its {err} file; {target_pid} the program's pid), or undef
+# after a failed check.
+sub attach_released {
+	my ($prog, $dir, @jt_args) = @_;
+	my $p = spawn(argv => $prog, dir => $dir, name => 'prog', stdin_pipe => 1);
+	ok(wait_until(sub { (JT::slurp($p->{out}) // '') eq "ready\n" }, 30), 'the program is ready')
+		or do { reap($p, 1); return undef };
+	my $j = spawn(argv => [JT::jmptrace(), '-p', $p->{pid}, @jt_args], dir => $dir, name => 'jt');
+	# A snapshot on SIGUSR1 says that jmptrace has attached every thread.
+	ok(wait_until(sub { catches_signal($j->{pid}, 10) }, 30), 'jmptrace handles SIGUSR1')
+		or do { diag(JT::slurp($j->{err}) // ''); reap($j, 1); reap($p, 1); return undef };
+	kill 'USR1', $j->{pid};
+	ok(wait_until(sub { my $x = read_json("$dir/r.json"); $x && @{ $x->{snapshots} // [] } }, 30),
+	   'SIGUSR1 wrote a snapshot') or do { diag(JT::slurp($j->{err}) // ''); reap($j, 1); reap($p, 1); return undef };
+	print { $p->{stdin} } "g";
+	my $ps = reap($p, 60);
+	my $js = reap($j, 60);
+	$j->{target_pid} = $p->{pid};
+	ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, 'the program exits 0');
+	ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, 'jmptrace exits 0')
+		or diag(JT::slurp($j->{err}) // '');
+	return $j;
 }
 
 sub is_static { $_[0] =~ /static/ ? 1 : 0 }

@@ -67,25 +67,34 @@ static void
 test_key(void)
 {
 	struct json_object *a = parse("[{\"address\": \"0x1\", \"module\": \"p\", \"function\": \"f\", "
-				      "\"file\": \"/src/x.c\", \"line\": 3}, {\"module\": \"libc.so.6\"}]");
+				      "\"file\": \"/src/x.c\", \"line\": 3}, "
+				      "{\"module\": \"libc.so.6\", \"offset\": \"0x10\", \"address\": \"0x7f10\"}]");
 	struct json_object *b = parse("[{\"address\": \"0x99\", \"module\": \"q\", \"function\": \"f\", "
 				      "\"file\": \"/other/x.c\", \"line\": 3, \"extra\": 1}, "
-				      "{\"module\": \"libc.so.6\", \"address\": \"0x5\"}]");
-	struct json_object *c = parse("[{\"function\": \"f\", \"file\": \"x.c\", \"line\": 4}, {\"module\": \"libc.so.6\"}]");
-	struct json_object *d = parse("[{\"function\": \"f\", \"file\": \"x.c\", \"line\": 3}, {\"module\": \"libm.so.6\"}]");
+				      "{\"module\": \"libc.so.6\", \"offset\": \"0x10\", \"address\": \"0x5\"}]");
+	struct json_object *c = parse("[{\"function\": \"f\", \"file\": \"x.c\", \"line\": 4}, "
+				      "{\"module\": \"libc.so.6\", \"offset\": \"0x10\"}]");
+	struct json_object *d = parse("[{\"function\": \"f\", \"file\": \"x.c\", \"line\": 3}, "
+				      "{\"module\": \"libm.so.6\", \"offset\": \"0x10\"}]");
+	struct json_object *e = parse("[{\"function\": \"f\", \"file\": \"x.c\", \"line\": 3}, "
+				      "{\"module\": \"libc.so.6\", \"offset\": \"0x11\"}]");
 	char *ka = diff_stack_key(a), *kb = diff_stack_key(b), *kc = diff_stack_key(c), *kd = diff_stack_key(d);
+	char *ke = diff_stack_key(e);
 
 	ok(strcmp(ka, kb) == 0, "keys ignore addresses, the modules of frames with a function, directories");
 	ok(strcmp(ka, kc) != 0, "another line is another key");
-	ok(strcmp(ka, kd) != 0, "a frame without a function is its module");
+	ok(strcmp(ka, kd) != 0, "a frame without a function is its module+0xOFFSET: another module");
+	ok(strcmp(ka, ke) != 0, "a frame without a function is its module+0xOFFSET: another offset");
 	free(ka);
 	free(kb);
 	free(kc);
 	free(kd);
+	free(ke);
 	json_object_put(a);
 	json_object_put(b);
 	json_object_put(c);
 	json_object_put(d);
+	json_object_put(e);
 }
 
 static void

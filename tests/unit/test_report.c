@@ -44,6 +44,7 @@ static uint64_t leaf_stack[2];	/* [0] into tr_leaf, [1] into tr_mid */
 static uint64_t inl_ret;	/* into tr_outer, at the call tr_inline_helper makes */
 static int line_leaf, line_mid, line_inl, line_outer;
 static const char *self_name;	/* the test binary's file name, as frames name its module */
+static uint64_t self_bias;	/* and its load bias */
 
 TR_EXPORTED int tr_global_var = 42;
 
@@ -353,6 +354,7 @@ tr_snapshot(struct jt_snapshot *snap, struct jt_heap *h, struct jt_sym *s)
 	snap->reason = "exit";
 	snap->pid = 4242;
 	snap->command = "./leaky --fast";
+	snap->exe = "/usr/bin/leaky";
 	snap->exited = 1;
 	snap->exit_status = 3;
 	snap->ncalls = 6;
@@ -398,7 +400,7 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 	char want[2048], *text = tr_text(snap), *line, *save = NULL;
 	const char *p1, *p2, *p3;
 
-	tr_has_lines(text, "command:  ./leaky --fast\npid:      4242\nsnapshot: exit\n"
+	tr_has_lines(text, "command:  ./leaky --fast\nexe:      /usr/bin/leaky\npid:      4242\nsnapshot: exit\n"
 		     "process:  exited with status 3\n", "the header");
 	tr_has_lines(text, "calls:\n"
 		     "  malloc                              6\n"
@@ -442,7 +444,7 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 		 " peak 300 bytes in 3 blocks, 0 frees, 0 temporary\n"
 		 "    at 0x%" PRIx64 ": operator new(unsigned long) (in libstdc++.so.6)\n"
 		 "    by 0x%" PRIx64 ": libstdc++.so.6+0x11\n"
-		 "    by 0x10: ???\n\n", newaddr + 1, STDCXX_BIAS + 0x11);
+		 "    by 0x10: 0x10\n\n", newaddr + 1, STDCXX_BIAS + 0x11);
 	p3 = tr_has_lines(text, want, "stack #3 without debug info");
 	ok(p1 && p2 && p3 && p1 < p2 && p2 < p3, "stacks ordered by live bytes");
 	ok(!strstr(text, "#4:"), "only the top 3 are listed");
@@ -451,7 +453,7 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 			  "top 3 of 4 stacks by live bytes at the peak:\n\n"
 			  "#1: 1,000,000 bytes in 1 block at the peak; live 0 bytes in 0 blocks,"
 			  " 1 allocation call of 1,000,000 bytes, 1 free, 0 temporary\n"
-			  "    at 0x1234: ???\n\n", "the peak section");
+			  "    at 0x1234: 0x1234\n\n", "the peak section");
 	p2 = tr_has_lines(text, "MOST ALLOCATION CALLS\ntop 3 of 5 stacks by allocation calls:\n\n"
 			  "#1: 3 allocation calls of 3,500 bytes; live 3,000 bytes in 2 blocks,"
 			  " peak 3,000 bytes in 2 blocks, 1 free, 0 temporary\n", "the calls section");
@@ -499,6 +501,7 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		"if not snaps: sys.exit(0)\n"
 		"a = snaps[0]\n"
 		"assert a['reason'] == 'exit' and a['pid'] == 4242 and a['command'] == './leaky --fast'\n"
+		"assert a['exe'] == '/usr/bin/leaky', a['exe']\n"
 		"assert a['exited'] is True and a['exit_status'] == 3 and a['killed_by'] is None\n"
 		"assert a['attached'] is False\n"
 		"assert a['totals'] == {'calls': {'malloc': 6, 'calloc': 0, 'realloc': 1, 'free': 3,"
@@ -520,13 +523,16 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		" [('512', 1), ('1024', 1), ('2048', 1)], [('128', 3)], [('16', 1)], [('1048576', 1)]], st\n"
 		"assert not any('suppressed' in s for s in st) and 'filtered' not in a['totals']\n"
 		"assert [f['address'] for f in st[4]['frames']] == ['0x1234'], st[4]\n"
-		"fr = [dict(f, file=os.path.basename(f['file'] or '')) for f in st[0]['frames']]\n"
+		"fr = [{k: v for k, v in dict(f, file=os.path.basename(f['file'] or '')).items() if k != 'offset'}"
+		" for f in st[0]['frames']]\n"
 		"assert fr == [{'address': '0x%" PRIx64 "', 'module': sys.argv[3], 'function': 'tr_inline_helper',"
 		" 'file': 'test_report.c', 'line': %d, 'inlined': True}, {'address': '0x%" PRIx64 "',"
 		" 'module': sys.argv[3], 'function': 'tr_outer', 'file': 'test_report.c', 'line': %d,"
 		" 'inlined': False}], fr\n"
 		"assert [f['function'] for f in st[1]['frames']] == ['tr_leaf', 'tr_mid']\n"
-		"assert st[2]['frames'] == [{'address': '0x%" PRIx64 "', 'module': 'libstdc++.so.6',"
+		"assert [f['offset'] for f in st[2]['frames']][1:] == ['0x11', None], st[2]['frames']\n"
+		"assert [{k: v for k, v in f.items() if k != 'offset'} for f in st[2]['frames']]"
+		" == [{'address': '0x%" PRIx64 "', 'module': 'libstdc++.so.6',"
 		" 'function': 'operator new(unsigned long)', 'file': None, 'line': 0, 'inlined': False},"
 		" {'address': '0x%" PRIx64 "', 'module': 'libstdc++.so.6', 'function': None, 'file': None,"
 		" 'line': 0, 'inlined': False}, {'address': '0x10', 'module': None, 'function': None,"
@@ -792,11 +798,12 @@ test_signal_frame(struct jt_sym *s)
 		ok(report_json_add(j, &snap) == 0 && report_json_close(j) == 0, "JSON written");
 		text = tr_slurp(json);
 		snprintf(want, sizeof(want), "{\"address\": \"0x%" PRIx64 "\", \"module\": \"libstdc++.so.6\","
-			 " \"function\": \"<signal handler called>\", \"file\": null, \"line\": 0,"
-			 " \"inlined\": false}", tramp);
+			 " \"offset\": \"0x11\", \"function\": \"<signal handler called>\", \"file\": null,"
+			 " \"line\": 0, \"inlined\": false}", tramp);
 		ok(strstr(text, want) != NULL, "JSON: the signal frame, in the trampoline's module");
 		snprintf(want, sizeof(want), "{\"address\": \"0x%" PRIx64 "\", \"module\": \"%s\","
-			 " \"function\": \"tr_mid\"", entry, self_name);
+			 " \"offset\": \"0x%" PRIx64 "\", \"function\": \"tr_mid\"", entry, self_name,
+			 entry - self_bias);
 		ok(strstr(text, want) != NULL, "JSON: the interrupted pc in tr_mid");
 		free(text);
 	}
@@ -868,6 +875,7 @@ main(void)
 	}
 	ok(1, "the test binary is %s, load bias 0x%" PRIx64, self.path, self.bias);
 	self_name = tr_base(self.path);
+	self_bias = self.bias;
 	test_self(s, &self);
 	test_errors(s);
 	test_libc(s);
