@@ -154,8 +154,14 @@ diff_warn_unlike(const struct jt_diff *d)
 	const char *op = diff_program(&d->old, ob, sizeof(ob)), *np = diff_program(&d->new, nb, sizeof(nb));
 	int opid = diff_pid(&d->old), npid = diff_pid(&d->new);
 
-	if (oe && ne && strcmp(oe, ne) != 0)
-		op = oe, np = ne;	/* the executables say more than the names */
+	/*
+	 * The executables decide when both reports have them (one file run by two
+	 * names is one program); the names say which, unless only the paths differ.
+	 */
+	if (oe && ne && strcmp(oe, ne) == 0)
+		op = np = NULL;
+	else if (oe && ne && (!op || !np || strcmp(op, np) == 0))
+		op = oe, np = ne;
 	else if (!op || !np || strcmp(op, np) == 0)
 		op = np = NULL;
 	if (op)

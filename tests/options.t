@@ -142,7 +142,7 @@ subtest '--duration with -p detaches after that time' => sub {
 	for my $d ('0.5', '1e0') {
 		my $r = JT::run_cmd(argv => [$JT, '--duration', $d, '--json', "$dir/r.json", '-o', "$dir/r.txt", '-p', $p->{pid}]);
 		is($r->{exit}, 0, "--duration $d: exit 0");
-		my $cmd = JT::prog_path('heartbeat', 'pie') . " $hb";	# its command line, as ps shows it
+		my $cmd = JT::prog_path('heartbeat', 'pie') . " $dir/hb";	# its command line, as ps shows it
 		like($r->{stderr}, qr/^jmptrace: attached to process $p->{pid} \(\Q$cmd\E\), 9 threads; Ctrl-C, SIGTERM or SIGHUP detaches; never SIGKILL jmptrace \(pid \d+\): that would kill process $p->{pid}\n\z/,
 		     "--duration $d: one line on stderr says it attached, and warns against SIGKILL");
 		my $json = JT::read_json("$dir/r.json");
