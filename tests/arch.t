@@ -10,6 +10,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use File::Basename qw(basename);
 use File::Temp qw(tempdir);
 use POSIX qw(WIFEXITED WEXITSTATUS WIFSIGNALED WTERMSIG);
 use Test::More;
@@ -28,7 +29,7 @@ my $ONLY = 'jmptrace traces x86-64 programs only';
 # nothing run.
 sub refused {
 	my ($what, $want, @argv) = @_;
-	my $r = JT::run_cmd(argv => [$JT, '-o', "$dir/r.txt", '--', @argv], timeout => 60);
+	my $r = JT::run_cmd(argv => [$JT, '-o', "$dir/r.txt", '--', @argv], timeout => 60, dir => $dir);
 	is($r->{exit}, 1, "$what: exit 1");
 	my @lines = split /\n/, $r->{stderr}, -1;
 	ok(@lines == 2 && $lines[1] eq '', "$what: one line on stderr") or diag("stderr:\n$r->{stderr}");
@@ -63,6 +64,14 @@ subtest 'launching a program for another architecture' => sub {
 	refused('a text file', qr/^jmptrace: cannot trace '\Q$text\E': not an ELF executable$/, $text);
 };
 
+# Makes $script a #! script run by $interp, a program in $dir, which is where the scripts
+# run: named relative to it, a $TMPDIR with a space or a long name cannot cut the #! line.
+sub interpreted_by {
+	my ($script, $interp) = @_;
+	JT::spew($script, '#!./' . basename($interp) . " 0\n");
+	chmod 0755, $script;
+}
+
 my $a32 = JT::arch32_program($dir);
 my $p32 = $a32->{path};
 diag($a32->{why}) if $a32->{why};
@@ -83,10 +92,9 @@ SKIP: {
 		refused('launching it', qr/^jmptrace: cannot trace '\Q$bad\E': it is a 32-bit \(i386\) program; \Q$ONLY\E$/,
 			$bad, 0);
 		my $script = "$dir/script-norun";
-		JT::spew($script, "#!$bad 0\n");
-		chmod 0755, $script;
+		interpreted_by($script, $bad);
 		# launch_check lets a #! script through: the exec itself fails.
-		my $r = JT::run_cmd(argv => [$JT, '-o', "$dir/r.txt", '--', $script], timeout => 60);
+		my $r = JT::run_cmd(argv => [$JT, '-o', "$dir/r.txt", '--', $script], timeout => 60, dir => $dir);
 		ok(defined $r->{exit} && $r->{exit} != 0, 'a script it would interpret: a non-zero exit')
 			or diag('exit ' . ($r->{exit} // 'none') . ', signal ' . ($r->{signal} // 'none'));
 		is($r->{stderr}, "jmptrace: cannot execute '$script': Exec format error\n",
@@ -108,8 +116,7 @@ SKIP: {
 
 		subtest 'a script run by a 32-bit interpreter' => sub {
 			my $script = "$dir/script";
-			JT::spew($script, "#!$p32 0\n");
-			chmod 0755, $script;
+			interpreted_by($script, $p32);
 			# launch_check lets a #! script through; its interpreter is seen at the exec.
 			refused('a script run by a 32-bit interpreter',
 				qr/^jmptrace: cannot trace '\Q$script\E': it is a 32-bit \(i386\) program; \Q$ONLY\E$/, $script);
