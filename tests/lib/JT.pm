@@ -291,6 +291,12 @@ sub unrunnable_copy {
 	return $to;
 }
 
+# The CPUs this process may run on, from its Cpus_allowed_list ("0-3,8").
+sub allowed_cpus {
+	my ($list) = (slurp('/proc/self/status') // '') =~ /^Cpus_allowed_list:\s*(\S+)/m;
+	return map { /^(\d+)-(\d+)$/ ? ($1 .. $2) : /^(\d+)$/ ? ($1) : () } split /,/, $list // '';
+}
+
 # Runs a test program without jmptrace.
 sub run_native {
 	my ($prog, $mode, $args, %o) = @_;
