@@ -268,7 +268,7 @@ sub gr_ping {
 	return wait_until(sub {
 		my @l = split /\n/, JT::slurp($p->{out}) // '';
 		@l > $nth && $l[$nth] =~ /^pong (\d+)$/ ? $1 : undef
-	}, 10);
+	}, 60);
 }
 
 # Attaches jmptrace to $p with @opts; returns its process once it handles SIGUSR1 (attached).

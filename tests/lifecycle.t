@@ -92,7 +92,7 @@ sub attach_cycle {
 		is($tracer, 0, "$name: TracerPid is 0");
 		ok(!@bad, "$name: every executable mapping equals its file") or diag("differ: @bad");
 		is(thread_count($p->{pid}), 9, "$name: all 9 threads still there");
-		my $later = JT::wait_until(sub { heartbeat($hb) > $before + 100 ? heartbeat($hb) : 0 }, 10);
+		my $later = JT::wait_until(sub { heartbeat($hb) > $before + 100 ? heartbeat($hb) : 0 }, 60);
 		ok($later, "$name: the heartbeat advances after the detach ($before -> " . heartbeat($hb) . ")");
 	}
 	return $ok ? ($s // 1) : undef;
@@ -127,7 +127,7 @@ for my $mode (@modes) {
 		}
 		is($fails, 0, '20 attach/detach cycles, all clean');
 		my $before = heartbeat($hb);
-		ok(JT::wait_until(sub { heartbeat($hb) > $before + 100 }, 10), 'still running after the cycles');
+		ok(JT::wait_until(sub { heartbeat($hb) > $before + 100 }, 60), 'still running after the cycles');
 		unlike(JT::slurp($p->{out}) // '', qr/BROKEN/, 'the program never saw corruption or a stray signal');
 		kill 'TERM', $p->{pid};
 		JT::reap($p, 10);
@@ -210,7 +210,7 @@ subtest '-p errors: one line on stderr, non-zero exit' => sub {
 			return 1;
 		}
 		return 0;
-	}, 10);
+	}, 60);
 	if ($zombie) {
 		$check->('zombie', ['-p', $zombie], qr/zombie/);
 	} else {

@@ -176,8 +176,13 @@ sub spawn {
 		}
 		open(STDOUT, '>', "$dir/$name.stdout") or POSIX::_exit(120);
 		open(STDERR, '>', "$dir/$name.stderr") or POSIX::_exit(120);
+		# Tests attach with jmptrace -p, our child too: not an ancestor of this one, which
+		# Yama's ptrace_scope=1 asks of a tracer that is not root. prctl(PR_SET_PTRACER,
+		# PR_SET_PTRACER_ANY) lifts that for this process, and fails harmlessly without Yama.
+		syscall(157, 0x59616d61, -1);	# SYS_prctl on x86-64
 		no warnings 'exec';
-		exec(@{ $o{argv} });
+		# The block form: a one-element argv is never split at spaces (a $TMPDIR with one).
+		exec { $o{argv}[0] } @{ $o{argv} };
 		POSIX::_exit(127);
 	}
 	setpgid($pid, $pid);
@@ -246,6 +251,50 @@ sub traced_threads {
 		push @t, "$tid:$1" if $st =~ /^TracerPid:\s*(\d+)/m && $1 != 0;
 	}
 	return @t;
+}
+
+# tests/progs/arch32 built for i386 in $dir (cc -m32, gcc-multilib) and run once: a host
+# that builds a 32-bit program may still refuse to run it with "Exec format error" (a
+# kernel without ia32 emulation, or one booted with ia32_emulation=false). Returns
+# { path (undef when it cannot be built), runs (true when it ran), why (unless it ran) }.
+# JT_NO_32BIT=1 acts out such a host to test the tests (jmptrace never reads it): the
+# program's ELF type is made ET_REL, which the kernel refuses with the same ENOEXEC.
+sub arch32_program {
+	my ($dir) = @_;
+	my $path = "$dir/arch32";
+	my $cc = $ENV{CC} // 'cc';
+	if (system("$cc -m32 -O2 -o '$path' '" . src_path('arch32/main.c') . "' 2>'$dir/cc.err'") != 0) {
+		my @err = split /\n/, slurp("$dir/cc.err") // '';
+		my ($line) = (grep({ /error/ } @err), @err, "$cc failed");
+		return { why => "cc -m32 does not work here (apt-get install gcc-multilib): $line" };
+	}
+	unrunnable_copy($path, $path) if $ENV{JT_NO_32BIT};
+	# bash, not sh or execvp, which run a file the kernel refuses as a shell script; and
+	# not its exec builtin, which then says "Success".
+	my $r = run_cmd(argv => ['bash', '-c', '"$0" 0', $path], timeout => 60);
+	return { path => $path, runs => 1 } if ($r->{exit} // -1) == 0 && $r->{stdout} eq "arch32: ok\n";
+	# bash says "FILE: line 1: PATH: cannot execute binary file: Exec format error".
+	my ($err) = ($r->{stderr} // '') =~ /\s*([^:\n]+(?:: [^:\n]+)?)\n?\z/;
+	$err //= "exit " . ($r->{exit} // 'none') . ", stdout '$r->{stdout}'";
+	return { path => $path, why => 'this host cannot run 32-bit programs'
+		 . ($ENV{JT_NO_32BIT} ? ' (JT_NO_32BIT is set)' : '') . ": $err" };
+}
+
+# Copies program $from to $to with its ELF type (e_type) made ET_REL: the same header
+# otherwise, but execve fails with ENOEXEC ("Exec format error").
+sub unrunnable_copy {
+	my ($from, $to) = @_;
+	my $elf = slurp($from) // die "$from: $!\n";
+	substr($elf, 16, 2) = pack('v', 1);
+	spew($to, $elf);
+	chmod 0755, $to;
+	return $to;
+}
+
+# The CPUs this process may run on, from its Cpus_allowed_list ("0-3,8").
+sub allowed_cpus {
+	my ($list) = (slurp('/proc/self/status') // '') =~ /^Cpus_allowed_list:\s*(\S+)/m;
+	return map { /^(\d+)-(\d+)$/ ? ($1 .. $2) : /^(\d+)$/ ? ($1) : () } split /,/, $list // '';
 }
 
 # Runs a test program without jmptrace.

@@ -426,13 +426,13 @@ main(void)
 		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
 		{ .mode = "static-pie", .flags = "-fPIE -static-pie", .pie = 1, .is_static = 1 },
 	};
-	char dir[] = "/tmp/jt-unwind-XXXXXX", src[PATH_MAX];
+	char dir[PATH_MAX], src[PATH_MAX];
 	struct child dead = { 0 };
 	uint8_t b;
 	size_t i;
 	int good;
 
-	if (child_test_begin(src, dir) != 0)
+	if (child_test_begin(src, dir, "jt-unwind") != 0)
 		return tap_done();
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		good = build_target(&targets[i], dir, src) == 0;

@@ -225,10 +225,10 @@ main(void)
 		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
 		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
 	};
-	char dir[] = "/tmp/jt-unwind-mt-XXXXXX", src[PATH_MAX];
+	char dir[PATH_MAX], src[PATH_MAX];
 	size_t i;
 
-	if (child_test_begin(src, dir) != 0)
+	if (child_test_begin(src, dir, "jt-unwind-mt") != 0)
 		return tap_done();
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		if (build_target(&targets[i], dir, src) != 0) {

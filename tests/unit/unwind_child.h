@@ -118,7 +118,8 @@ build_target(struct target *t, const char *dir, const char *src)
 {
 	char cmd[3 * PATH_MAX];
 
-	snprintf(t->path, sizeof(t->path), "%s/target-%s", dir, t->mode);
+	if (snprintf(t->path, sizeof(t->path), "%s/target-%s", dir, t->mode) >= (int) sizeof(t->path))
+		return -1;
 	snprintf(cmd, sizeof(cmd),
 		 "cc -O2 -g -fomit-frame-pointer -fasynchronous-unwind-tables -pthread %s -o '%s' '%s'",
 		 t->flags, t->path, src);
@@ -244,16 +245,19 @@ same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
 
 /*
  * Readies a test that builds targets: line-buffered output, the timeout,
- * the target's source in src (PATH_MAX bytes) and the directory dir (a
- * mkdtemp template) to build in. Returns 0, or -1 when it cannot (said).
+ * the target's source in src and the directory dir to build in (both
+ * PATH_MAX bytes), named after name in $TMPDIR (as the .t files' are: a
+ * host whose /tmp forbids exec sets it). Returns 0, or -1 when it cannot (said).
  */
 static int
-child_test_begin(char *src, char *dir)
+child_test_begin(char *src, char *dir, const char *name)
 {
+	const char *tmp = getenv("TMPDIR");
 	int good;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGALRM, on_alarm);
+	snprintf(dir, PATH_MAX, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
 	good = find_source(src, PATH_MAX) == 0 && mkdtemp(dir);
 	ok(good, "found %s, made %s", src, dir);
 	return good ? 0 : -1;

@@ -4,11 +4,13 @@
  * 4`), and fork whose child allocates and exits 5. It waits for each and checks its exit
  * status; a helper that died of a signal or exited otherwise prints
  * "HARMED <kind> signal N" (or "status N") on stdout. A signal the parent should never get
- * (SIGTRAP, SIGSEGV...) prints "BROKEN" and exits 99. After each helper the number of
+ * (SIGTRAP, SIGSEGV...) prints "BROKEN" and exits 99; a helper it cannot start or wait for
+ * prints "BROKEN cannot start|wait for <kind>: errno N" and exits 98. After each helper the number of
  * helpers so far is written to the file HEARTBEAT, so a test can see it keep going.
  * `spawner HEARTBEAT threads`: the same loop runs in two threads at once (main waits), so
  * that a tracer with several tracer threads may trace helpers' parents from any of them.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -50,8 +52,12 @@ start_helper(int kind, char *self)
 	char *vfork_argv[] = { self, "-child", "4", NULL };
 	pid_t pid;
 
-	if (kind == 0)
-		return posix_spawn(&pid, self, NULL, NULL, spawn_argv, environ) == 0 ? pid : -1;
+	if (kind == 0) {
+		int err = posix_spawn(&pid, self, NULL, NULL, spawn_argv, environ);
+
+		errno = err;
+		return err == 0 ? pid : -1;
+	}
 	if (kind == 1) {
 		pid = vfork();
 		if (pid == 0) {
@@ -105,7 +111,12 @@ spawn_loop(void *arg)
 
 		helper_work(10);
 		if ((pid = start_helper(kind, self)) < 0 || waitpid(pid, &status, 0) != pid) {
-			say(1, "BROKEN cannot start or wait\n");
+			/* Which, and errno: a restart that went wrong says EINTR, a lost child ECHILD. */
+			say(1, pid < 0 ? "BROKEN cannot start " : "BROKEN cannot wait for ");
+			say(1, kinds[kind]);
+			say(1, ": errno ");
+			say_num(1, (unsigned long)errno);
+			say(1, "\n");
 			_exit(98);
 		}
 		report(kind, status);
