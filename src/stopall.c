@@ -111,6 +111,8 @@ stopall_step_over(struct jt_tracer *tr, struct jt_thread *t)
 void
 stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 {
+	arch_regs regs;
+
 	if (t->owner->index == 0) {
 		stopall_step_locked(tr, t);
 		return;
@@ -120,6 +122,17 @@ stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 		t->state = TS_STOPPED;
 	if (handover_send(t, &tr->tthreads.t[0]) == 0)
 		return;
+	if (arch_regs_get(t->tid, &regs) < 0 && errno == ESRCH) {
+		/*
+		 * Out of its stop without us: only a SIGKILL does that (another
+		 * thread's exec or exit_group). It runs to its exit, which wait4
+		 * reports; there is nothing to step and nothing to say.
+		 */
+		debug_msg("thread %d: killed before its hand-over", t->tid);
+		t->step_pending = 0;
+		t->state = TS_RUNNING;
+		return;
+	}
 	/* Cannot hand it over: step it with the others running, the old way, rather than stall it. */
 	error_msg("thread %d: stepping over a breakpoint without stopping the other threads", t->tid);
 	stopall_step_over(tr, t);
