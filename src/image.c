@@ -14,6 +14,8 @@
 #include "proc.h"
 #include "prologue.h"
 #include "sym.h"
+#include "uevent.h"
+#include "uprobes.h"
 #include "util.h"
 
 #define MAX_LINK_MAP 1024
@@ -173,6 +175,16 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 	return why;
 }
 
+/* Non-zero when fn at addr has its breakpoint or uprobe already. */
+static int
+image_placed(const struct jt_proc *p, int fn, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nusites; i++)
+		if (p->usites[i]->entry == addr && p->usites[i]->fn == fn)
+			return 1;
+	return bp_find_entry(&p->bps, addr) != NULL;
+}
+
 /* Non-zero when fn at addr is already known to be untraceable (a rendezvous tries every function again). */
 static int
 image_untraced_known(const struct jt_proc *p, int fn, uint64_t addr)
@@ -196,12 +208,74 @@ image_untraced_add(struct jt_proc *p, const struct jt_module *m, int fn, uint64_
 	u->reason = xstrdup(why);
 }
 
+/*
+ * Where fn's uprobe goes: a function without a return probe may have it
+ * past a harmless early-return test, on an instruction the kernel emulates
+ * (prologue_probe_site); one with a return probe keeps it on the entry,
+ * where the return address is the word at the stack pointer.
+ */
+static void
+image_probe_site(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, struct prologue_site *ps)
+{
+	uint64_t lo, hi;
+	uint8_t *code;
+	int ok;
+
+	ps->site = addr;
+	snprintf(ps->why, sizeof(ps->why), "entry");
+	if (sym_lookup_range(p->sym, m->path, alloc_fns[fn].symbol, &lo, &hi) < 0 || lo != addr ||
+	    hi - lo > IMAGE_MAX_FN || hi <= lo)
+		return;
+	code = xmalloc(hi - lo);
+	pthread_mutex_lock(&p->mods.elf_lock);
+	ok = module_read_code(m, lo, code, hi - lo) == 0;
+	pthread_mutex_unlock(&p->mods.elf_lock);
+	if (ok && !uprobes_has_return(fn))
+		prologue_probe_site(code, hi - lo, addr, image_fn_args(fn), ps);
+	free(code);
+}
+
+/* Non-zero when fn's calls are probed by the uprobe source rather than a breakpoint of ours. */
+static int
+image_by_uprobe(const struct jt_proc *p, int fn)
+{
+	enum jt_fn_kind k = alloc_fns[fn].kind;
+
+	return p->uprobes && k != FK_RTLD && k != FK_EXIT && k != FK_UNWIND;
+}
+
+/*
+ * --source uprobe: a kernel uprobe on fn at addr, where the kernel emulates
+ * the instruction if a site with the same effect allows it (prologue.h).
+ * Returns NULL, or why it cannot be (static storage).
+ */
+static const char *
+image_place_uprobe(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
+{
+	static char why[160];
+	struct prologue_site ps = { .site = addr };
+
+	image_probe_site(p, m, fn, addr, &ps);
+	if (uprobes_place(p->uprobes, p, m, fn, addr, ps.site, ps.sp_delta, ps.emulated) == 0) {
+		debug_msg("uprobe on %s at %#lx in %s: %s", alloc_fns[fn].symbol, (unsigned long)ps.site, m->path,
+			  ps.why[0] ? ps.why : "entry");
+		return NULL;
+	}
+	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", strerror(errno));
+	return why;
+}
+
 /* Puts the breakpoint of fn on its definition at addr in m, or records why it cannot be. */
 static void
 image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 {
 	const char *why;
 
+	if (image_by_uprobe(p, fn)) {
+		if ((why = image_place_uprobe(p, m, fn, addr)))
+			image_untraced_add(p, m, fn, addr, why);
+		return;
+	}
 	if (bp_insert(&p->bps, p->pid, addr, fn) == 0) {
 		debug_msg("breakpoint on %s at %#lx in %s", alloc_fns[fn].symbol, (unsigned long)addr, m->path);
 		return;
@@ -236,7 +310,7 @@ image_resolve(struct jt_proc *p)
 			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
 					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
 				continue;
-			if (!bp_find_entry(&p->bps, addr) && !image_untraced_known(p, fn, addr))
+			if (!image_placed(p, fn, addr) && !image_untraced_known(p, fn, addr))
 				image_place(p, order[i], fn, addr);
 			break;
 		}
@@ -270,6 +344,9 @@ image_ready(const struct jt_proc *p)
 		if (bp && (bp->fn == FN_MALLOC || bp->fn == FN_FREE))
 			return 1;
 	}
+	for (size_t i = 0; i < p->nusites; i++)
+		if (p->usites[i]->fn == FN_MALLOC || p->usites[i]->fn == FN_FREE)
+			return 1;
 	return 0;
 }
 

@@ -26,4 +26,13 @@ struct prologue_move {
 int prologue_move(const uint8_t *code, size_t len, uint64_t entry, unsigned args, struct prologue_move *m,
 		  const char **why);
 
+/* TEMPORARY (replaced by the probe-site work): where a kernel uprobe goes. */
+struct prologue_site {
+	uint64_t site;
+	uint64_t sp_delta;
+	int emulated;
+	char why[96];
+};
+int prologue_probe_site(const uint8_t *code, size_t len, uint64_t addr, unsigned args, struct prologue_site *out);
+
 #endif
