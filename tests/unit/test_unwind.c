@@ -296,6 +296,22 @@ copy_sweep(struct jt_unwind *u, struct jt_unwind_ctx *ctx, const struct child *c
 	return bad;
 }
 
+/* bench for unwinds from a copy: no system call for the stack, and the modules' bytes come from the caches. */
+static void
+bench_copy(const char *be, const char *mode, struct jt_unwind *u, struct jt_unwind_ctx *ctx, const struct child *c,
+	   const uint8_t *copy, size_t len, int depth)
+{
+	uint64_t pcs[MAX_FRAMES];
+	int i, same = 1;
+	double t0 = now_us();
+
+	for (i = 0; i < BENCH_CALLS; i++)
+		same &= copy_unwind(u, ctx, c, copy, len, pcs) == depth;
+	printf("# %s/%s: %.2f us per unwind of %d frames from a copy of %zu bytes (%d calls)\n",
+	       be, mode, (now_us() - t0) / BENCH_CALLS, depth, len, BENCH_CALLS);
+	ok(same, "%s/%s copy: %d repeated unwinds give the same depth", be, mode, BENCH_CALLS);
+}
+
 /*
  * test_plt from a copy, whose first word is the pushed return address
  * into f8. The dw backend hands the PLT's CFI to libunwind, which must
@@ -360,6 +376,8 @@ test_copy(const struct target *t, const char *be, struct jt_unwind *u, const str
 	}
 	if (!t->is_static && !strcmp(what, "main") && plt_entry(t))
 		test_copy_plt(be, t->mode, u, ctx, c, exe->bias + plt_entry(t), copy, len, pcs, depth);
+	if (!strcmp(what, "main") && (!strcmp(t->mode, "pie") || !strcmp(t->mode, "static")))
+		bench_copy(be, t->mode, u, ctx, c, copy, len, depth);
 	copy_slots(copy, len, pcs, depth, slot1);
 	if (depth > 3 && slot1[1] != NO_SLOT) {
 		slot = sp + slot1[1];
