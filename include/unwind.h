@@ -108,7 +108,4 @@ void unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data
 int unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pcs, int max);
 void unwind_override(struct jt_unwind *u, uint64_t addr, uint64_t value);
 
-/* TEMPORARY */
-void unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len);
-
 #endif

@@ -163,10 +163,3 @@ unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pc
 {
 	return unwind_stack_ctx(u, u->dflt, tid, regs, pcs, max);
 }
-
-/* TEMPORARY (replaced by the copied-stack work): reads the live stack. */
-void
-unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len)
-{
-	(void)ctx; (void)base; (void)data; (void)len;
-}
