@@ -37,6 +37,8 @@ static const struct pcase cases[] = {
 	{ "xor %edi,%edi writes argument 0", { 0x31, 0xff, 0xc3 }, 3, 1, -1, 0, 0 },
 	/* mov %dil,%al; ... reads only: fine, but mov %al,%dh writes rdx (argument 2) */
 	{ "mov %al,%dh writes argument 2", { 0x88, 0xc6, 0xc3 }, 3, 4, -1, 0, 0 },
+	/* lock cmpxchg writes memory, though capstone 4 says it only reads it */
+	{ "lock cmpxchg [rdi], rcx writes memory", { 0xf0, 0x48, 0x0f, 0xb1, 0x0f, 0xc3 }, 6, 0, -1, 0, 0 },
 	/* jmp to elsewhere: never falls through */
 	{ "a jmp first", { 0xeb, 0x01, 0xc3, 0xc3 }, 4, 1, -1, 0, 0 },
 	/* add $8,%rsp moves the stack pointer up: the return address slot is not below it */

@@ -35,6 +35,35 @@ prologue_sp_delta(const cs_insn *ci)
 	return -1;
 }
 
+/* The index of ci's memory operand, or -1 when it has none. */
+static int
+prologue_mem_operand(const cs_insn *ci)
+{
+	for (uint8_t i = 0; i < ci->detail->x86.op_count; i++)
+		if (ci->detail->x86.operands[i].type == X86_OP_MEM)
+			return i;
+	return -1;
+}
+
+/*
+ * Non-zero when ci's memory operand is one it only reads, by the kind of
+ * instruction: the load of a mov, movzx, movsx or movsxd, a cmp or test,
+ * or lea's address. Capstone's own access flags are not enough: 4.0 says
+ * that lock cmpxchg and movnti only read theirs.
+ */
+static int
+prologue_loads(const cs_insn *ci)
+{
+	switch (ci->id) {
+	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX: case X86_INS_MOVSXD:
+		return prologue_mem_operand(ci) == 1;
+	case X86_INS_CMP: case X86_INS_TEST: case X86_INS_LEA:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* Checks that the first instruction ci keeps what the handler reads; returns its stack pointer change, or -1. */
 static int64_t
 prologue_check_first(csh h, const cs_insn *ci, unsigned args, const char **why)
@@ -48,11 +77,10 @@ prologue_check_first(csh h, const cs_insn *ci, unsigned args, const char **why)
 		*why = "its first instruction does not always go on to the next one";
 		return -1;
 	}
-	for (uint8_t i = 0; i < ci->detail->x86.op_count; i++)
-		if (ci->detail->x86.operands[i].type == X86_OP_MEM && (ci->detail->x86.operands[i].access & CS_AC_WRITE)) {
-			*why = "its first instruction writes memory";
-			return -1;
-		}
+	if (prologue_mem_operand(ci) >= 0 && !prologue_loads(ci)) {
+		*why = "its first instruction writes memory";
+		return -1;
+	}
 	if (cs_regs_access(h, ci, rd, &nrd, wr, &nwr) != CS_ERR_OK) {
 		*why = "capstone cannot tell the registers its first instruction writes";
 		return -1;

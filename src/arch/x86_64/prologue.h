@@ -17,11 +17,13 @@ struct prologue_move {
  * address entry. args has bit n set for each argument n the entry handler
  * reads. Proves that a breakpoint on the second instruction sees what one
  * on the entry would: the first instruction always falls through to it,
- * writes no register the handler reads and no memory but by a push, and
- * moves the stack pointer only by a push or a sub of a constant (so the
- * return address is found at sp + sp_delta); and no direct jump or call in
- * the function leads to the second instruction, so only entries arrive
- * there. Returns 0 and fills *m, or -1 with *why saying what failed.
+ * writes no register the handler reads and no memory but by a push (a
+ * memory operand only as a mov's, movzx's or movsx's source, or a cmp's,
+ * test's or lea's), and moves the stack pointer only by a push or a sub of
+ * a constant (so the return address is found at sp + sp_delta); and no
+ * direct jump or call in the function leads to the second instruction, so
+ * only entries arrive there. Returns 0 and fills *m, or -1 with *why
+ * saying what failed.
  */
 int prologue_move(const uint8_t *code, size_t len, uint64_t entry, unsigned args, struct prologue_move *m,
 		  const char **why);
