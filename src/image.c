@@ -112,22 +112,6 @@ image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
 /* What another tracer's trap byte on an entry most likely is. */
 #define IMAGE_FOREIGN_BP "its entry already holds a breakpoint (a kernel uprobe from bpftrace, perf probe or another tracer?)"
 
-/* Bit n set for each argument n the entry handler of fn reads (call.c). */
-static unsigned
-image_fn_args(int fn)
-{
-	const struct jt_fn_desc *d = &alloc_fns[fn];
-	unsigned args = 0;
-
-	if (d->size_arg != 0xff)
-		args |= 1u << d->size_arg;
-	if (d->size_arg2 != 0xff)
-		args |= 1u << d->size_arg2;
-	if (d->ptr_arg != 0xff)
-		args |= 1u << d->ptr_arg;
-	return args;
-}
-
 /*
  * The entry of fn at addr in m holds a trap byte that is not ours, most
  * likely a kernel uprobe. Ours cannot share it: the kernel takes every hit
@@ -157,7 +141,7 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 	pthread_mutex_unlock(&p->mods.elf_lock);
 	if (!fail && code[0] == ARCH_TRAP_BYTE)
 		fail = "its file has a breakpoint instruction there";
-	else if (!fail && prologue_move(code, hi - lo, addr, image_fn_args(fn), &mv, &fail) == 0) {
+	else if (!fail && prologue_move(code, hi - lo, addr, alloc_fn_args((enum jt_fn)fn), &mv, &fail) == 0) {
 		/* Past the trap byte, the process's first instruction must be the file's. */
 		size_t len = mv.site - addr;
 		if (len > sizeof(mem) || mem_read(p->pid, addr, mem, len) < 0 || memcmp(mem + 1, code + 1, len - 1))
@@ -231,7 +215,7 @@ image_probe_site(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, 
 	ok = module_read_code(m, lo, code, hi - lo) == 0;
 	pthread_mutex_unlock(&p->mods.elf_lock);
 	if (ok && !uprobes_has_return(fn))
-		prologue_probe_site(code, hi - lo, addr, image_fn_args(fn), ps);
+		prologue_probe_site(code, hi - lo, addr, alloc_fn_args((enum jt_fn)fn), ps);
 	free(code);
 }
 
