@@ -161,10 +161,11 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 
 /* Non-zero when fn at addr has its breakpoint or uprobe already. */
 static int
-image_placed(const struct jt_proc *p, int fn, uint64_t addr)
+image_placed(const struct jt_proc *p, uint64_t addr)
 {
+	/* One function under two names (memalign, aligned_alloc) is probed once, as the first. */
 	for (size_t i = 0; i < p->nusites; i++)
-		if (p->usites[i]->entry == addr && p->usites[i]->fn == fn)
+		if (p->usites[i]->entry == addr)
 			return 1;
 	return bp_find_entry(&p->bps, addr) != NULL;
 }
@@ -214,8 +215,15 @@ image_probe_site(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, 
 	pthread_mutex_lock(&p->mods.elf_lock);
 	ok = module_read_code(m, lo, code, hi - lo) == 0;
 	pthread_mutex_unlock(&p->mods.elf_lock);
-	if (ok && !uprobes_has_return(fn))
+	if (ok)
 		prologue_probe_site(code, hi - lo, addr, alloc_fn_args((enum jt_fn)fn), ps);
+	if (ps->site != addr && uprobes_has_return(fn)) {
+		/* The kernel's uretprobe takes the return address from the stack pointer: only at the entry. */
+		ps->site = addr;
+		ps->sp_delta = 0;
+		ps->emulated = 0;
+		snprintf(ps->why, sizeof(ps->why), "entry (its uretprobe needs it there), stepped");
+	}
 	free(code);
 }
 
@@ -294,7 +302,7 @@ image_resolve(struct jt_proc *p)
 			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
 					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
 				continue;
-			if (!image_placed(p, fn, addr) && !image_untraced_known(p, fn, addr))
+			if (!image_placed(p, addr) && !image_untraced_known(p, fn, addr))
 				image_place(p, order[i], fn, addr);
 			break;
 		}
