@@ -22,6 +22,7 @@ struct jt_usite {
 	uint64_t image;		/* the image it was placed in (jt_proc.image): a sample of an older one is dropped */
 	uint32_t stack;		/* bytes of user stack each sample copies */
 	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
+	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
 	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c) */
 };
 

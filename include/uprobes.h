@@ -54,6 +54,24 @@ int uprobes_start(struct jt_uprobes *u);
 int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry,
 		  uint64_t site, uint64_t sp_delta, int emulated);
 
+/*
+ * A hook: fn (the dynamic linker's rendezvous, a C++ unwinder's entry)
+ * must be handled with the thread stopped. Its uprobe sends the thread a
+ * SIGTRAP (perf's sigtrap), which ptrace reports as a signal stop: see
+ * uprobes_hook_of. Returns 0, or -1 with errno set.
+ */
+int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry);
+
+/* The sig_data of a hook's SIGTRAP: this magic, the fn in the low 16 bits. */
+#define UPROBES_SIG_MAGIC 0x6a6d747200000000ULL	/* "jmtr" */
+#define UPROBES_TRAP_PERF 6			/* si_code TRAP_PERF (Linux 5.13) */
+
+/*
+ * tid sits in a SIGTRAP signal-delivery-stop: when one of our hooks sent
+ * it, returns the hook's fn (the signal is ours to drop); otherwise -1.
+ */
+int uprobes_hook_of(pid_t tid);
+
 /* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
 int uprobes_has_return(int fn);
 

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <limits.h>
@@ -577,6 +578,29 @@ up_file_offset(struct jt_proc *p, const struct jt_module *m, uint64_t addr, uint
 	return r;
 }
 
+/*
+ * Opens a hook site for t: no sample, but a SIGTRAP the thread gets at
+ * once (perf's sigtrap), a ptrace stop we handle like a breakpoint's, with
+ * sig_data saying which. Unlike a trap byte of ours, it goes with our
+ * descriptors: a SIGKILLed jmptrace leaves no trap behind.
+ */
+static int
+up_open_hook(struct jt_thread *t, struct jt_usite *s)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = s->def->id,
+		.sample_period = 1, .sigtrap = 1, .remove_on_exec = 1,
+		.sig_data = UPROBES_SIG_MAGIC | (uint64_t)s->fn,
+	};
+	int fd = (int)up_perf_event_open(&attr, t->tid, -1);
+
+	if (fd < 0)
+		return -1;
+	t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + 1) * sizeof(*t->ufds));
+	t->ufds[t->nufds++] = fd;
+	return 0;
+}
+
 /* Opens site s for thread t: its first event gets the thread's ring, the others write into it. Returns 0 or -1 with errno. */
 static int
 up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
@@ -593,6 +617,8 @@ up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
 	uint64_t id;
 	int fd, e;
 
+	if (s->hook)
+		return up_open_hook(t, s);
 	fd = (int)up_perf_event_open(&attr, t->tid, -1);
 	if (fd < 0)
 		return -1;
@@ -682,6 +708,42 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	s = up_site_new(u, p, fn, rd);
 	s->entry = s->site = entry;
 	return up_open_all(u, p, s);
+}
+
+int
+uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry)
+{
+	uint64_t off;
+	struct up_def *d;
+	struct jt_usite *s;
+
+	if (up_file_offset(p, m, entry, &off) < 0) {
+		errno = ENOEXEC;
+		return -1;
+	}
+	if (!(d = up_def_get(u, module_file(m), off, 0)))
+		return -1;
+	s = up_site_new(u, p, fn, d);
+	s->entry = s->site = entry;
+	s->hook = 1;
+	return up_open_all(u, p, s);
+}
+
+int
+uprobes_hook_of(pid_t tid)
+{
+	uint8_t si[128];
+	uint64_t data;
+	int code;
+
+	if (ptrace(PTRACE_GETSIGINFO, tid, 0L, si) < 0)
+		return -1;
+	/* siginfo's si_code, and si_perf_data of a TRAP_PERF (after si_addr): the kernel's layout. */
+	memcpy(&code, si + 8, sizeof(code));
+	memcpy(&data, si + 24, sizeof(data));
+	if (code != UPROBES_TRAP_PERF || (data & ~(uint64_t)0xffff) != UPROBES_SIG_MAGIC)
+		return -1;
+	return (int)(data & 0xffff);
 }
 
 int
