@@ -44,4 +44,13 @@ struct jt_usample {
  */
 int uevent_apply(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_usample *s);
 
+/*
+ * t is stopped (a hook, a detach): learns where the kernel's uretprobe
+ * trampoline is, so that t's calls in flight know what their slots hold
+ * (call_restore_all puts the real return addresses back before a C++
+ * exception unwinds through them).
+ */
+struct jt_thread;
+void uevent_settle(struct jt_thread *t);
+
 #endif

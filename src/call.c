@@ -162,7 +162,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	else if (io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
-		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
+		fn = alias_resolve(&p->aliases, io->mem, ret, fn);
 	p->calls[fn]++;
 	if (t->ncalls == JT_MAX_CALLS)
 		return;

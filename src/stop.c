@@ -17,6 +17,7 @@
 #include "sigtrap.h"
 #include "stop.h"
 #include "stopall.h"
+#include "uevent.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -287,6 +288,7 @@ stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 	case STOP_OTHER_EVENT:
 		return restart_decide(RESTART_CONT, t->tid, 0, "after an event");
 	case STOP_HOOK:
+		uevent_settle(t);
 		call_on_hook(t, st->hook_fn);
 		return restart_decide(RESTART_CONT, t->tid, 0, "after a uprobe hook (its SIGTRAP dropped)");
 	default:	/* STOP_GONE; the others do not reach here */

@@ -19,6 +19,7 @@
 #include "sigtrap.h"
 #include "stop.h"
 #include "call.h"
+#include "uevent.h"
 #include "stopall.h"
 #include "util.h"
 
@@ -201,6 +202,7 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 	case STOP_BREAKPOINT:
 		return stop_breakpoint(tr, t, st, 1);
 	case STOP_HOOK:
+		uevent_settle(t);
 		call_on_hook(t, st->hook_fn);
 		return restart_decide(RESTART_HOLD, t->tid, 0, "a uprobe hook, while stopping its process");
 	case STOP_GONE:

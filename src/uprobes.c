@@ -707,6 +707,9 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 		return 0;
 	s = up_site_new(u, p, fn, rd);
 	s->entry = s->site = entry;
+	/* posix_memalign's block is in its out pointer, most often a local of the caller's: copy the stack. */
+	if (alloc_fns[fn].kind == FK_MEMALIGN_PTR)
+		s->stack = u->stack_copy;
 	return up_open_all(u, p, s);
 }
 
