@@ -78,7 +78,7 @@ int uprobes_has_return(int fn);
 /* Opens every probe of t's process for t, a thread new to us. Returns 0 or -1. */
 int uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t);
 
-/* p's image ends (exec): its threads' events are closed and its probes forgotten. */
+/* p's image ends (exec): its probes are forgotten (the kernel took their events off). */
 void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
 
 /*

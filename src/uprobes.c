@@ -613,6 +613,8 @@ up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
 		.sample_regs_user = ARCH_PERF_REGS_MASK, .sample_stack_user = s->stack,
 		.use_clockid = 1, .clockid = CLOCK_MONOTONIC, .sample_id_all = 1,
 		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 4),
+		/* At an exec the kernel takes them off the thread: the new image gets its own. */
+		.remove_on_exec = 1,
 	};
 	uint64_t id;
 	int fd, e;
@@ -767,10 +769,20 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 void
 uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 {
+	/*
+	 * The kernel took the events off at the exec (remove_on_exec). Their
+	 * descriptors stay open until the thread ends: closing the last event
+	 * of a probe on a live process waits for a grace period (the kernel
+	 * takes the probe out of its memory), on a dead one it does not. The
+	 * new image's events get a ring of their own (everything in the old
+	 * one was applied at the exec stop).
+	 */
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p)
-				up_thread_gone(u->tr, t);
+			if (t->proc == p && t->uring) {
+				up_ring_close(t->uring);
+				t->uring = NULL;
+			}
 	free(p->usites);
 	p->usites = NULL;
 	p->nusites = 0;
