@@ -100,7 +100,7 @@ usage(FILE *f)
 		"      --stack-copy N  with --source uprobe: bytes of stack copied per call to\n"
 		"                   unwind (default 8k, at most 64k-8); deeper frames are cut\n"
 		"      --buffer-size N with --source uprobe: ring buffer per traced thread\n"
-		"                   (default 8m, rounded up to a power of two of pages); when\n"
+		"                   (default 32m, rounded up to a power of two of pages); when\n"
 		"                   one fills the kernel drops events, counted as 'lost events'\n"
 		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
 		"                   thread that traces it (one tracer thread per CPU). Stops\n"
@@ -403,7 +403,7 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		o->tracer_threads = 1;
 		if (!o->stack_copy)
 			o->stack_copy = 8192;
-		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)8 << 20);
+		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
 	}
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */

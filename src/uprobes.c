@@ -405,10 +405,23 @@ up_defs_release(struct jt_uprobes *u)
 /* ---- the session ---- */
 
 /* Closes t's events and ring (the kernel takes its probes out of it); tr->thread_gone. */
+/* Events the kernel dropped on t's events so far (PERF_FORMAT_LOST). */
+static uint64_t
+up_thread_lost(const struct jt_thread *t)
+{
+	uint64_t v[2], lost = 0;
+
+	for (int i = 0; i < t->nufds; i++)
+		if (read(t->ufds[i], v, sizeof(v)) == (ssize_t)sizeof(v))
+			lost += v[1];
+	return lost;
+}
+
 static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
-	(void)tr;
+	if (tr->uprobes)
+		tr->uprobes->lost += up_thread_lost(t);
 	for (int i = 0; i < t->nufds; i++)
 		close(t->ufds[i]);
 	free(t->ufds);
@@ -542,7 +555,15 @@ uprobes_free(struct jt_uprobes *u)
 uint64_t
 uprobes_lost(const struct jt_uprobes *u)
 {
-	return u ? u->lost : 0;
+	uint64_t lost;
+
+	if (!u)
+		return 0;
+	lost = u->lost;
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			lost += up_thread_lost(t);
+	return lost;
 }
 
 uint64_t
@@ -612,9 +633,11 @@ up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
 			       (s->stack ? PERF_SAMPLE_STACK_USER : 0),
 		.sample_regs_user = ARCH_PERF_REGS_MASK, .sample_stack_user = s->stack,
 		.use_clockid = 1, .clockid = CLOCK_MONOTONIC, .sample_id_all = 1,
-		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 4),
+		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 8),
 		/* At an exec the kernel takes them off the thread: the new image gets its own. */
 		.remove_on_exec = 1,
+		/* What the kernel dropped, counted per event: exact, even for a thread that ended full. */
+		.read_format = PERF_FORMAT_LOST,
 	};
 	uint64_t id;
 	int fd, e;
@@ -702,7 +725,13 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	s->site = site;
 	s->sp_delta = sp_delta;
 	s->emulated = emulated;
-	s->stack = u->stack_copy;
+	/*
+	 * A free needs its stack only when it is no live block (an invalid
+	 * free, or one of the C library's own): a shorter copy, for the frames
+	 * nearest, keeps the rings for the allocations.
+	 */
+	s->stack = alloc_fns[fn].kind == FK_FREE && u->stack_copy > UPROBES_FREE_COPY ? UPROBES_FREE_COPY
+										 : u->stack_copy;
 	if (up_open_all(u, p, s) < 0)
 		return -1;
 	if (!rd)
@@ -833,15 +862,10 @@ static void
 up_record(struct jt_uprobes *u, const uint8_t *rec)
 {
 	const struct perf_event_header *h = (const void *)rec;
-	uint64_t n;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		up_sample(u, rec, h->size);
-		break;
-	case PERF_RECORD_LOST:
-		memcpy(&n, rec + sizeof(*h) + 8, 8);
-		u->lost += n;
 		break;
 	default:
 		break;
