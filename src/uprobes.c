@@ -13,6 +13,8 @@
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <limits.h>
 #include <sys/syscall.h>
@@ -482,9 +484,18 @@ up_reader(void *arg)
 {
 	struct jt_uprobes *u = arg;
 	struct pollfd *pf = NULL;
+	struct sched_param sp = { .sched_priority = 1 };
 	size_t cap = 0;
 	nfds_t n;
 
+	/*
+	 * Nothing makes the program wait for us: when its threads keep every
+	 * CPU busy, a reader of ordinary priority gets a share too small to
+	 * empty the rings before they fill. The lowest real-time priority runs
+	 * it as soon as a ring wakes it; it sleeps in poll otherwise.
+	 */
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	pthread_mutex_lock(&u->tr->tthreads.lock);
 	while (!u->quit) {
 		n = up_poll_set(u, &pf, &cap);
