@@ -91,6 +91,13 @@ void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
  */
 void uprobes_drain(struct jt_uprobes *u);
 
+/*
+ * Before a detach, every thread stopped: applies what the rings hold and
+ * closes every event, so that the kernel takes the probes out before the
+ * threads run on untraced (no hook's SIGTRAP can reach them then).
+ */
+void uprobes_detach(struct jt_uprobes *u);
+
 /* Events the kernel dropped because a ring was full, and samples applied, so far. */
 uint64_t uprobes_lost(const struct jt_uprobes *u);
 uint64_t uprobes_samples(const struct jt_uprobes *u);

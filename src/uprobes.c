@@ -563,6 +563,17 @@ uprobes_free(struct jt_uprobes *u)
 	free(u);
 }
 
+void
+uprobes_detach(struct jt_uprobes *u)
+{
+	if (!u)
+		return;
+	uprobes_drain(u);
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			up_thread_gone(u->tr, t);
+}
+
 uint64_t
 uprobes_lost(const struct jt_uprobes *u)
 {
@@ -633,9 +644,13 @@ up_open_hook(struct jt_thread *t, struct jt_usite *s)
 	return 0;
 }
 
-/* Opens site s for thread t: its first event gets the thread's ring, the others write into it. Returns 0 or -1 with errno. */
+/*
+ * Opens site s for thread t: its first event gets the thread's ring, the
+ * others write into it. Stores the event's id in *id (0 for a hook), for
+ * the caller to enter (up_id_put). Returns 0 or -1 with errno.
+ */
 static int
-up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
+up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, uint64_t *id)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = s->def->id,
@@ -650,9 +665,9 @@ up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
 		/* What the kernel dropped, counted per event: exact, even for a thread that ended full. */
 		.read_format = PERF_FORMAT_LOST,
 	};
-	uint64_t id;
 	int fd, e;
 
+	*id = 0;
 	if (s->hook)
 		return up_open_hook(t, s);
 	fd = (int)up_perf_event_open(&attr, t->tid, -1);
@@ -664,9 +679,8 @@ up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->uring->fd) < 0) {
 		goto fail;
 	}
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+	if (ioctl(fd, PERF_EVENT_IOC_ID, id) < 0)
 		goto fail;
-	up_id_put(u, id, s);
 	t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + 1) * sizeof(*t->ufds));
 	t->ufds[t->nufds++] = fd;
 	return 0;
@@ -679,6 +693,19 @@ fail:
 	close(fd);
 	errno = e;
 	return -1;
+}
+
+/* up_event_open, the id entered at once (tracer lock held). */
+static int
+up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
+{
+	uint64_t id;
+
+	if (up_event_open(u, t, s, &id) < 0)
+		return -1;
+	if (id)
+		up_id_put(u, id, s);
+	return 0;
 }
 
 static struct jt_usite *
@@ -791,19 +818,44 @@ uprobes_hook_of(pid_t tid)
 	return (int)(data & 0xffff);
 }
 
+/*
+ * The kernel takes milliseconds to open each event, dozens per thread:
+ * meanwhile the reader must go on emptying the other threads' rings (they
+ * fill while it waits), so the events are opened on a stand-in block
+ * without the tracer lock and handed to t under it. t is stopped and has
+ * no ring yet: nothing reads what the stand-in gets. Only the tracer
+ * thread that holds the lock places probes, so p's list stays as it is.
+ */
 int
 uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
+	struct jt_thread tmp = { .tid = t->tid, .proc = p };
+	struct jt_usite **sites;
+	size_t n = p->nusites;
+	uint64_t *ids;
+	int r = 0;
 
-	if (p->vfork_child)
+	if (p->vfork_child || n == 0)
 		return 0;
-	for (size_t i = 0; i < p->nusites; i++)
-		if (up_open(u, t, p->usites[i]) < 0) {
-			perror_msg("thread %d: cannot open its uprobes", t->tid);
-			return -1;
-		}
-	return 0;
+	sites = xmalloc(n * sizeof(*sites));
+	memcpy(sites, p->usites, n * sizeof(*sites));
+	ids = xcalloc(n, sizeof(*ids));
+	pthread_mutex_unlock(&u->tr->tthreads.lock);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = up_event_open(u, &tmp, sites[i], &ids[i]);
+	pthread_mutex_lock(&u->tr->tthreads.lock);
+	if (r < 0)
+		perror_msg("thread %d: cannot open its uprobes", t->tid);
+	for (size_t i = 0; i < n; i++)
+		if (ids[i])
+			up_id_put(u, ids[i], sites[i]);
+	t->ufds = tmp.ufds;
+	t->nufds = tmp.nufds;
+	t->uring = tmp.uring;
+	free(ids);
+	free(sites);
+	return r;
 }
 
 void
