@@ -42,7 +42,7 @@
  * definition (uprobe_events, then PERF_TYPE_TRACEPOINT with its id) share
  * it; closing one that is not the last costs microseconds. The last is our
  * anchor, opened on a sleeping child of ours that never runs the probed
- * code, and closed at the end by a reaper process in the background.
+ * code, and closed at the end (up_defs_release).
  */
 
 /* One thread's ring buffer: its first event's, every other event of the thread writes through it. */
@@ -358,44 +358,26 @@ up_def_get(struct jt_uprobes *u, const char *path, uint64_t off, int ret)
 }
 
 /*
- * The end, in the background: a reaper process of our own closes the
- * anchors (each the last event of its definition: a grace period apiece)
- * and removes the definitions, so that jmptrace exits at once. Every
- * event on a traced thread is closed before: the kernel has taken the
- * probes out of the programs by now.
+ * The end: the anchors are closed (each the last event of its definition:
+ * the kernel unregisters the probe, a grace period or two apiece) and the
+ * definitions removed, before jmptrace exits. Not in the background: while
+ * a probe stays registered anywhere, the kernel takes every trap byte at
+ * its address in any process for its own and puts the instruction back, so
+ * a ptrace session started meanwhile on the same library would silently
+ * lose that function's calls. Every event on a traced thread is closed
+ * before: the kernel has taken the probes out of the programs by now.
  */
 static void
 up_defs_release(struct jt_uprobes *u)
 {
-	pid_t pid = u->ndefs ? fork() : -1;
+	char del[96];
 
-	if (pid == 0) {
-		char del[96];
-		int null = open("/dev/null", O_RDWR);
-
-		setsid();
-		/* Leave no pipe of the caller's open: whoever reads our output sees its end now. */
-		for (int fd = 0; fd < 3; fd++)
-			dup2(null, fd);
-		for (size_t i = 0; i < u->ndefs; i++)
-			if (u->defs[i]->anchor >= 0)
-				close(u->defs[i]->anchor);
-		for (size_t i = 0; i < u->ndefs; i++) {
-			snprintf(del, sizeof(del), "-:%s/%s\n", u->group, u->defs[i]->name);
-			up_define(u, del);
-		}
-		_exit(0);
-	}
-	for (size_t i = 0; i < u->ndefs; i++) {
+	for (size_t i = 0; i < u->ndefs; i++)
 		if (u->defs[i]->anchor >= 0)
 			close(u->defs[i]->anchor);
-		if (pid < 0) {
-			/* No reaper: remove them ourselves (slowly). */
-			char del[96];
-
-			snprintf(del, sizeof(del), "-:%s/%s\n", u->group, u->defs[i]->name);
-			up_define(u, del);
-		}
+	for (size_t i = 0; i < u->ndefs; i++) {
+		snprintf(del, sizeof(del), "-:%s/%s\n", u->group, u->defs[i]->name);
+		up_define(u, del);
 		free(u->defs[i]->path);
 		free(u->defs[i]);
 	}

@@ -56,6 +56,7 @@ sub jmptrace {
 	spew($WRAPPER, "#!/bin/sh\ncase \"\$1\" in diff) exec '$bin' \"\$@\" ;; esac\n" .
 		"exec '$bin' --source '$src' \"\$@\"\n");
 	chmod 0755, $WRAPPER or die "chmod: $!\n";
+	chmod 0755, $dir;	# a test may run it as another user
 	return $WRAPPER;
 }
 # The source the suites run with: ptrace, or uprobe under JT_SOURCE=uprobe.
