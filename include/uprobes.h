@@ -73,7 +73,7 @@ int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_
 int uprobes_hook_of(pid_t tid);
 
 /* Bytes of stack a free's sample copies (at most --stack-copy). */
-#define UPROBES_FREE_COPY 2048
+#define UPROBES_FREE_COPY 512
 
 /* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
 int uprobes_has_return(int fn);

@@ -124,7 +124,7 @@ usage(FILE *f)
 		"SIGHUP detach with -p, and are passed on to a launched program.\n"
 		"Never stop jmptrace with SIGKILL (kill -9): a launched program dies with it,\n"
 		"and an attached process is left with breakpoints in its code and is killed\n"
-		"by SIGTRAP at the next one.\n",
+		"by SIGTRAP at the next one (not with --source uprobe, unless --leak-check).\n",
 		JT_MAX_DEPTH, JT_MAX_TTHREADS);
 }
 
@@ -512,10 +512,18 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		return 1;
 	}
 	stopall_resume(tr, p);
-	/* Whoever stops us must know that kill -9 is the one way to harm the process. */
-	error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches; "
-		  "never SIGKILL jmptrace (pid %d): that would kill process %d",
-		  pid, p->command, p->nthreads, p->nthreads == 1 ? "" : "s", (int)getpid(), pid);
+	/*
+	 * Whoever stops us must know that kill -9 is the one way to harm the
+	 * process: trap bytes of ours stay in its code. The uprobe source has
+	 * none, but for _exit's under --leak-check.
+	 */
+	if (tr->uprobes && !tr->opt->leak_check)
+		error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches",
+			  pid, p->command, p->nthreads, p->nthreads == 1 ? "" : "s");
+	else
+		error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches; "
+			  "never SIGKILL jmptrace (pid %d): that would kill process %d",
+			  pid, p->command, p->nthreads, p->nthreads == 1 ? "" : "s", (int)getpid(), pid);
 	tr->image_seen = 1;
 	tr->show_status = isatty(STDERR_FILENO);
 	loop_install_signals();

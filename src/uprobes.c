@@ -270,6 +270,14 @@ up_ring_peek(struct up_ring *r)
 	}
 	h = (struct perf_event_header *)r->rec;
 	r->time = h->type == PERF_RECORD_SAMPLE && h->size >= 32 ? *(uint64_t *)(r->rec + 24) : 0;
+	/*
+	 * The kernel wrote it from another CPU: each line the reader touches
+	 * is a miss. Ask for the registers and the stack copy's last word (its
+	 * dyn_size) now, while the records before it are applied.
+	 */
+	__builtin_prefetch(r->rec + 64);
+	__builtin_prefetch(r->rec + 128);
+	__builtin_prefetch(r->rec + h->size - 8);
 	return r->rec;
 }
 
