@@ -507,7 +507,7 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		"assert a['totals'] == {'calls': {'malloc': 6, 'calloc': 0, 'realloc': 1, 'free': 3,"
 		" 'operator new': 1, 'operator delete': 0}, 'alloc_calls': 8, 'bytes_allocated': 1007810,"
 		" 'frees': 2, 'unknown_frees': 1, 'live_bytes': 7310, 'live_blocks': 7,"
-		" 'peak_live_bytes': 1007300, 'temporary': 0,"
+		" 'peak_live_bytes': 1007300, 'temporary': 0, 'source': 'ptrace', 'lost_events': 0,"
 		" 'suppressed': {'live_bytes': 0, 'live_blocks': 0, 'stacks': 0}}, a['totals']\n"
 		"assert a['seq'] == 1 and a['time_ms'] == 1234, (a['seq'], a['time_ms'])\n"
 		"assert a['peak'] == {'live_bytes': 1007300, 'live_blocks': 7, 'time_ms': 42}, a['peak']\n"
@@ -686,8 +686,8 @@ test_supp_report(struct jt_snapshot *snap)
 	tr_has_lines(text, "SUMMARY: 4,310 bytes in 5 blocks still live from 3 stacks\n", "suppressed: the summary");
 	free(text);
 	text = tr_json_text(snap);
-	ok(strstr(text, "\"suppressed\": {\"live_bytes\": 3000, \"live_blocks\": 2, \"stacks\": 1}}") != NULL,
-	   "JSON: totals.suppressed");
+	ok(strstr(text, "\"suppressed\": {\"live_bytes\": 3000, \"live_blocks\": 2, \"stacks\": 1}, \"source\": \"ptrace\", \"lost_events\": 0}") != NULL,
+	   "JSON: totals.suppressed, then the source and what it lost");
 	ok(strstr(text, "\"histogram\": {\"512\": 1, \"1024\": 1, \"2048\": 1}, \"suppressed\": \"tr_le*f$\",")
 	   != NULL, "JSON: the stack names its pattern");
 	free(text);
