@@ -28,6 +28,14 @@ int record_broken_down(uint64_t size, const struct jt_options *opt);
 uint32_t record_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt);
 
 /*
+ * Fills c as a call of fn entered with its return address ret in the slot
+ * at slot (which now holds trampoline), asking for size bytes, made from
+ * stack stack_id; the old block or out pointer is read from regs.
+ */
+void record_call_fill(struct jt_call *c, int fn, uint64_t slot, uint64_t ret, uint64_t trampoline, uint64_t size,
+		      const arch_regs *regs, uint32_t stack_id);
+
+/*
  * Records a free of ptr by t: temporary when ptr is t's last allocation,
  * with no other since (heaptrack's definition, kept per thread). Any free
  * ends that. Returns heap_free's result.
@@ -40,6 +48,14 @@ int record_free(struct jt_thread *t, uint64_t ptr);
  * otherwise it may be a block allocated unseen: an unknown free.
  */
 void record_unmatched(struct jt_proc *p, uint32_t stack_id);
+
+/*
+ * A free by fn of ptr (NULL, or no live block), whose stack was unwound into
+ * pcs[0..n) of at most max: the C library's own teardown frees are nothing;
+ * anything else is the program's call, and an unmatched free when ptr is set.
+ */
+void record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int max,
+			   const struct jt_options *opt);
 
 /*
  * Call c returned ret: records what it allocated and released. mem reads

@@ -167,15 +167,8 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls];
-	memset(c, 0, sizeof(*c));
-	c->fn = fn;
-	c->entry_sp = slot;
-	c->ret_addr = ret;
-	c->trampoline = bp->addr;
-	c->size = size;
-	if (alloc_fns[fn].ptr_arg != 0xff)
-		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
-	c->stack_id = broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
+	record_call_fill(c, fn, slot, ret, bp->addr, size, regs,
+			 broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap));
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -200,11 +193,7 @@ call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, ui
 	int max = record_max_pcs(opt);
 	int n = call_unwind(t, io, regs, pcs, max);
 
-	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
-		return;
-	p->calls[fn]++;
-	if (ptr)
-		record_unmatched(p, record_intern(p, pcs, n, opt));
+	record_free_unmatched(p, fn, ptr, pcs, n, max, opt);
 }
 
 static void

@@ -1,6 +1,9 @@
 /* record.c - what one allocator call does to a process's tables, whichever event source saw it. */
+#include <string.h>
+
 #include "alloc.h"
 #include "heap.h"
+#include "own.h"
 #include "proc.h"
 #include "record.h"
 
@@ -38,12 +41,38 @@ record_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_opt
 }
 
 void
+record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int max,
+		      const struct jt_options *opt)
+{
+	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
+		return;
+	p->calls[fn]++;
+	if (ptr)
+		record_unmatched(p, record_intern(p, pcs, n, opt));
+}
+
+void
 record_unmatched(struct jt_proc *p, uint32_t stack_id)
 {
 	if (p->unseen_blocks)
 		heap_unknown_free(p->heap);
 	else
 		heap_invalid_free(p->heap, stack_id);
+}
+
+void
+record_call_fill(struct jt_call *c, int fn, uint64_t slot, uint64_t ret, uint64_t trampoline, uint64_t size,
+		 const arch_regs *regs, uint32_t stack_id)
+{
+	memset(c, 0, sizeof(*c));
+	c->fn = fn;
+	c->entry_sp = slot;
+	c->ret_addr = ret;
+	c->trampoline = trampoline;
+	c->size = size;
+	if (alloc_fns[fn].ptr_arg != 0xff)
+		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
+	c->stack_id = stack_id;
 }
 
 int

@@ -171,15 +171,8 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls++];
-	memset(c, 0, sizeof(*c));
-	c->fn = fn;
-	c->entry_sp = slot;
-	c->ret_addr = ret;
-	c->trampoline = p->utramp;
-	c->size = size;
-	if (alloc_fns[fn].ptr_arg != 0xff)
-		c->ptr_arg = arch_arg(&s->regs, alloc_fns[fn].ptr_arg);
-	c->stack_id = broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
+	record_call_fill(c, fn, slot, ret, p->utramp, size, &s->regs,
+			 broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap));
 }
 
 /* posix_memalign's out pointer: in the return sample's stack copy (a caller's local), else read now. */
@@ -234,11 +227,7 @@ uevent_unmatched_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const stru
 	int max = record_max_pcs(opt);
 	int n = uevent_unwind(t, ctx, s, pcs, max);
 
-	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
-		return;
-	p->calls[s->site->fn]++;
-	if (ptr)
-		record_unmatched(p, record_intern(p, pcs, n, opt));
+	record_free_unmatched(p, s->site->fn, ptr, pcs, n, max, opt);
 }
 
 static void
