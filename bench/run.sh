@@ -5,12 +5,17 @@
 #   --quick   jmptrace (and JMPTRACE2) against the floor tracer only: no heaptrack, massif,
 #             ltrace or memory figures (an A/B during development in a few minutes)
 #
+# jmptrace is measured with both event sources: ptrace (the default, "jmptrace") and
+# `--source uprobe` ("uprobe"), which needs root (or CAP_PERFMON) and the kernel's uprobe
+# PMU; without them the uprobe rows are skipped with the reason.
+#
 # Environment:
 #   JMPTRACE2=PATH      also measure a second jmptrace (A/B during development)
 #   BENCH_TARGET_S=S    wall seconds one timed run aims at (default 2.5); each tool's N is
 #                       calibrated from a short probe so that a run lasts about that long
-#   BENCH_N_<TOOL>=N    skip calibration for TOOL (untraced, floor, jmptrace, heaptrack,
-#                       massif, ltrace); jmptrace2 and the pinned/8-thread runs reuse N
+#   BENCH_N_<TOOL>=N    skip calibration for TOOL (untraced, floor, jmptrace, uprobe,
+#                       heaptrack, massif, ltrace); jmptrace2 and the pinned/8-thread runs
+#                       reuse N
 #   BENCH_HOLD_M=M      live blocks for the memory figure (default 2000000)
 #
 # Every figure is per malloc+free pair and is marginal: the median of the tool at N
@@ -102,6 +107,8 @@ tool_cmd() {
 	jmptrace-pin)	CMD=("$JT" --verbose --pin -o /dev/null --) ;;
 	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
 	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
+	# The report is kept: its totals say how many events the kernel dropped.
+	uprobe)		CMD=("$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;
@@ -116,6 +123,7 @@ time_once() {
 
 	tool_cmd "$tool"
 	[ "$pin" = pin ] && pre=(taskset -c 0)
+	rm -f "$TMP/report.txt"
 	t0=$(date +%s%N)
 	"${pre[@]}" "${CMD[@]}" "$W" pairs "$n" "$t" >/dev/null 2>"$TMP/err"
 	rc=$?
@@ -137,6 +145,17 @@ cross_counts() {
 		for (i = 1; i < NF; i++) if ($i == "stops:") { c += $(i + 1); s += $(i + 3) } }
 		END { if (s) print c, s }' "$TMP/err"
 }
+
+# Events the uprobe source lost according to a text report's totals ("lost events N"); prints
+# nothing when the report has no such line (the ptrace source, which loses none).
+lost_in() {
+	[ -s "$1" ] || return 0
+	awk '/lost events/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9][0-9,]*$/) {
+		gsub(",", "", $i); print $i; exit } }' "$1"
+}
+
+# lost_in for the report of the last timed run.
+lost_count() { lost_in "$TMP/report.txt"; }
 
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "NA"}'; }
 
@@ -176,6 +195,7 @@ add_job() {
 	: >"$TMP/$name.n"
 	: >"$TMP/$name.0"
 	: >"$TMP/$name.x"
+	: >"$TMP/$name.lost"
 }
 
 run_jobs() {
@@ -191,6 +211,7 @@ run_jobs() {
 			if ns=$(time_once "${J_TOOL[$j]}" "${J_N[$j]}" "${J_T[$j]}" "${J_PIN[$j]}"); then
 				echo "$ns" >>"$TMP/$j.n"
 				cross_counts >>"$TMP/$j.x"
+				lost_count >>"$TMP/$j.lost"
 			else
 				J_FAIL[$j]=1
 				continue
@@ -276,6 +297,8 @@ print_table() {
 	ratio jmptrace2 floor
 	ratio jmptrace2 jmptrace
 	ratio jmptrace2-pinned jmptrace-pinned
+	ratio uprobe floor
+	ratio uprobe jmptrace
 	ratio heaptrack jmptrace
 	ratio massif jmptrace
 	ratio ltrace jmptrace
@@ -290,7 +313,7 @@ print_threads() {
 	echo "   single-thread rate; a host where placement fails cannot inflate that ratio)"
 	printf '%-12s %10s %14s %14s %14s %10s %10s\n' tool N "1 thread/s" "1 pinned/s" \
 		"$THREADS threads/s" "ratio" "vs pinned"
-	for tool in floor jmptrace jmptrace-1tt jmptrace2; do
+	for tool in floor jmptrace jmptrace-1tt jmptrace2 uprobe; do
 		has_job "$tool-8t" || continue
 		# jmptrace-1tt (one tracer thread) is compared with jmptrace's 1-thread rates.
 		r1=$(pairs_per_s "${tool%-1tt}"); r8=$(pairs_per_s "$tool-8t")
@@ -301,6 +324,60 @@ print_threads() {
 			r = (p == "NA" || b == "NA") ? "n/a" : sprintf("%.2f", b / p)
 			printf "%-12s %10d %14s %14s %14s %10s %10s\n", t, n, a, p, b, q, r }'
 	done
+}
+
+# Prints "a / b" of two figures and whether it meets a bar: at most (le) or at least (ge) bar.
+bar_line() {
+	local label=$1 a=$2 b=$3 op=$4 bar=$5
+	if [ "$a" = NA ] || [ "$b" = NA ]; then
+		printf '  %-34s %s\n' "$label" "n/a (a run failed)"
+		return
+	fi
+	awk -v l="$label" -v a="$a" -v b="$b" -v op="$op" -v bar="$bar" 'BEGIN {
+		r = a / b; ok = op == "le" ? r <= bar : r >= bar
+		printf "  %-34s %10.3f   (bar: %s %s) %s\n", l, r,
+			op == "le" ? "at most" : "at least", bar, ok ? "met" : "MISSED" }'
+}
+
+# The figures issue 18 sets bars for: the uprobe source's cost per pair against the ptrace
+# floor, and its 8-thread event rate against its 1-thread rate.
+print_uprobe() {
+	local j lost
+	echo
+	echo "== event sources: marginal us per malloc+free pair"
+	if [ $UPROBE = 0 ]; then
+		echo "  uprobe: $UPROBE_WHY"
+		return
+	fi
+	for j in untraced floor jmptrace uprobe; do
+		printf '  %-34s %10s\n' "$(source_label "$j")" "$(us_per_pair "$j")"
+	done
+	bar_line "uprobe / floor" "$(us_per_pair uprobe)" "$(us_per_pair floor)" le 0.25
+	bar_line "uprobe 8 threads / 1 thread (rate)" "$(pairs_per_s uprobe-8t)" \
+		"$(pairs_per_s uprobe)" ge 1.8
+	lost=$(cat "$TMP/uprobe.lost" "$TMP/uprobe-8t.lost" | awk '{ s += $1; n++ } END { printf "%d in %d reports", s, n }')
+	echo "  lost events in the uprobe source's timed runs: $lost"
+}
+
+source_label() {
+	case $1 in
+	untraced)	echo "untraced" ;;
+	floor)		echo "ptrace floor (bench/floor.c)" ;;
+	jmptrace)	echo "jmptrace (ptrace source)" ;;
+	uprobe)		echo "jmptrace --source uprobe" ;;
+	esac
+}
+
+# Sets UPROBE=1 when this jmptrace has `--source uprobe` and it runs here, else UPROBE_WHY.
+probe_uprobe() {
+	UPROBE=0
+	if "$JT" --source uprobe -o /dev/null -- /bin/true >/dev/null 2>"$TMP/err"; then
+		UPROBE=1
+	elif grep -q "Try '.*--help'" "$TMP/err"; then
+		UPROBE_WHY="skipped: jmptrace has no --source uprobe"
+	else
+		UPROBE_WHY="skipped: jmptrace --source uprobe cannot run here: $(head -1 "$TMP/err")"
+	fi
 }
 
 # ---------------------------------------------------------------- memory
@@ -378,21 +455,27 @@ report_counts() {
 
 # Makes sure the tracers see exactly the workload's calls before timing them.
 check_counts() {
-	local jt name got
+	local jt name got lost src
 	got=$("$FLOOR" -v -- "$W" pairs 1000 2>&1 >/dev/null | tail -1)
 	case $got in
 	*"2000 malloc stops"*"1000 free stops") echo "check: floor saw 2000 malloc stops, 1000 free stops: ok" ;;
 	*) echo "check: floor: UNEXPECTED: $got" ;;
 	esac
-	for name in jmptrace jmptrace2; do
-		jt=$JT; [ $name = jmptrace2 ] && jt=$JT2
+	for name in jmptrace jmptrace2 uprobe; do
+		jt=$JT; src=(); [ $name = jmptrace2 ] && jt=$JT2
+		if [ $name = uprobe ]; then
+			[ $UPROBE = 1 ] || continue
+			src=(--source uprobe)
+		fi
 		[ -n "$jt" ] || continue
-		if ! "$jt" -o "$TMP/check.txt" -- "$W" pairs 1000 >/dev/null 2>"$TMP/err"; then
+		if ! "$jt" "${src[@]}" -o "$TMP/check.txt" -- "$W" pairs 1000 >/dev/null 2>"$TMP/err"; then
 			echo "check: $name FAILED on workload pairs 1000:"
 			tail -n 15 "$TMP/err" | sed 's/^/    | /'
 			continue
 		fi
 		got=$(report_counts "$TMP/check.txt")
+		lost=$(lost_in "$TMP/check.txt")
+		[ "${lost:-0}" = 0 ] || got="$got, $lost lost events"
 		if [ "$got" = "1000 1000" ]; then
 			echo "check: $name counted malloc 1000, free 1000: ok"
 		else
@@ -405,7 +488,9 @@ check_counts() {
 
 [ $QUICK = 1 ] || install_peers
 build
+probe_uprobe
 print_machine
+[ $UPROBE = 1 ] || echo "uprobe:   $UPROBE_WHY"
 check_counts
 echo "calibrating N (each timed run aims at ${TARGET_S}s)..." >&2
 
@@ -414,6 +499,8 @@ steal0=$(steal_ticks); total0=$(total_ticks); start=$(date +%s)
 N_UNTRACED=$(calibrate untraced 2000000 100000 200000000)
 N_FLOOR=$(calibrate floor 2000 1000 5000000)
 N_JT=$(calibrate jmptrace 2000 1000 5000000)
+N_UP=1
+[ $UPROBE = 0 ] || N_UP=$(calibrate uprobe 20000 1000 50000000)
 if [ $QUICK = 1 ]; then
 	N_HT=1 N_MASSIF=1 N_LTRACE=1
 else
@@ -423,7 +510,7 @@ else
 fi
 
 # Failed calibrations give N=0; such a tool is reported as failed by its first round.
-for v in N_UNTRACED N_FLOOR N_JT N_HT N_MASSIF N_LTRACE; do
+for v in N_UNTRACED N_FLOOR N_JT N_UP N_HT N_MASSIF N_LTRACE; do
 	[ "${!v}" -gt 0 ] || printf -v "$v" 1000
 done
 
@@ -433,6 +520,7 @@ add_job jmptrace jmptrace "$N_JT" 1 nopin 5
 # --pin: the target's threads pinned to their tracer thread's CPU (opt-in; changes the target).
 add_job jmptrace-pin jmptrace-pin "$N_JT" 1 nopin 5
 [ -z "$JT2" ] || add_job jmptrace2 jmptrace2 "$N_JT" 1 nopin 5
+[ $UPROBE = 0 ] || add_job uprobe uprobe "$N_UP" 1 nopin 5
 if [ $QUICK = 0 ]; then
 	add_job heaptrack heaptrack "$N_HT" 1 nopin 5
 	add_job massif massif "$N_MASSIF" 1 nopin 3
@@ -447,10 +535,12 @@ add_job jmptrace-8t jmptrace "$N_JT" $THREADS nopin 5
 # The same with a single tracer thread, to show what the tracer thread per CPU buys.
 add_job jmptrace-1tt-8t jmptrace-1tt "$N_JT" $THREADS nopin 3
 [ -z "$JT2" ] || add_job jmptrace2-8t jmptrace2 "$N_JT" $THREADS nopin 5
+[ $UPROBE = 0 ] || add_job uprobe-8t uprobe "$N_UP" $THREADS nopin 5
 
 run_jobs
 print_table
 print_threads
+print_uprobe
 [ $QUICK = 1 ] || print_memory
 
 steal1=$(steal_ticks); total1=$(total_ticks)
