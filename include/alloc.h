@@ -58,4 +58,20 @@ alloc_fn_is_free(enum jt_fn fn)
 	return alloc_fns[fn].kind == FK_FREE;
 }
 
+/* Bit n set for each argument n the entry handler of fn reads (its size, second factor and pointer). */
+static inline unsigned
+alloc_fn_args(enum jt_fn fn)
+{
+	const struct jt_fn_desc *d = &alloc_fns[fn];
+	unsigned args = 0;
+
+	if (d->size_arg != 0xff)
+		args |= 1u << d->size_arg;
+	if (d->size_arg2 != 0xff)
+		args |= 1u << d->size_arg2;
+	if (d->ptr_arg != 0xff)
+		args |= 1u << d->ptr_arg;
+	return args;
+}
+
 #endif

@@ -2,6 +2,7 @@
 #ifndef JT_HEAP_H
 #define JT_HEAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*

@@ -88,6 +88,8 @@ struct jt_thread {
 	int pin_cpu;			/* --pin: the CPU we pinned it to, or -1 */
 	int born_traced;		/* created while we traced its process (or its parent) */
 	cpu_set_t pin_saved;		/* --pin: its affinity before, given back at detach */
+	int *ufds;			/* --source uprobe: its perf events, one per probe and CPU (uprobes.c) */
+	int nufds;
 };
 
 /* One traced process image. */
@@ -140,6 +142,12 @@ struct jt_proc {
 	 */
 	int pin_orig_set;
 	cpu_set_t pin_orig;
+	/* --source uprobe (uprobes.c): the source, and this image's probes. */
+	struct jt_uprobes *uprobes;	/* the session's, or NULL with the ptrace source */
+	uint64_t image;			/* a number no other image of any process had: a sample names it */
+	struct jt_usite **usites;	/* its probes (owned by the source) */
+	size_t nusites;
+	uint64_t utramp;		/* the kernel's uretprobe trampoline in it, once seen, or 0 */
 };
 
 /* Options from the command line. */
@@ -155,6 +163,9 @@ struct jt_options {
 	const char *unwinder;		/* --unwinder: a backend name unwind_backend_known accepts */
 	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
+	int source_uprobe;		/* --source uprobe: allocator events from kernel uprobes (uprobes.h) */
+	uint32_t stack_copy;		/* --stack-copy: bytes of user stack each uprobe sample copies */
+	uint64_t buffer_size;		/* --buffer-size: bytes of ring buffer per CPU */
 	int verbose;			/* -v: a debug line per decision on stderr */
 	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
 	int sort;			/* --sort: enum report_cost */
@@ -180,6 +191,8 @@ struct jt_outfile;
 struct jt_supp;
 struct jt_due;
 struct jt_unwind_ctx;
+struct jt_uprobes;
+struct jt_usite;
 
 /*
  * The tracer session: every process and thread, and where reports go.
@@ -193,6 +206,7 @@ struct jt_tracer {
 	const struct jt_options *opt;
 	struct jt_proc *procs;
 	struct jt_thread *threads[1024];	/* tid hash */
+	struct jt_uprobes *uprobes;	/* --source uprobe's event source, or NULL */
 	struct jt_json_out *json;
 	FILE *out;			/* text reports */
 	struct jt_outfile *out_file;	/* -o's output under out, or NULL for stderr */
@@ -293,5 +307,7 @@ void proc_each_thread(struct jt_tracer *tr, struct jt_proc *p, const struct jt_t
 struct jt_thread *thread_find(struct jt_tracer *tr, pid_t tid);
 struct jt_thread *thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid);
 void thread_free(struct jt_tracer *tr, struct jt_thread *t);
+/* Closes t's uprobe events (the kernel removes its probes from it). */
+void thread_close_events(struct jt_thread *t);
 
 #endif

@@ -66,6 +66,8 @@ struct jt_snapshot {
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind the text lists */
 	const struct jt_untraced *untraced;	/* traced functions without a breakpoint: calls not counted */
 	size_t nuntraced;
+	int source_uprobe;	/* --source uprobe: the events came from kernel uprobes */
+	uint64_t lost_events;	/* of those, how many the kernel dropped (a full ring buffer) */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

@@ -2,6 +2,7 @@
 #ifndef JT_UNWIND_H
 #define JT_UNWIND_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -89,6 +90,19 @@ int unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, 
  * UNWIND_MAX_OVERRIDES.
  */
 void unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t value);
+
+/*
+ * For the next unwind_stack_ctx with ctx only: the stack bytes at
+ * [base, base + len) are data, a copy taken when the thread was probed
+ * (the thread has run on since). Reads inside that range come from the
+ * copy (after the overrides of unwind_ctx_override, which still win);
+ * reads elsewhere are served only inside a module of the process (code
+ * and read-only data as mapped: the CFI, a sigreturn trampoline's bytes),
+ * and fail anywhere else, so the unwind stops where the copy ends instead
+ * of following a stack that has moved on. data must stay valid until that
+ * unwind returns. Cleared, like the overrides, when it returns.
+ */
+void unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len);
 
 /* unwind_stack_ctx and unwind_ctx_override with u's own ctx (one caller at a time). */
 int unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pcs, int max);

@@ -42,9 +42,18 @@ struct uw_overrides {
 	int n;
 };
 
+/* The copy of the stack unwind_ctx_stack gave for one unwind; unset, the live stack is read. */
+struct uw_stack_copy {
+	int set;			/* even for len 0: nothing of the stack is then readable */
+	uint64_t base;
+	const uint8_t *data;
+	size_t len;
+};
+
 /* The state of one unwind in progress, owned by its caller (one per tracer thread). */
 struct jt_unwind_ctx {
 	struct uw_overrides ov;		/* cleared when each unwind_stack_ctx returns */
+	struct uw_stack_copy stack;	/* likewise */
 	void *scratch[UW_NBACKENDS];	/* each backend's, made at its first unwind */
 };
 
@@ -53,6 +62,16 @@ void *uw_ctx_scratch(struct jt_unwind_ctx *ctx, const struct uw_backend *be);
 
 /* Adds one; past UW_MAX_OVERRIDES it says so and drops it. */
 void uw_overrides_add(struct uw_overrides *ov, uint64_t addr, uint64_t value);
+
+/*
+ * A backend's read of [addr, addr + len) in an unwind whose ctx has a
+ * stack copy: returns 0 with the bytes copied out of it into out, 1 when
+ * the range lies in one module of mods and is to be read live (its bytes
+ * do not change as the thread runs on), else -1. Overrides are the
+ * caller's to apply.
+ */
+int uw_stack_read(const struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out,
+		  size_t len);
 
 extern const struct uw_backend uw_backend_libunwind;	/* unwind_lu.c */
 extern const struct uw_backend uw_backend_dw;		/* unwind_dw.c */

@@ -9,6 +9,7 @@
 #include "image.h"
 #include "own.h"
 #include "proc.h"
+#include "record.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -70,92 +71,6 @@ call_drop_stale(struct jt_thread *t, const struct jt_call_io *io, uint64_t sp)
 		call_drop_top(t);
 }
 
-static uint64_t
-call_size(int fn, const arch_regs *regs)
-{
-	const struct jt_fn_desc *d = &alloc_fns[fn];
-	uint64_t size = arch_arg(regs, d->size_arg);
-
-	if (d->size_arg2 != 0xff) {
-		uint64_t b = arch_arg(regs, d->size_arg2), r;
-		size = __builtin_mul_overflow(size, b, &r) ? UINT64_MAX : r;
-	}
-	return size;
-}
-
-/*
- * The program released an address that was no live block. While every block
- * is allocated in our sight it is an invalid free, made from stack_id;
- * otherwise it may be a block allocated unseen: an unknown free.
- */
-static void
-call_count_unmatched(struct jt_proc *p, uint32_t stack_id)
-{
-	if (p->unseen_blocks)
-		heap_unknown_free(p->heap);
-	else
-		heap_invalid_free(p->heap, stack_id);
-}
-
-/*
- * Records a free of ptr by t: temporary when ptr is t's last allocation,
- * with no other since (heaptrack's definition, kept per thread). Any free
- * ends that. Returns heap_free's result.
- */
-static int
-call_record_free(struct jt_thread *t, uint64_t ptr)
-{
-	int temporary = ptr && ptr == t->last_alloc;
-
-	t->last_alloc = 0;
-	return heap_free(t->proc->heap, ptr, NULL, temporary);
-}
-
-static void
-call_record_alloc(struct jt_thread *t, uint64_t block, const struct jt_call *c)
-{
-	heap_alloc(t->proc->heap, block, c->size, c->stack_id);
-	t->last_alloc = block;
-}
-
-/* realloc released ptr: a free (as heaptrack counts it), or an unmatched one made from the realloc's stack. */
-static void
-call_realloc_free(struct jt_thread *t, const struct jt_call *c)
-{
-	if (call_record_free(t, c->ptr_arg) < 0)
-		call_count_unmatched(t->proc, c->stack_id);
-}
-
-static void
-call_finish(struct jt_thread *t, const struct jt_call_io *io, const struct jt_call *c, uint64_t ret)
-{
-	uint64_t block;
-
-	switch (alloc_fns[c->fn].kind) {
-	case FK_ALLOC:
-	case FK_CALLOC:
-		if (ret)
-			call_record_alloc(t, ret, c);
-		break;
-	case FK_REALLOC:
-		if (ret) {
-			if (c->ptr_arg)
-				call_realloc_free(t, c);
-			call_record_alloc(t, ret, c);
-		} else if (c->size == 0 && c->ptr_arg) {
-			/* glibc's realloc(p, 0) frees p and returns NULL. */
-			call_realloc_free(t, c);
-		}
-		break;
-	case FK_MEMALIGN_PTR:
-		if (ret == 0 && io->mem->read(io->mem->arg, c->ptr_arg, &block, sizeof(block)) == 0 && block)
-			call_record_alloc(t, block, c);
-		break;
-	default:
-		break;
-	}
-}
-
 /*
  * A thread arrived at the entry breakpoint with the stack pointer a return
  * leaves (arch_sp_after_ret) from the slot of a call in flight that returns
@@ -177,7 +92,7 @@ call_return(struct jt_thread *t, const struct jt_call_io *io, int i, arch_regs *
 	struct jt_call *c = &t->calls[i];
 
 	t->ncalls = i;
-	call_finish(t, io, c, arch_retval(regs));
+	record_finish(t, io->mem, c, arch_retval(regs));
 	arch_set_pc(regs, c->ret_addr);
 }
 
@@ -208,24 +123,6 @@ call_is_nested(struct jt_thread *t, const struct jt_call_io *io, uint64_t sp)
 
 _Static_assert(JT_MAX_CALLS <= UNWIND_MAX_OVERRIDES, "every call in flight can be overridden");
 
-/* The function's own frame, --depth frames, and one more to tell a cut stack. */
-#define CALL_MAX_PCS (JT_MAX_DEPTH + 2)
-
-static int
-call_max_pcs(const struct jt_options *opt)
-{
-	return opt->depth + 2 < CALL_MAX_PCS ? (int)opt->depth + 2 : CALL_MAX_PCS;
-}
-
-/* Interns the stack unwound into pcs[0..n), less frame 0 (the allocator or free itself), cut at --depth. */
-static uint32_t
-call_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt)
-{
-	int cut = n > (int)opt->depth + 1;
-
-	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
-}
-
 /*
  * Unwinds t as the program sees its stack: each return address that a call
  * in flight replaced with our trampoline reads as the real one. An entry
@@ -248,17 +145,17 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 		 const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
-	uint64_t pcs[CALL_MAX_PCS];
+	uint64_t pcs[RECORD_MAX_PCS];
 	/* Past a moved breakpoint's first instruction, the slot is where it was at the entry. */
 	uint64_t slot = arch_ret_slot(regs) + bp->sp_delta, ret;
 	struct jt_call *c;
 	int fn = bp->fn, n = 0;
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
-	uint64_t size = call_size(fn, regs);
-	int broken_down = size >= opt->min_size && (!opt->max_size || size <= opt->max_size);
+	uint64_t size = record_size(fn, regs);
+	int broken_down = record_broken_down(size, opt);
 
 	if (broken_down)
-		n = call_unwind(t, io, regs, pcs, call_max_pcs(opt));
+		n = call_unwind(t, io, regs, pcs, record_max_pcs(opt));
 	/* At the first instruction (or a moved breakpoint) the return address is the word in the slot. */
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
@@ -278,7 +175,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	c->size = size;
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(regs, alloc_fns[fn].ptr_arg);
-	c->stack_id = broken_down ? call_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
+	c->stack_id = broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -299,15 +196,15 @@ call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, ui
 		    const arch_regs *regs, const struct jt_options *opt)
 {
 	struct jt_proc *p = t->proc;
-	uint64_t pcs[CALL_MAX_PCS];
-	int max = call_max_pcs(opt);
+	uint64_t pcs[RECORD_MAX_PCS];
+	int max = record_max_pcs(opt);
 	int n = call_unwind(t, io, regs, pcs, max);
 
 	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
 		return;
 	p->calls[fn]++;
 	if (ptr)
-		call_count_unmatched(p, call_intern(p, pcs, n, opt));
+		record_unmatched(p, record_intern(p, pcs, n, opt));
 }
 
 static void
@@ -330,7 +227,7 @@ call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 	t->free_fn = bp->fn;
 	if (chained || call_is_nested(t, io, sp))
 		return;
-	if (ptr && call_record_free(t, ptr) == 0)
+	if (ptr && record_free(t, ptr) == 0)
 		t->proc->calls[bp->fn]++;
 	else
 		call_unmatched_free(t, io, bp->fn, ptr, regs, opt);

@@ -14,6 +14,8 @@
 #include "proc.h"
 #include "prologue.h"
 #include "sym.h"
+#include "uevent.h"
+#include "uprobes.h"
 #include "util.h"
 
 #define MAX_LINK_MAP 1024
@@ -110,22 +112,6 @@ image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
 /* What another tracer's trap byte on an entry most likely is. */
 #define IMAGE_FOREIGN_BP "its entry already holds a breakpoint (a kernel uprobe from bpftrace, perf probe or another tracer?)"
 
-/* Bit n set for each argument n the entry handler of fn reads (call.c). */
-static unsigned
-image_fn_args(int fn)
-{
-	const struct jt_fn_desc *d = &alloc_fns[fn];
-	unsigned args = 0;
-
-	if (d->size_arg != 0xff)
-		args |= 1u << d->size_arg;
-	if (d->size_arg2 != 0xff)
-		args |= 1u << d->size_arg2;
-	if (d->ptr_arg != 0xff)
-		args |= 1u << d->ptr_arg;
-	return args;
-}
-
 /*
  * The entry of fn at addr in m holds a trap byte that is not ours, most
  * likely a kernel uprobe. Ours cannot share it: the kernel takes every hit
@@ -155,7 +141,7 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 	pthread_mutex_unlock(&p->mods.elf_lock);
 	if (!fail && code[0] == ARCH_TRAP_BYTE)
 		fail = "its file has a breakpoint instruction there";
-	else if (!fail && prologue_move(code, hi - lo, addr, image_fn_args(fn), &mv, &fail) == 0) {
+	else if (!fail && prologue_move(code, hi - lo, addr, alloc_fn_args((enum jt_fn)fn), &mv, &fail) == 0) {
 		/* Past the trap byte, the process's first instruction must be the file's. */
 		size_t len = mv.site - addr;
 		if (len > sizeof(mem) || mem_read(p->pid, addr, mem, len) < 0 || memcmp(mem + 1, code + 1, len - 1))
@@ -171,6 +157,17 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 	}
 	snprintf(why, sizeof(why), IMAGE_FOREIGN_BP ", and %s", fail);
 	return why;
+}
+
+/* Non-zero when fn at addr has its breakpoint or uprobe already. */
+static int
+image_placed(const struct jt_proc *p, uint64_t addr)
+{
+	/* One function under two names (memalign, aligned_alloc) is probed once, as the first. */
+	for (size_t i = 0; i < p->nusites; i++)
+		if (p->usites[i]->entry == addr)
+			return 1;
+	return bp_find_entry(&p->bps, addr) != NULL;
 }
 
 /* Non-zero when fn at addr is already known to be untraceable (a rendezvous tries every function again). */
@@ -196,12 +193,81 @@ image_untraced_add(struct jt_proc *p, const struct jt_module *m, int fn, uint64_
 	u->reason = xstrdup(why);
 }
 
+/*
+ * Where fn's uprobe goes: a function without a return probe may have it
+ * past a harmless early-return test, on an instruction the kernel emulates
+ * (prologue_probe_site); one with a return probe keeps it on the entry,
+ * where the return address is the word at the stack pointer.
+ */
+static void
+image_probe_site(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, struct prologue_site *ps)
+{
+	uint64_t lo, hi;
+	uint8_t *code;
+	int ok;
+
+	ps->site = addr;
+	snprintf(ps->why, sizeof(ps->why), "entry");
+	if (sym_lookup_range(p->sym, m->path, alloc_fns[fn].symbol, &lo, &hi) < 0 || lo != addr ||
+	    hi - lo > IMAGE_MAX_FN || hi <= lo)
+		return;
+	code = xmalloc(hi - lo);
+	pthread_mutex_lock(&p->mods.elf_lock);
+	ok = module_read_code(m, lo, code, hi - lo) == 0;
+	pthread_mutex_unlock(&p->mods.elf_lock);
+	if (ok)
+		prologue_probe_site(code, hi - lo, addr, alloc_fn_args((enum jt_fn)fn), ps);
+	if (ps->site != addr && uprobes_has_return(fn)) {
+		/* The kernel's uretprobe takes the return address from the stack pointer: only at the entry. */
+		ps->site = addr;
+		ps->sp_delta = 0;
+		ps->emulated = 0;
+		snprintf(ps->why, sizeof(ps->why), "entry (its uretprobe needs it there), stepped");
+	}
+	free(code);
+}
+
+/* Non-zero when fn's calls are probed by the uprobe source rather than a breakpoint of ours. */
+static int
+image_by_uprobe(const struct jt_proc *p, int fn)
+{
+	enum jt_fn_kind k = alloc_fns[fn].kind;
+
+	return p->uprobes && k != FK_RTLD && k != FK_EXIT && k != FK_UNWIND;
+}
+
+/*
+ * --source uprobe: a kernel uprobe on fn at addr, where the kernel emulates
+ * the instruction if a site with the same effect allows it (prologue.h).
+ * Returns NULL, or why it cannot be (static storage).
+ */
+static const char *
+image_place_uprobe(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
+{
+	static char why[160];
+	struct prologue_site ps = { .site = addr };
+
+	image_probe_site(p, m, fn, addr, &ps);
+	if (uprobes_place(p->uprobes, p, m, fn, addr, ps.site, ps.sp_delta, ps.emulated) == 0) {
+		debug_msg("uprobe on %s at %#lx in %s: %s", alloc_fns[fn].symbol, (unsigned long)ps.site, m->path,
+			  ps.why[0] ? ps.why : "entry");
+		return NULL;
+	}
+	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", strerror(errno));
+	return why;
+}
+
 /* Puts the breakpoint of fn on its definition at addr in m, or records why it cannot be. */
 static void
 image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 {
 	const char *why;
 
+	if (image_by_uprobe(p, fn)) {
+		if ((why = image_place_uprobe(p, m, fn, addr)))
+			image_untraced_add(p, m, fn, addr, why);
+		return;
+	}
 	if (bp_insert(&p->bps, p->pid, addr, fn) == 0) {
 		debug_msg("breakpoint on %s at %#lx in %s", alloc_fns[fn].symbol, (unsigned long)addr, m->path);
 		return;
@@ -236,7 +302,7 @@ image_resolve(struct jt_proc *p)
 			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
 					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
 				continue;
-			if (!bp_find_entry(&p->bps, addr) && !image_untraced_known(p, fn, addr))
+			if (!image_placed(p, addr) && !image_untraced_known(p, fn, addr))
 				image_place(p, order[i], fn, addr);
 			break;
 		}
@@ -270,6 +336,9 @@ image_ready(const struct jt_proc *p)
 		if (bp && (bp->fn == FN_MALLOC || bp->fn == FN_FREE))
 			return 1;
 	}
+	for (size_t i = 0; i < p->nusites; i++)
+		if (p->usites[i]->fn == FN_MALLOC || p->usites[i]->fn == FN_FREE)
+			return 1;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "leakcheck.h"
 #include "proc.h"
 #include "stopall.h"
+#include "uprobes.h"
 #include "util.h"
 
 int
@@ -18,6 +19,8 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
 	size_t n;
 	int ret = -1;
 
+	/* --source uprobe: every allocation its threads made before they stopped counts. */
+	uprobes_drain(p->uprobes);
 	b = leak_blocks_of(p->heap, &n);
 	if (leak_roots_collect(tr, p, b, n, &roots) < 0) {
 		free(b);

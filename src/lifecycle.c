@@ -20,6 +20,7 @@
 #include "procfs.h"
 #include "restart.h"
 #include "snapshot.h"
+#include "uprobes.h"
 #include "util.h"
 
 static void lifecycle_detach_proc(struct jt_tracer *tr, struct jt_proc *p);
@@ -97,8 +98,14 @@ lifecycle_adopt(struct jt_tracer *tr, pid_t tid)
 
 	if (lifecycle_read_ids(tid, &tgid, &ppid) < 0)
 		return NULL;
-	if ((p = proc_find(tr, tgid)))
-		return thread_new(tr, p, tid);
+	if ((p = proc_find(tr, tgid))) {
+		struct jt_thread *t = thread_new(tr, p, tid);
+
+		/* --source uprobe: before it runs its first instruction. */
+		if (p->uprobes)
+			uprobes_thread_add(p->uprobes, t);
+		return t;
+	}
 	parent = proc_find(tr, ppid);
 	if (!parent)
 		parent = tr->procs;
@@ -244,6 +251,9 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		lifecycle_detach_proc(tr, p);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
+	/* Its probes were on the old image's files; the new image gets its own. */
+	if (p->uprobes)
+		uprobes_image_end(p->uprobes, p);
 	proc_reset_image(p);
 	/* A launched program keeps the argv it was given as its command line. */
 	proc_name(p, tr->image_seen || p->pid != tr->main_pid);

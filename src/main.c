@@ -28,6 +28,7 @@
 #include "supp.h"
 #include "tthread.h"
 #include "unwind.h"
+#include "uprobes.h"
 #include "util.h"
 
 #define JT_VERSION "0.1"
@@ -92,6 +93,15 @@ usage(FILE *f)
 		"  -p PID           attach to a running process and all its threads\n"
 		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
 		"  -f               follow forked children\n"
+		"      --source S   where allocation events come from: ptrace (the default:\n"
+		"                   a breakpoint of ours stops the thread at every call) or\n"
+		"                   uprobe (kernel uprobes record each call and the thread runs\n"
+		"                   on; needs root or CAP_PERFMON; see the README)\n"
+		"      --stack-copy N  with --source uprobe: bytes of stack copied per call to\n"
+		"                   unwind (default 8k, at most 64k-8); deeper frames are cut\n"
+		"      --buffer-size N with --source uprobe: ring buffer per CPU (default 32m,\n"
+		"                   rounded up to a power of two of pages); when it fills the\n"
+		"                   kernel drops events, counted as 'lost events'\n"
 		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
 		"                   thread that traces it (one tracer thread per CPU). Stops\n"
 		"                   then never cross CPUs, on any host, but this CHANGES THE\n"
@@ -199,6 +209,7 @@ enum {
 	OPT_SORT, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_PPROF, OPT_FOLDED, OPT_FOLDED_COST,
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
+	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -227,6 +238,9 @@ static const struct option longopts[] = {
 	{ "leak-check", no_argument, NULL, OPT_LEAK_CHECK },
 	{ "leak-heuristics", required_argument, NULL, OPT_LEAK_HEURISTICS },
 	{ "show-leak-kinds", required_argument, NULL, OPT_SHOW_LEAK_KINDS },
+	{ "source", required_argument, NULL, OPT_SOURCE },
+	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
+	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -252,6 +266,7 @@ static int
 parse_one(int c, const char *arg, struct jt_options *o)
 {
 	unsigned pid;
+	uint64_t size;
 	int r;
 
 	switch (c) {
@@ -316,6 +331,22 @@ parse_one(int c, const char *arg, struct jt_options *o)
 					 "(comma-separated), all or none");
 		o->show_leak_kinds = (unsigned)r;
 		return 0;
+	case OPT_SOURCE:
+		if (strcmp(arg, "ptrace") && strcmp(arg, "uprobe"))
+			return bad_value(c, arg, "give ptrace or uprobe");
+		o->source_uprobe = strcmp(arg, "uprobe") == 0;
+		return 0;
+	case OPT_STACK_COPY:
+		/* The kernel takes at most a u16's worth, in whole words. */
+		if (parse_size(arg, &size) < 0 || size < 64 || size > 65528)
+			return bad_value(c, arg, "give bytes from 64 to 65528, e.g. 16k");
+		o->stack_copy = (uint32_t)(size & ~(uint64_t)7);
+		return 0;
+	case OPT_BUFFER_SIZE:
+		if (parse_size(arg, &size) < 0 || size < 65536 || size > ((uint64_t)1 << 32))
+			return bad_value(c, arg, "give bytes from 64k to 4g, e.g. 64m");
+		o->buffer_size = size;
+		return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)
@@ -362,6 +393,17 @@ parse_args(int argc, char **argv, struct jt_options *o)
 			return -1;
 		}
 		o->tracer_threads = 1;
+	}
+	if ((o->stack_copy || o->buffer_size) && !o->source_uprobe) {
+		error_msg("--stack-copy and --buffer-size need --source uprobe");
+		return -1;
+	}
+	if (o->source_uprobe) {
+		/* One reader of the rings; the ptrace side sees only rare stops, which one tracer thread keeps up with. */
+		o->tracer_threads = 1;
+		if (!o->stack_copy)
+			o->stack_copy = 8192;
+		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
 	}
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */
@@ -425,6 +467,9 @@ close_outputs(struct jt_tracer *tr)
 	}
 	tr->out_file = NULL;
 	tr->out = NULL;
+	/* The reader ends first; the events close with their threads (the kernel removes the probes). */
+	uprobes_free(tr->uprobes);
+	tr->uprobes = NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		while (tr->threads[i])
 			thread_free(tr, tr->threads[i]);
@@ -501,6 +546,7 @@ main(int argc, char **argv)
 	struct jt_tracer tr = { 0 };
 	struct jt_proc *p;
 	char *line;
+	const char *why;
 	pid_t pid;
 	int r;
 
@@ -513,7 +559,16 @@ main(int argc, char **argv)
 	tr.opt = &opt;
 	tthread_init(&tr.tthreads, &tr);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
+	if (opt.source_uprobe && uprobes_usable(&why) < 0) {
+		error_msg("--source uprobe: %s", why);
+		return 2;
+	}
 	if (open_outputs(&tr, &opt) < 0) {
+		close_outputs(&tr);
+		return 1;
+	}
+	if (opt.source_uprobe &&
+	    (!(tr.uprobes = uprobes_new(&tr, opt.stack_copy, opt.buffer_size)) || uprobes_start(tr.uprobes) < 0)) {
 		close_outputs(&tr);
 		return 1;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "heap.h"
@@ -15,6 +16,9 @@
 #include "sym.h"
 #include "unwind.h"
 #include "util.h"
+
+/* The last image number given (jt_proc.image). */
+static uint64_t proc_images;
 
 #define TID_HASH(tid) ((unsigned)(tid) % ARRAY_SIZE(((struct jt_tracer *)0)->threads))
 
@@ -33,6 +37,8 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	p->heap = heap_new();
 	p->leak_check = tr->opt->leak_check;
+	p->uprobes = tr->uprobes;
+	p->image = ++proc_images;
 	p->next = tr->procs;
 	tr->procs = p;
 	return p;
@@ -59,6 +65,11 @@ proc_reset_image(struct jt_proc *p)
 	/* The new image has its own code, and execve set every caught signal back to SIG_DFL. */
 	p->park_pc = p->spin_pc = 0;
 	memset(&p->sigtrap, 0, sizeof(p->sigtrap));
+	p->image = ++proc_images;
+	p->utramp = 0;
+	free(p->usites);
+	p->usites = NULL;
+	p->nusites = 0;
 }
 
 void
@@ -84,6 +95,7 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 		free(p->untraced[i].reason);
 	}
 	free(p->untraced);
+	free(p->usites);
 	free(p->command);
 	free(p->exe);
 	free(p->exe_named);
@@ -258,7 +270,18 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 		t->owner->ntracees--;
 		t->owner->nactive -= t->active;
 	}
+	thread_close_events(t);
 	free(t);
+}
+
+void
+thread_close_events(struct jt_thread *t)
+{
+	for (int i = 0; i < t->nufds; i++)
+		close(t->ufds[i]);
+	free(t->ufds);
+	t->ufds = NULL;
+	t->nufds = 0;
 }
 
 int

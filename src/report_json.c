@@ -286,6 +286,9 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 		", \"peak_live_bytes\": %" PRIu64 ",\n  \"temporary\": %" PRIu64,
 		report_alloc_calls(s), t->bytes_allocated, t->frees, t->unknown_frees,
 		t->live_bytes, t->live_blocks, t->peak_live_bytes, temporary);
+	/* The source, and what it lost: with a loss every figure is a lower bound. */
+	fprintf(f, ", \"source\": \"%s\", \"lost_events\": %" PRIu64, s->source_uprobe ? "uprobe" : "ptrace",
+		s->lost_events);
 	json_filtered(f, s);
 	fprintf(f, ", \"suppressed\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
 		", \"stacks\": %" PRIu64 "}},\n", js->supp_bytes, js->supp_blocks, js->supp_stacks);

@@ -140,6 +140,10 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fprintf(f, "  %-*s %15s bytes in %s %s\n", w, "live", util_num(a, t->live_bytes),
 		util_num(b, t->live_blocks), report_plural(t->live_blocks, "block", "blocks"));
 	fprintf(f, "  %-*s %15s bytes\n", w, "peak live", util_num(a, t->peak_live_bytes));
+	if (s->source_uprobe)
+		fprintf(f, "  %-*s %15s%s\n", w, "lost events", util_num(a, s->lost_events),
+			s->lost_events ? "  (the kernel's ring buffers overflowed: every figure above may be short "
+					 "of them, live ones may hold blocks freed unseen; see --buffer-size)" : "");
 	text_filtered(f, s);
 	text_untraced(f, s);
 	fputc('\n', f);

@@ -10,6 +10,8 @@
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
+#include "uprobes.h"
+#include "uprobes.h"
 #include "util.h"
 
 /*
@@ -117,7 +119,11 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 {
 	const struct jt_options *o = tr->opt;
 	enum jt_fn fns[FN_REPORTED];
-	struct jt_snapshot s = {
+	struct jt_snapshot s;
+
+	/* --source uprobe: the snapshot counts every event made until now. */
+	uprobes_drain(tr->uprobes);
+	s = (struct jt_snapshot){
 		.reason = reason,
 		.pid = p->pid,
 		.command = p->command,
@@ -141,6 +147,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.seq = ++tr->nsnapshots,
 		.untraced = p->untraced,
 		.nuntraced = p->nuntraced,
+		.source_uprobe = tr->uprobes != NULL,
+		.lost_events = uprobes_lost(tr->uprobes),
 	};
 	const struct jt_heap_sample *tl;
 	size_t n;

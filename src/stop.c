@@ -17,6 +17,7 @@
 #include "sigtrap.h"
 #include "stop.h"
 #include "stopall.h"
+#include "uprobes.h"
 #include "util.h"
 
 /* ---- classify ---- */
@@ -291,9 +292,12 @@ stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 void
 stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 {
-	struct jt_thread *t = thread_find(tr, tid);
+	struct jt_thread *t;
 	struct jt_stop st;
 
+	/* --source uprobe: what the thread did before this stop is applied before the stop is. */
+	uprobes_drain(tr->uprobes);
+	t = thread_find(tr, tid);
 	if (!t && WIFSTOPPED(status)) {
 		if (!(t = lifecycle_adopt(tr, tid)))
 			return;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "modules.h"
 #include "unwind.h"
 #include "unwind_backend.h"
 #include "util.h"
@@ -117,6 +118,27 @@ unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t value)
 	uw_overrides_add(&ctx->ov, addr, value);
 }
 
+void
+unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len)
+{
+	ctx->stack = (struct uw_stack_copy) { 1, base, data, len };
+}
+
+int
+uw_stack_read(const struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out,
+	      size_t len)
+{
+	const struct uw_stack_copy *s = &ctx->stack;
+	const struct jt_module *mod;
+
+	if (addr >= s->base && addr - s->base <= s->len && len <= s->len - (addr - s->base)) {
+		memcpy(out, s->data + (addr - s->base), len);
+		return 0;
+	}
+	mod = modules_find(mods, addr);
+	return mod && len <= mod->end - addr ? 1 : -1;
+}
+
 int
 unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *regs,
 		 uint64_t *pcs, int max)
@@ -124,6 +146,7 @@ unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, cons
 	int n = u->be->stack(u->state, ctx, tid, regs, pcs, max);
 
 	ctx->ov.n = 0;
+	ctx->stack = (struct uw_stack_copy) { 0 };
 	return n;
 }
 

@@ -40,7 +40,8 @@ struct ud_regs {
 
 /* The scratch of one unwind, a jt_unwind_ctx's for this backend. */
 struct ud_ctx {
-	struct jt_unwind_ctx *ctx;	/* its overrides */
+	struct jt_unwind_ctx *ctx;	/* its overrides and stack copy */
+	const struct jt_modules *mods;	/* what may be read live beside a stack copy */
 	pid_t tid;
 	uint64_t floor;			/* stack pointer of the frame being stepped: nothing below is needed */
 	struct ud_window w;		/* span is learned across unwinds */
@@ -65,13 +66,23 @@ ud_fetch(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return mem_read(tid, addr, buf, len) == 0 ? len : 0;
 }
 
-/* Fills the window from start to the end of the page that holds the predicted span. */
+/*
+ * Fills the window from start to the end of the page that holds the
+ * predicted span. With a stack copy it stays empty and ends there: ud_read
+ * serves the copy instead, and the live stack has moved on.
+ */
 static void
 ud_window_fill(struct ud_ctx *c, uint64_t start)
 {
 	struct ud_window *w = &c->w;
 	size_t want = (size_t) (((start + w->span) | (UD_PAGE - 1)) + 1 - start);
 
+	if (c->ctx->stack.set) {
+		w->base = start;
+		w->len = 0;
+		w->end = 1;
+		return;
+	}
 	if (want > UD_WIN_CAP)
 		want = UD_WIN_CAP;
 	w->base = start;
@@ -106,7 +117,8 @@ ud_window_learn(struct ud_window *w)
  * Copies len target bytes at addr, as jmptrace's overrides say they read.
  * A miss above the window, in a frame that is deeper than predicted,
  * refills it from just below the missed slot; anything else (another
- * stack, a global) is one mem_read. Returns 0, or -1 when unreadable.
+ * stack, a global) is one mem_read, or with a stack copy the copy or a
+ * module's bytes. Returns 0, or -1 when unreadable.
  */
 static int
 ud_read(struct ud_ctx *c, uint64_t addr, void *out, size_t len)
@@ -114,7 +126,7 @@ ud_read(struct ud_ctx *c, uint64_t addr, void *out, size_t len)
 	struct ud_window *w = &c->w;
 	const struct uw_overrides *ov = &c->ctx->ov;
 	uint64_t start;
-	int i;
+	int i, rc;
 
 	if (!ud_window_has(w, addr, len) && !w->end && addr >= w->base + w->len) {
 		start = addr > c->floor + UD_MARGIN ? (addr - UD_MARGIN) & ~(uint64_t) 7 : c->floor;
@@ -124,6 +136,9 @@ ud_read(struct ud_ctx *c, uint64_t addr, void *out, size_t len)
 		memcpy(out, w->buf + (addr - w->base), len);
 		if (addr + len > w->top && addr + len - w->sp0 <= UD_SPAN_MAX)
 			w->top = addr + len;
+	} else if (c->ctx->stack.set && (rc = uw_stack_read(c->ctx, c->mods, addr, out, len)) <= 0) {
+		if (rc < 0)
+			return -1;
 	} else if (mem_read(c->tid, addr, out, len) != 0) {
 		return -1;
 	}
@@ -269,6 +284,7 @@ ud_stack(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *reg
 	if (max < 1)
 		return -1;
 	c->ctx = ctx;
+	c->mods = u->mods;
 	c->tid = tid;
 	for (i = 0; i < UD_NREGS; i++)
 		rs.r[i] = arch_dwarf_reg(regs, i);
@@ -281,7 +297,8 @@ ud_stack(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *reg
 	ud_end(u);
 	if (n < 0)
 		n = ud_stack_slow(u, ctx, tid, regs, pcs, max);
-	ud_window_learn(&c->w);
+	if (!ctx->stack.set)	/* an unwind from a copy read no window to learn from */
+		ud_window_learn(&c->w);
 	return n;
 }
 

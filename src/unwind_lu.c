@@ -52,7 +52,7 @@ struct uw_libunwind {
 /* The scratch of one unwind: the accessors' argument. */
 struct uwl_ctx {
 	struct uw_libunwind *u;		/* the unwinder of the call in progress */
-	struct jt_unwind_ctx *ctx;	/* its overrides */
+	struct jt_unwind_ctx *ctx;	/* its overrides and stack copy */
 	pid_t tid;
 	const arch_regs *regs;
 	struct uw_page *last;		/* page of the previous access_mem */
@@ -215,7 +215,7 @@ uw_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
 {
 	struct uwl_ctx *c = arg;
 	const struct uw_overrides *ov = &c->ctx->ov;
-	int i;
+	int i, rc;
 
 	if (write)
 		return -UNW_EINVAL;	/* we never change the target's stack */
@@ -227,6 +227,9 @@ uw_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
 			*valp = ov->value[i];
 			return 0;
 		}
+	/* Checked before the page cache, which may hold a live page beside a module's. */
+	if (c->ctx->stack.set && (rc = uw_stack_read(c->ctx, c->u->mods, addr, valp, sizeof(*valp))) <= 0)
+		return rc < 0 ? -UNW_EINVAL : 0;
 	return uw_copy(c, addr, (uint8_t *) valp, sizeof(*valp)) < 0 ? -UNW_EINVAL : 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -160,4 +161,14 @@ util_argv_line(char *const argv[])
 		len += n;
 	}
 	return util_args_line(buf, len);
+}
+
+uint64_t
+util_pow2_pages(uint64_t n)
+{
+	uint64_t r = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	while (r < n)
+		r <<= 1;
+	return r;
 }

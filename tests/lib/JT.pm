@@ -41,7 +41,25 @@ my %LIVE;	# pid => 1 for every child still running, killed in END
 sub root { $ROOT }
 
 # The jmptrace under test: $JMPTRACE (e.g. the ASan build), else the repo's ./jmptrace.
-sub jmptrace { $ENV{JMPTRACE} // "$ROOT/jmptrace" }
+sub jmptrace_bin { $ENV{JMPTRACE} // "$ROOT/jmptrace" }
+# JT_SOURCE=uprobe (the test harness's own switch, `make check` sets it for a second
+# pass of the suites): every run gets --source uprobe, through a wrapper that puts it
+# first (not for `jmptrace diff`, which traces nothing) and execs, so the pid is jmptrace's.
+my $WRAPPER;
+sub jmptrace {
+	my $bin = jmptrace_bin();
+	my $src = $ENV{JT_SOURCE} // '';
+	return $bin if $src eq '' || $src eq 'ptrace';
+	return $WRAPPER if $WRAPPER;
+	my $dir = tempdir('jt-src-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	$WRAPPER = "$dir/jmptrace";
+	spew($WRAPPER, "#!/bin/sh\ncase \"\$1\" in diff) exec '$bin' \"\$@\" ;; esac\n" .
+		"exec '$bin' --source '$src' \"\$@\"\n");
+	chmod 0755, $WRAPPER or die "chmod: $!\n";
+	return $WRAPPER;
+}
+# The source the suites run with: ptrace, or uprobe under JT_SOURCE=uprobe.
+sub source { $ENV{JT_SOURCE} || 'ptrace' }
 
 # Seconds a single run may take before it is killed; ASan builds are slower.
 sub timeout_secs { $ENV{JT_TIMEOUT} // 120 }

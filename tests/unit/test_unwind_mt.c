@@ -16,12 +16,15 @@
 #define MT_ROUNDS	20	/* each starts from a new module set: every cache is rebuilt under contention */
 #define MT_CALLS	300	/* unwinds per thread per round */
 #define MT_RATE_CALLS	20000	/* unwinds per thread when timing */
-#define MT_CASES	4
+#define MT_CASES	5
+#define MT_COPY		1024	/* bytes of the stack copied for the uprobe source's kind of unwind */
 
 /* One kind of unwind the threads repeat, with its single-threaded result. */
 struct mt_case {
 	struct user_regs_struct regs;
 	uint64_t ov_addr, ov_value;	/* ov_addr 0: no override */
+	uint8_t stack[MT_COPY];		/* with ncopy: the stack at rsp, unwound from this copy */
+	size_t ncopy;
 	uint64_t want[MAX_FRAMES];
 	int nwant;
 };
@@ -41,6 +44,8 @@ mt_unwind(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, const struc
 {
 	if (k->ov_addr)
 		unwind_ctx_override(ctx, k->ov_addr, k->ov_value);
+	if (k->ncopy)
+		unwind_ctx_stack(ctx, k->regs.rsp, k->stack, k->ncopy);
 	return unwind_stack_ctx(u, ctx, tid, &k->regs, pcs, MAX_FRAMES);
 }
 
@@ -105,9 +110,10 @@ mt_run(struct jt_unwind *u, pid_t tid, const struct mt_case *cases, int ncases, 
  * The kinds of unwind the threads mix: the plain stack; one whose return
  * address into f7 reads as f5's (an override, which must stay in its own
  * ctx); one with a stack pointer at an unmapped page, whose failed reads
- * fall back to mem.c's /proc/PID/mem descriptors; and, with a PLT, one
- * stopped in it, which the dw backend hands to libunwind. Returns how
- * many; the references come from one thread.
+ * fall back to mem.c's /proc/PID/mem descriptors; one from a copy of the
+ * stack's first MT_COPY bytes (the uprobe source's), cut short there;
+ * and, with a PLT, one stopped in it, which the dw backend hands to
+ * libunwind. Returns how many; the references come from one thread.
  */
 static int
 mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, const struct jt_module *exe,
@@ -128,6 +134,9 @@ mt_cases(const struct target *t, struct jt_unwind *u, const struct child *c, con
 	}
 	k[n] = (struct mt_case) { .regs = c->regs };
 	k[n++].regs.rsp = 0x1000;
+	k[n] = (struct mt_case) { .regs = c->regs, .ncopy = MT_COPY };
+	if (mem_read(c->tid, c->regs.rsp, k[n].stack, MT_COPY) == 0)
+		n++;
 	if (plt && !t->is_static) {
 		k[n] = (struct mt_case) { .regs = c->regs, .ov_addr = c->regs.rsp - 8, .ov_value = c->regs.rip };
 		k[n].regs.rip = exe->bias + plt;
@@ -152,7 +161,7 @@ test_concurrent(const struct target *t, const char *what, const char *be, const 
 		int depth)
 {
 	const char *env = getenv("JT_UNWIND_MT_SHARED");
-	int shared = env && *env == '1', bad = 0, round, ncases;
+	int shared = env && *env == '1', bad = 0, round, ncases, i;
 	struct mt_case cases[MT_CASES];
 	struct jt_modules m;
 	struct jt_module *exe;
@@ -168,6 +177,12 @@ test_concurrent(const struct target *t, const char *what, const char *be, const 
 	ncases = mt_cases(t, u, c, exe, cases);
 	ok(same_pcs(pcs, depth, cases[0].want, cases[0].nwant), "%s/%s/%s/concurrent: a ctx of its own unwinds alike",
 	   be, t->mode, what);
+	for (i = 0; i < ncases && !cases[i].ncopy; i++)
+		;
+	ok(i < ncases && cases[i].nwant > 1 && cases[i].nwant < depth
+	   && memcmp(cases[i].want, pcs, (size_t) cases[i].nwant * sizeof(*pcs)) == 0,
+	   "%s/%s/%s/concurrent: a copy of %d bytes gives a prefix of the pcs (%d frames)", be, t->mode, what, MT_COPY,
+	   i < ncases ? cases[i].nwant : 0);
 	for (round = 0; round < MT_ROUNDS; round++) {
 		modules_clear(&m);	/* under exclusion, as unwind.h asks */
 		modules_refresh(&m, c->pid);

@@ -1,0 +1,50 @@
+/* record.h - what one allocator call does to a process's tables, whichever event source saw it. */
+#ifndef JT_RECORD_H
+#define JT_RECORD_H
+
+#include <stdint.h>
+
+#include "arch.h"
+#include "mem.h"
+
+struct jt_thread;
+struct jt_proc;
+struct jt_call;
+struct jt_options;
+
+/* The function's own frame, --depth frames, and one more to tell a cut stack. */
+#define RECORD_MAX_PCS (JT_MAX_DEPTH + 2)
+
+/* How many pcs to unwind for --depth: at most RECORD_MAX_PCS. */
+int record_max_pcs(const struct jt_options *opt);
+
+/* Bytes the call of fn asks for, from its arguments in regs (calloc's product saturates). */
+uint64_t record_size(int fn, const arch_regs *regs);
+
+/* Non-zero when size is inside --min-size/--max-size: the allocation is broken down by stack. */
+int record_broken_down(uint64_t size, const struct jt_options *opt);
+
+/* Interns the stack unwound into pcs[0..n), less frame 0 (the allocator or free itself), cut at --depth. */
+uint32_t record_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt);
+
+/*
+ * Records a free of ptr by t: temporary when ptr is t's last allocation,
+ * with no other since (heaptrack's definition, kept per thread). Any free
+ * ends that. Returns heap_free's result.
+ */
+int record_free(struct jt_thread *t, uint64_t ptr);
+
+/*
+ * The program released an address that was no live block. While every block
+ * is allocated in our sight it is an invalid free, made from stack_id;
+ * otherwise it may be a block allocated unseen: an unknown free.
+ */
+void record_unmatched(struct jt_proc *p, uint32_t stack_id);
+
+/*
+ * Call c returned ret: records what it allocated and released. mem reads
+ * posix_memalign's out pointer.
+ */
+void record_finish(struct jt_thread *t, const struct jt_mem_ops *mem, const struct jt_call *c, uint64_t ret);
+
+#endif

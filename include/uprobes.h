@@ -1,0 +1,77 @@
+/* uprobes.h - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per CPU. */
+#ifndef JT_UPROBES_H
+#define JT_UPROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct jt_tracer;
+struct jt_proc;
+struct jt_thread;
+struct jt_module;
+struct jt_uprobes;
+
+/*
+ * How the uprobe source works. jmptrace still seizes every thread with
+ * ptrace, for what is rare and must be seen in order (exec, fork, clone,
+ * exit, signals, the dynamic linker's rendezvous, _exit under --leak-check),
+ * but the allocators' entries and returns are kernel uprobes: a perf event
+ * per (thread, probe, CPU), opened with perf_event_open's uprobe PMU on the
+ * thread alone, so that no other process that maps the same library traps.
+ * A hit copies the registers and the top of the user stack into the ring
+ * buffer of its CPU and the thread runs on: nothing stops it. The rings are
+ * read by a reader thread of jmptrace, and by whoever handles a ptrace stop
+ * first (uprobes_drain), merged by their timestamps, so that a free on one
+ * thread and the malloc on another that returns the same block apply in
+ * order. When jmptrace's descriptors close, for any reason, SIGKILL
+ * included, the kernel removes the probes.
+ */
+
+/*
+ * Whether this host and user can use it: the uprobe PMU exists and the
+ * caller has CAP_PERFMON or CAP_SYS_ADMIN. Returns 0, or -1 with why set.
+ */
+int uprobes_usable(const char **why);
+
+/*
+ * The session's source: stack_copy bytes of user stack per entry sample,
+ * ring_bytes per CPU (a power of two of pages). Returns NULL after saying why.
+ */
+struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes);
+/* Stops the reader, closes every event (the kernel removes the probes) and frees u. NULL is a no-op. */
+void uprobes_free(struct jt_uprobes *u);
+
+/* Starts the reader thread (once the tracer lock exists and the first probes are placed). Returns 0 or -1. */
+int uprobes_start(struct jt_uprobes *u);
+
+/*
+ * Probes fn in p: its entry is entry, in module m; site is where the entry
+ * probe goes (entry, or past a harmless early-return test, sp_delta below
+ * it), emulated whether the kernel emulates that instruction. A function
+ * that returns a block gets a uretprobe on its entry too. Opened at once
+ * for every thread of p. Returns 0, or -1 with errno set.
+ */
+int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry,
+		  uint64_t site, uint64_t sp_delta, int emulated);
+
+/* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
+int uprobes_has_return(int fn);
+
+/* Opens every probe of t's process for t, a thread new to us. Returns 0 or -1. */
+int uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t);
+
+/* p's image ends (exec): its threads' events are closed and its probes forgotten. */
+void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
+
+/*
+ * Applies every sample the rings hold now, in time order (tr->tthreads.lock
+ * held). Called before any ptrace stop is handled, so that the stop sees
+ * every event its thread made before it.
+ */
+void uprobes_drain(struct jt_uprobes *u);
+
+/* Events the kernel dropped because a ring was full, and samples applied, so far. */
+uint64_t uprobes_lost(const struct jt_uprobes *u);
+uint64_t uprobes_samples(const struct jt_uprobes *u);
+
+#endif

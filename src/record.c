@@ -1,0 +1,101 @@
+/* record.c - what one allocator call does to a process's tables, whichever event source saw it. */
+#include "alloc.h"
+#include "heap.h"
+#include "proc.h"
+#include "record.h"
+
+int
+record_max_pcs(const struct jt_options *opt)
+{
+	return opt->depth + 2 < RECORD_MAX_PCS ? (int)opt->depth + 2 : RECORD_MAX_PCS;
+}
+
+uint64_t
+record_size(int fn, const arch_regs *regs)
+{
+	const struct jt_fn_desc *d = &alloc_fns[fn];
+	uint64_t size = arch_arg(regs, d->size_arg);
+
+	if (d->size_arg2 != 0xff) {
+		uint64_t b = arch_arg(regs, d->size_arg2), r;
+		size = __builtin_mul_overflow(size, b, &r) ? UINT64_MAX : r;
+	}
+	return size;
+}
+
+int
+record_broken_down(uint64_t size, const struct jt_options *opt)
+{
+	return size >= opt->min_size && (!opt->max_size || size <= opt->max_size);
+}
+
+uint32_t
+record_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt)
+{
+	int cut = n > (int)opt->depth + 1;
+
+	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
+}
+
+void
+record_unmatched(struct jt_proc *p, uint32_t stack_id)
+{
+	if (p->unseen_blocks)
+		heap_unknown_free(p->heap);
+	else
+		heap_invalid_free(p->heap, stack_id);
+}
+
+int
+record_free(struct jt_thread *t, uint64_t ptr)
+{
+	int temporary = ptr && ptr == t->last_alloc;
+
+	t->last_alloc = 0;
+	return heap_free(t->proc->heap, ptr, NULL, temporary);
+}
+
+static void
+record_alloc(struct jt_thread *t, uint64_t block, const struct jt_call *c)
+{
+	heap_alloc(t->proc->heap, block, c->size, c->stack_id);
+	t->last_alloc = block;
+}
+
+/* realloc released ptr: a free (as heaptrack counts it), or an unmatched one made from the realloc's stack. */
+static void
+record_realloc_free(struct jt_thread *t, const struct jt_call *c)
+{
+	if (record_free(t, c->ptr_arg) < 0)
+		record_unmatched(t->proc, c->stack_id);
+}
+
+void
+record_finish(struct jt_thread *t, const struct jt_mem_ops *mem, const struct jt_call *c, uint64_t ret)
+{
+	uint64_t block;
+
+	switch (alloc_fns[c->fn].kind) {
+	case FK_ALLOC:
+	case FK_CALLOC:
+		if (ret)
+			record_alloc(t, ret, c);
+		break;
+	case FK_REALLOC:
+		if (ret) {
+			if (c->ptr_arg)
+				record_realloc_free(t, c);
+			record_alloc(t, ret, c);
+		} else if (c->size == 0 && c->ptr_arg) {
+			/* glibc's realloc(p, 0) frees p and returns NULL. */
+			record_realloc_free(t, c);
+		}
+		break;
+	case FK_MEMALIGN_PTR:
+		if (ret == 0 && mem->read(mem->arg, c->ptr_arg, &block, sizeof(block)) == 0 && block)
+			record_alloc(t, block, c);
+		break;
+	default:
+		break;
+	}
+}

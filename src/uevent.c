@@ -1,0 +1,224 @@
+/* uevent.c - turns kernel uprobe samples into allocation events: an entry opens a call, its return closes it, a free releases a block. */
+#include <string.h>
+
+#include "alias.h"
+#include "alloc.h"
+#include "call.h"
+#include "heap.h"
+#include "maps.h"
+#include "own.h"
+#include "proc.h"
+#include "record.h"
+#include "uevent.h"
+#include "unwind.h"
+#include "util.h"
+
+/*
+ * The calls in flight of a thread are its jt_call entries, as with the
+ * breakpoints; only the return differs: the kernel replaced the return
+ * address in the slot with its uretprobe trampoline, which c->trampoline
+ * holds, so that code that puts hijacked return addresses back (the C++
+ * unwinder's breakpoint, a detach) finds the kernel's and restores it.
+ */
+
+/* The word at addr in the sample's stack copy; 0 when the copy does not hold it. */
+static int
+uevent_stack_word(const struct jt_usample *s, uint64_t addr, uint64_t *out)
+{
+	uint64_t base = arch_sp(&s->regs);
+
+	if (!s->stack || addr < base || addr - base + sizeof(*out) > s->stack_len)
+		return -1;
+	memcpy(out, s->stack + (addr - base), sizeof(*out));
+	return 0;
+}
+
+/*
+ * The kernel's uretprobe trampoline in p: the start of its "[uprobes]"
+ * mapping, made at the first uprobe hit in the process (so it exists once
+ * a sample came). Read once per image.
+ */
+static uint64_t
+uevent_trampoline(struct jt_proc *p)
+{
+	struct jt_maps maps;
+
+	if (p->utramp)
+		return p->utramp;
+	if (maps_read(p->pid, &maps) < 0)
+		return 0;
+	for (size_t i = 0; i < maps.n; i++)
+		if (maps.v[i].name && strcmp(maps.v[i].name, "[uprobes]") == 0) {
+			p->utramp = maps.v[i].start;
+			break;
+		}
+	maps_clear(&maps);
+	return p->utramp;
+}
+
+/*
+ * Decides whether an entry whose return slot is at sp is nested in a call
+ * already in flight on this thread (operator new calling malloc, realloc
+ * calling free). Calls whose slot lies below sp were left by a longjmp or an
+ * exception, and a signal handler's mark below sp was left by its return:
+ * they go. A handler's mark on top means the handler makes calls of its own.
+ * An equal slot is a tail call when it still holds the kernel's trampoline,
+ * else the old call was left.
+ */
+static int
+uevent_nested(struct jt_thread *t, const struct jt_usample *s, uint64_t sp)
+{
+	struct jt_call *c;
+	uint64_t word;
+
+	while (t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp < sp)
+		t->ncalls--;
+	if (t->ncalls == 0)
+		return 0;
+	c = &t->calls[t->ncalls - 1];
+	if (c->fn == CALL_SIGNAL)
+		return 0;
+	if (c->entry_sp > sp)
+		return 1;
+	if (uevent_stack_word(s, sp, &word) == 0 && word && word == c->trampoline)
+		return 1;
+	t->ncalls--;
+	return t->ncalls > 0 && t->calls[t->ncalls - 1].fn != CALL_SIGNAL && t->calls[t->ncalls - 1].entry_sp > sp;
+}
+
+/*
+ * Unwinds the sample's stack copy as the program sees it: the slots of the
+ * calls in flight hold the kernel's trampoline and read as the real return
+ * addresses (a signal handler interrupted them).
+ */
+static int
+uevent_unwind(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usample *s, uint64_t *pcs, int max)
+{
+	for (int i = 0; i < t->ncalls; i++)
+		if (t->calls[i].fn != CALL_SIGNAL)
+			unwind_ctx_override(ctx, t->calls[i].entry_sp, t->calls[i].ret_addr);
+	unwind_ctx_stack(ctx, arch_sp(&s->regs), s->stack, s->stack_len);
+	return unwind_stack_ctx(t->proc->uw, ctx, t->tid, &s->regs, pcs, max);
+}
+
+static void
+uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usample *s,
+		   const struct jt_options *opt)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t pcs[RECORD_MAX_PCS];
+	uint64_t slot = arch_ret_slot(&s->regs) + s->site->sp_delta, ret;
+	int fn = s->site->fn, n = 0;
+	uint64_t size = record_size(fn, &s->regs);
+	int broken_down = record_broken_down(size, opt);
+	struct jt_call *c;
+
+	if (uevent_nested(t, s, slot))
+		return;
+	if (broken_down)
+		n = uevent_unwind(t, ctx, s, pcs, record_max_pcs(opt));
+	if (n >= 2)
+		ret = unwind_pc_addr(pcs[1]);
+	else if (uevent_stack_word(s, slot, &ret) < 0)
+		ret = 0;
+	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
+		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
+	p->calls[fn]++;
+	if (t->ncalls == JT_MAX_CALLS)
+		return;
+	c = &t->calls[t->ncalls++];
+	memset(c, 0, sizeof(*c));
+	c->fn = fn;
+	c->entry_sp = slot;
+	c->ret_addr = ret;
+	c->trampoline = uevent_trampoline(p);
+	c->size = size;
+	if (alloc_fns[fn].ptr_arg != 0xff)
+		c->ptr_arg = arch_arg(&s->regs, alloc_fns[fn].ptr_arg);
+	c->stack_id = broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
+}
+
+static int
+uevent_mem_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return mem_read(*(pid_t *)arg, addr, buf, len);
+}
+
+/*
+ * The return of a call in flight: the stack pointer a return leaves from its
+ * slot. A return of a nested call (no call of ours has that slot) is not
+ * one; neither is one of a call whose frame a signal handler's mark covers.
+ */
+static void
+uevent_return(struct jt_thread *t, const struct jt_usample *s)
+{
+	uint64_t sp = arch_sp(&s->regs);
+	pid_t tid = t->tid;
+	struct jt_mem_ops mem = { .read = uevent_mem_read, .arg = &tid };
+
+	for (int i = t->ncalls - 1; i >= 0; i--) {
+		struct jt_call *c = &t->calls[i];
+
+		if (c->fn == CALL_SIGNAL || arch_sp_after_ret(c->entry_sp) != sp)
+			continue;
+		t->ncalls = i;
+		/* posix_memalign's out pointer is read now: the program has run on (see the README). */
+		record_finish(t, &mem, c, arch_retval(&s->regs));
+		return;
+	}
+}
+
+/* A free of NULL (only past a moved probe's test it never comes) or of an address that is no live block. */
+static void
+uevent_unmatched_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usample *s, uint64_t ptr,
+		      const struct jt_options *opt)
+{
+	struct jt_proc *p = t->proc;
+	uint64_t pcs[RECORD_MAX_PCS];
+	int max = record_max_pcs(opt);
+	int n = uevent_unwind(t, ctx, s, pcs, max);
+
+	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
+		return;
+	p->calls[s->site->fn]++;
+	if (ptr)
+		record_unmatched(p, record_intern(p, pcs, n, opt));
+}
+
+static void
+uevent_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usample *s, const struct jt_options *opt)
+{
+	uint64_t sp = arch_sp(&s->regs) + s->site->sp_delta;
+	uint64_t ptr = arch_arg(&s->regs, 0);
+	int fn = s->site->fn;
+	/* delete[] -> delete -> free: the same pointer back to back, each link another function (call.c). */
+	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr && fn != t->free_fn;
+
+	t->free_seq = t->seq;
+	t->free_sp = sp;
+	t->free_ptr = ptr;
+	t->free_fn = fn;
+	if (chained || uevent_nested(t, s, sp))
+		return;
+	if (ptr && record_free(t, ptr) == 0)
+		t->proc->calls[fn]++;
+	else
+		uevent_unmatched_free(t, ctx, s, ptr, opt);
+}
+
+int
+uevent_apply(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_usample *s)
+{
+	struct jt_thread *t = thread_find(tr, s->tid);
+
+	if (!t || t->proc->image != s->site->image || t->proc->vfork_child)
+		return 0;
+	t->seq++;
+	if (s->site->ret)
+		uevent_return(t, s);
+	else if (alloc_fns[s->site->fn].kind == FK_FREE)
+		uevent_free(t, ctx, s, tr->opt);
+	else
+		uevent_enter_alloc(t, ctx, s, tr->opt);
+	return 1;
+}
