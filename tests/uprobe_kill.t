@@ -22,10 +22,12 @@ use POSIX qw(WIFEXITED WEXITSTATUS);
 use Test::More;
 use JT;
 
-my $JT = JT::jmptrace();
+# The sources are chosen here, so jmptrace itself, not the JT_SOURCE wrapper.
+my $JT = JT::jmptrace_bin();
 BAIL_OUT("no executable jmptrace at $JT (make jmptrace, or set JMPTRACE)") unless -x $JT;
+plan skip_all => 'chooses its sources itself: run in the ptrace pass only' if JT::source() ne 'ptrace';
 my $SOURCE = $ENV{JT_KILL_SOURCE} // 'uprobe';
-my @SRC = $SOURCE eq 'ptrace' ? () : ('--source', $SOURCE);
+my @SRC = ('--source', $SOURCE);
 # JT_KILL_ROUNDS (harness only) shortens a run by hand, where each harmed round waits 60 s.
 my $ROUNDS = $ENV{JT_KILL_ROUNDS} // 10;
 if ($SOURCE ne 'ptrace') {

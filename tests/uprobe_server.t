@@ -18,8 +18,10 @@ use POSIX qw(WIFEXITED WEXITSTATUS);
 use Test::More;
 use JT;
 
-my $JT = JT::jmptrace();
+# The sources are chosen here, so jmptrace itself, not the JT_SOURCE wrapper.
+my $JT = JT::jmptrace_bin();
 BAIL_OUT("no executable jmptrace at $JT (make jmptrace, or set JMPTRACE)") unless -x $JT;
+plan skip_all => 'chooses its sources itself: run in the ptrace pass only' if JT::source() ne 'ptrace';
 plan skip_all => 'needs root: the uprobe source opens uprobe perf events' unless $> == 0;
 my %BIN = map { my $n = $_; ($n => (grep { -x } map { "$_/$n" } split(/:/, $ENV{PATH} // ''))[0]) }
 	qw(redis-server redis-cli redis-benchmark);
@@ -86,7 +88,7 @@ ok(wait_until(sub { cli('ping') eq 'PONG' }, 60), "redis-server answers on 127.0
 # Returns the function names of the top 3 live stacks by bytes, or undef.
 sub traced_run {
 	my ($source) = @_;
-	my @src = $source eq 'uprobe' ? ('--source', 'uprobe') : ();
+	my @src = ('--source', $source);
 	my $json = "$dir/$source.json";
 	my $top;
 	subtest "redis-server under jmptrace -p, $source source" => sub {
