@@ -308,23 +308,28 @@ set_rate() {
 }
 
 # One untraced run then one attached with jmptrace (args: its source options); appends
-# "untraced attached" to TMP/redis.SOURCE.
+# "untraced attached attach_s detach_s" to TMP/redis.SOURCE: the rates, the seconds from
+# jmptrace's start to its first snapshot, and from SIGINT to its exit.
 redis_pair() {
-	local name=$1 u a
+	local name=$1 u a t0 t1 t2 t3
 	shift
 	redis-cli -p "$PORT" flushall >/dev/null
 	u=$(set_rate)
+	t0=$(date +%s%N)
 	"$JT" "$@" -p "$RPID" -o "$TMP/redis-$name.txt" --json "$TMP/redis.json" 2>"$TMP/jt.err" &
 	JPID=$!
-	wait_for 60 catches_usr1 "$JPID" && kill -USR1 "$JPID" &&
-		wait_for 60 snapshot_written "$TMP/redis.json" ||
-		{ echo "jmptrace $* -p: not attached after 60 s:"; cat "$TMP/jt.err"; } >>"$TMP/redis.err"
+	wait_for 300 catches_usr1 "$JPID" && kill -USR1 "$JPID" &&
+		wait_for 300 snapshot_written "$TMP/redis.json" ||
+		{ echo "jmptrace $* -p: not attached after 300 s:"; cat "$TMP/jt.err"; } >>"$TMP/redis.err"
+	t1=$(date +%s%N)
 	a=$(set_rate)
+	t2=$(date +%s%N)
 	kill -INT "$JPID"
 	wait "$JPID" || { echo "jmptrace $* -p exited $?:"; cat "$TMP/jt.err"; } >>"$TMP/redis.err"
+	t3=$(date +%s%N)
 	JPID=''
 	rm -f "$TMP/redis.json"
-	echo "$u $a" >>"$TMP/redis.$name"
+	echo "$u $a $(((t1 - t0) / 1000000)) $(((t3 - t2) / 1000000))" >>"$TMP/redis.$name"
 	[ "$name" = uprobe ] && lost_in "$TMP/redis-$name.txt" >>"$TMP/redis.lost"
 }
 
@@ -356,14 +361,14 @@ run_redis() {
 print_redis_line() {
 	local name=$1 label=$2
 	[ -s "$TMP/redis.$name" ] || return 0
-	awk -v l="$label" -v bar="$3" '{ u[NR] = $1; a[NR] = $2 }
+	awk -v l="$label" -v bar="$3" '{ u[NR] = $1; a[NR] = $2; at[NR] = $3 / 1000; de[NR] = $4 / 1000 }
 		function med(v,   n, i, j, t) { n = NR
 			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 			return v[int((n + 1) / 2)] }
 		END { mu = med(u); ma = med(a)
 			printf "redis SET req/s: untraced %.0f, %s %.0f: %.3f of untraced", mu, l, ma, ma / mu
 			if (bar != "") printf "   (bar: at least %s) %s", bar, (ma / mu >= bar) ? "met" : "MISSED"
-			print "" }' "$TMP/redis.$name"
+			printf "\n  %s: attach (to its first snapshot) %.1f s, detach (SIGINT to exit) %.1f s\n", l, med(at), med(de) }' "$TMP/redis.$name"
 }
 
 print_redis() {
