@@ -500,7 +500,9 @@ N_UNTRACED=$(calibrate untraced 2000000 100000 200000000)
 N_FLOOR=$(calibrate floor 2000 1000 5000000)
 N_JT=$(calibrate jmptrace 2000 1000 5000000)
 N_UP=1
-[ $UPROBE = 0 ] || N_UP=$(calibrate uprobe 20000 1000 50000000)
+# The probe is long enough that the source's start-up and tear-down (perf events opened and
+# closed) do not hide the per-pair cost.
+[ $UPROBE = 0 ] || N_UP=$(calibrate uprobe 200000 1000 5000000)
 if [ $QUICK = 1 ]; then
 	N_HT=1 N_MASSIF=1 N_LTRACE=1
 else
