@@ -50,13 +50,15 @@ trap 'exit 130' INT TERM HUP
 
 die() { echo "programs.sh: $*" >&2; exit 1; }
 
+. "$HERE/lib.sh"
+
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "NA"}'; }
 
 # ---------------------------------------------------------------- setup
 
 # Installs what is missing, and only then touches apt (its update is slow and needs the network).
 install_missing() {
-	local need=() sudo=""
+	local need=()
 
 	command -v heaptrack >/dev/null 2>&1 || need+=(heaptrack)
 	command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
@@ -66,24 +68,7 @@ install_missing() {
 		command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 		command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 	fi
-	[ ${#need[@]} -eq 0 ] && return 0
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	echo "installing: ${need[*]}"
-	$sudo apt-get update -qq </dev/null || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" </dev/null ||
-		die "apt-get install ${need[*]} failed"
-}
-
-# Sets UPROBE=1 when this jmptrace has `--source uprobe` and it runs here, else UPROBE_WHY.
-probe_uprobe() {
-	UPROBE=0
-	if "$JT" --source uprobe -o /dev/null -- /bin/true >/dev/null 2>"$TMP/err"; then
-		UPROBE=1
-	elif grep -q "Try '.*--help'" "$TMP/err"; then
-		UPROBE_WHY="skipped: jmptrace has no --source uprobe"
-	else
-		UPROBE_WHY="skipped: jmptrace --source uprobe cannot run here: $(head -1 "$TMP/err")"
-	fi
+	apt_install "${need[@]}"
 }
 
 # The programs' inputs: an access log (deterministic), bc's program, the perl and lua scripts.
@@ -153,13 +138,6 @@ print_versions() {
 }
 
 # ---------------------------------------------------------------- the four programs
-
-# Events the uprobe source lost according to its text report ("lost events N"), or nothing.
-lost_in() {
-	[ -s "$1" ] || return 0
-	awk '/lost events/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9][0-9,]*$/) {
-		gsub(",", "", $i); print $i; exit } }' "$1"
-}
 
 # Runs a program under a tool once; appends its wall seconds to TMP/PROG.TOOL, or says why
 # not. jmptrace's stdout must equal the untraced run's.
