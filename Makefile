@@ -47,8 +47,19 @@ samples-build:
 unit: $(UNIT_BINS)
 
 # make check: unit tests and the integration suite, then both again with
-# jmptrace and the unit tests built under AddressSanitizer and UBSan.
-check: check-plain check-asan
+# jmptrace and the unit tests built under AddressSanitizer and UBSan, then the
+# suites of exact figures again with every run under --source uprobe (as root;
+# each skips what needs root without it).
+check: check-plain check-asan check-uprobe
+
+# Every link mode, threads, C++, signals in handlers, fork, exec and -f, leak checks.
+UPROBE_SUITES = tests/integration.t tests/frees.t tests/lifecycle.t tests/sigstack.t \
+		tests/sigtrap.t tests/leakcheck.t
+
+check-uprobe: all progs samples-build
+	@if [ "$$(id -u)" = 0 ]; then \
+	  JT_SOURCE=uprobe JMPTRACE=$(CURDIR)/jmptrace prove $(UPROBE_SUITES); \
+	else echo "check-uprobe: skipped: the uprobe source needs root"; fi
 
 check-plain: all unit progs samples-build
 	prove --exec '' $(UNIT_BINS)
@@ -78,4 +89,4 @@ clean:
 	$(MAKE) -C tests/progs clean
 	$(MAKE) -C samples clean
 
-.PHONY: all check check-plain check-asan asan-unit unit progs samples-build bench install clean
+.PHONY: all check check-plain check-asan check-uprobe asan-unit unit progs samples-build bench install clean

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mem.h"
+
 /* GOT slots, in the target's address space, that the dynamic linker fills with an aliased name. */
 struct jt_aliases {
 	struct { uint64_t got; int fn; } *v;
@@ -19,11 +21,11 @@ int alias_scan_module(struct jt_aliases *a, const struct jt_module *m);
 void alias_clear(struct jt_aliases *a);
 
 /*
- * Looks at the call that returns to ret: through a PLT stub or a GOT slot it
+ * Looks at the call that returns to ret (its code read through mem): through a PLT stub or a GOT slot it
  * names the function the program asked for. Returns that enum jt_fn, or fn
  * when the caller jumped to the address directly (a static program, where
  * the two names cannot be told apart).
  */
-int alias_resolve(const struct jt_aliases *a, pid_t tid, uint64_t ret, int fn);
+int alias_resolve(const struct jt_aliases *a, const struct jt_mem_ops *mem, uint64_t ret, int fn);
 
 #endif

@@ -45,6 +45,14 @@ enum call_action call_on_trap(struct jt_thread *t, struct jt_bp *bp, arch_regs *
 enum call_action call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp,
 				 arch_regs *regs, const struct jt_options *opt);
 
+/*
+ * Thread t, stopped, reached the dynamic linker's rendezvous (FK_RTLD: the
+ * link map changed) or a C++ unwinder's entry (FK_UNWIND: every hijacked
+ * return address goes back first), by a breakpoint or a uprobe's SIGTRAP.
+ */
+void call_on_hook(struct jt_thread *t, int fn);
+void call_on_hook_io(struct jt_thread *t, const struct jt_call_io *io, int fn);
+
 /* The fn of a jt_call that marks a signal handler entered while calls were in flight. */
 #define CALL_SIGNAL (-1)
 

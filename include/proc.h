@@ -88,8 +88,10 @@ struct jt_thread {
 	int pin_cpu;			/* --pin: the CPU we pinned it to, or -1 */
 	int born_traced;		/* created while we traced its process (or its parent) */
 	cpu_set_t pin_saved;		/* --pin: its affinity before, given back at detach */
-	int *ufds;			/* --source uprobe: its perf events, one per probe and CPU (uprobes.c) */
+	/* --source uprobe (uprobes.c): its perf events, one per probe, and the ring they write into. */
+	int *ufds;
 	int nufds;
+	struct up_ring *uring;
 };
 
 /* One traced process image. */
@@ -193,6 +195,7 @@ struct jt_due;
 struct jt_unwind_ctx;
 struct jt_uprobes;
 struct jt_usite;
+struct up_ring;
 
 /*
  * The tracer session: every process and thread, and where reports go.
@@ -227,6 +230,8 @@ struct jt_tracer {
 	 * calls handover_arrived. NULL: handover_arrived alone.
 	 */
 	void (*arrived)(struct jt_tracer *tr, struct jt_thread *t);
+	/* Called by thread_free before a thread block goes (uprobes.c closes its events), or NULL. */
+	void (*thread_gone)(struct jt_tracer *tr, struct jt_thread *t);
 	pid_t main_pid;
 	int main_exited, main_status;	/* wait status of the main process */
 	uint64_t events;		/* breakpoint hits handled */
@@ -307,7 +312,6 @@ void proc_each_thread(struct jt_tracer *tr, struct jt_proc *p, const struct jt_t
 struct jt_thread *thread_find(struct jt_tracer *tr, pid_t tid);
 struct jt_thread *thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid);
 void thread_free(struct jt_tracer *tr, struct jt_thread *t);
-/* Closes t's uprobe events (the kernel removes its probes from it). */
-void thread_close_events(struct jt_thread *t);
+
 
 #endif

@@ -28,6 +28,7 @@ enum stop_event {
 	STOP_VFORK_DONE,
 	STOP_EXEC,
 	STOP_OTHER_EVENT,	/* another PTRACE_EVENT_*: run on */
+	STOP_HOOK,		/* --source uprobe: a hook's SIGTRAP (uprobes_hook_of), ours to drop */
 };
 
 /* One classified stop. */
@@ -37,6 +38,7 @@ struct jt_stop {
 	unsigned event;		/* the PTRACE_EVENT_* of an event stop, or 0 */
 	int status;		/* the raw wait status */
 	struct jt_bp *bp;	/* STOP_BREAKPOINT: whose trap byte it ran */
+	int hook_fn;		/* STOP_HOOK: the function it reached */
 	arch_regs regs;		/* STOP_BREAKPOINT: its registers, pc still past the trap */
 };
 

@@ -10,6 +10,7 @@
 
 struct jt_tracer;
 struct jt_unwind_ctx;
+struct up_def;
 
 /* One probe site of one process image: an allocator's entry, or its return (a uretprobe). */
 struct jt_usite {
@@ -21,8 +22,8 @@ struct jt_usite {
 	uint64_t image;		/* the image it was placed in (jt_proc.image): a sample of an older one is dropped */
 	uint32_t stack;		/* bytes of user stack each sample copies */
 	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
-	char *path;		/* the file and offset the kernel knows the probe by */
-	uint64_t offset;
+	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
+	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c) */
 };
 
 /* One sample, parsed: registers at the probe and the stack copied from their stack pointer. */
@@ -42,5 +43,14 @@ struct jt_usample {
  * when dropped.
  */
 int uevent_apply(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_usample *s);
+
+/*
+ * t is stopped (a hook, a detach): learns where the kernel's uretprobe
+ * trampoline is, so that t's calls in flight know what their slots hold
+ * (call_restore_all puts the real return addresses back before a C++
+ * exception unwinds through them).
+ */
+struct jt_thread;
+void uevent_settle(struct jt_thread *t);
 
 #endif

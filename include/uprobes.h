@@ -54,13 +54,34 @@ int uprobes_start(struct jt_uprobes *u);
 int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry,
 		  uint64_t site, uint64_t sp_delta, int emulated);
 
+/*
+ * A hook: fn (the dynamic linker's rendezvous, a C++ unwinder's entry)
+ * must be handled with the thread stopped. Its uprobe sends the thread a
+ * SIGTRAP (perf's sigtrap), which ptrace reports as a signal stop: see
+ * uprobes_hook_of. Returns 0, or -1 with errno set.
+ */
+int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry);
+
+/* The sig_data of a hook's SIGTRAP: this magic, the fn in the low 16 bits. */
+#define UPROBES_SIG_MAGIC 0x6a6d747200000000ULL	/* "jmtr" */
+#define UPROBES_TRAP_PERF 6			/* si_code TRAP_PERF (Linux 5.13) */
+
+/*
+ * tid sits in a SIGTRAP signal-delivery-stop: when one of our hooks sent
+ * it, returns the hook's fn (the signal is ours to drop); otherwise -1.
+ */
+int uprobes_hook_of(pid_t tid);
+
+/* Bytes of stack a free's sample copies (at most --stack-copy). */
+#define UPROBES_FREE_COPY 2048
+
 /* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
 int uprobes_has_return(int fn);
 
 /* Opens every probe of t's process for t, a thread new to us. Returns 0 or -1. */
 int uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t);
 
-/* p's image ends (exec): its threads' events are closed and its probes forgotten. */
+/* p's image ends (exec): its probes are forgotten (the kernel took their events off). */
 void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
 
 /*
@@ -69,6 +90,13 @@ void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
  * every event its thread made before it.
  */
 void uprobes_drain(struct jt_uprobes *u);
+
+/*
+ * Before a detach, every thread stopped: applies what the rings hold and
+ * closes every event, so that the kernel takes the probes out before the
+ * threads run on untraced (no hook's SIGTRAP can reach them then).
+ */
+void uprobes_detach(struct jt_uprobes *u);
 
 /* Events the kernel dropped because a ring was full, and samples applied, so far. */
 uint64_t uprobes_lost(const struct jt_uprobes *u);

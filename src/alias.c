@@ -67,9 +67,9 @@ alias_clear(struct jt_aliases *a)
 }
 
 int
-alias_resolve(const struct jt_aliases *a, pid_t tid, uint64_t ret, int fn)
+alias_resolve(const struct jt_aliases *a, const struct jt_mem_ops *mem, uint64_t ret, int fn)
 {
-	uint64_t got = a->n ? plt_call_slot(tid, ret) : 0;
+	uint64_t got = a->n ? plt_call_slot(mem, ret) : 0;
 
 	for (size_t i = 0; got && i < a->n; i++)
 		if (a->v[i].got == got)

@@ -162,7 +162,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	else if (io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
 		return;
 	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
-		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
+		fn = alias_resolve(&p->aliases, io->mem, ret, fn);
 	p->calls[fn]++;
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
@@ -292,6 +292,30 @@ call_settle(struct jt_thread *t, arch_regs *regs)
 	return call_settle_io(t, call_proc_io(t, &cp), regs);
 }
 
+void
+call_on_hook_io(struct jt_thread *t, const struct jt_call_io *io, int fn)
+{
+	if (alloc_fns[fn].kind == FK_UNWIND) {
+		call_restore_all_io(t, io);
+		return;
+	}
+	/* The module set and breakpoints change: no unwind of this process may be reading them. */
+	if (t->owner)
+		proc_unwinds_quiesce(t->owner->tr, t->proc);
+	if (image_update(t->proc, t->owner && t->proc->pid == t->owner->tr->main_pid) == IMAGE_REFUSED)
+		call_refuse(t->owner->tr, t->proc);
+	if (t->owner)
+		proc_unwinds_allow(t->proc);
+}
+
+void
+call_on_hook(struct jt_thread *t, int fn)
+{
+	struct call_proc cp;
+
+	call_on_hook_io(t, call_proc_io(t, &cp), fn);
+}
+
 enum call_action
 call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
 		const struct jt_options *opt)
@@ -304,16 +328,8 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		return call_emulate(t, io, bp, regs, opt);
 	switch (alloc_fns[bp->fn].kind) {
 	case FK_RTLD:
-		/* The module set and breakpoints change: no unwind of this process may be reading them. */
-		if (t->owner)
-			proc_unwinds_quiesce(t->owner->tr, t->proc);
-		if (image_update(t->proc, t->owner && t->proc->pid == t->owner->tr->main_pid) == IMAGE_REFUSED)
-			call_refuse(t->owner->tr, t->proc);
-		if (t->owner)
-			proc_unwinds_allow(t->proc);
-		break;
 	case FK_UNWIND:
-		call_restore_all_io(t, io);
+		call_on_hook_io(t, io, bp->fn);
 		break;
 	case FK_EXIT:
 		/* The process ends now, its memory intact: check it before it goes on (stop.c). */

@@ -13,6 +13,7 @@
 #include "restart.h"
 #include "stopall.h"
 #include "tthread.h"
+#include "uprobes.h"
 #include "util.h"
 
 #define DETACH_PASSES 1000	/* stop passes over the processes before giving up */
@@ -157,6 +158,8 @@ detach_all(struct jt_tracer *tr)
 	tr->detaching = 1;
 	restart_held(tthread_self());
 	detach_stop_all(tr);
+	/* --source uprobe: every event made so far counts, then the kernel takes its probes out. */
+	uprobes_detach(tr->uprobes);
 	detach_each_thread(tr, detach_unhijack);
 	detach_remove_breakpoints(tr);
 	detach_each_thread(tr, detach_let_go);

@@ -233,7 +233,7 @@ image_by_uprobe(const struct jt_proc *p, int fn)
 {
 	enum jt_fn_kind k = alloc_fns[fn].kind;
 
-	return p->uprobes && k != FK_RTLD && k != FK_EXIT && k != FK_UNWIND;
+	return p->uprobes && k != FK_EXIT;
 }
 
 /*
@@ -263,6 +263,11 @@ image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 {
 	const char *why;
 
+	if (image_by_uprobe(p, fn) && alloc_fns[fn].kind == FK_UNWIND) {
+		if (uprobes_place_hook(p->uprobes, p, m, fn, addr) < 0)
+			image_untraced_add(p, m, fn, addr, strerror(errno));
+		return;
+	}
 	if (image_by_uprobe(p, fn)) {
 		if ((why = image_place_uprobe(p, m, fn, addr)))
 			image_untraced_add(p, m, fn, addr, why);
@@ -322,7 +327,8 @@ image_find_rtld(struct jt_proc *p)
 		    sym_lookup_any(p->sym, m->path, "_r_debug", &rdebug) < 0)
 			continue;
 		p->r_debug = rdebug;
-		if (bp_insert(&p->bps, p->pid, state, FN_DL_DEBUG_STATE) < 0)
+		if (p->uprobes ? uprobes_place_hook(p->uprobes, p, m, FN_DL_DEBUG_STATE, state)
+			       : bp_insert(&p->bps, p->pid, state, FN_DL_DEBUG_STATE))
 			perror_msg("cannot put a breakpoint on the dynamic linker");
 		return;
 	}

@@ -23,6 +23,7 @@
 #include "snapshot.h"
 #include "stop.h"
 #include "tthread.h"
+#include "uprobes.h"
 #include "util.h"
 
 static uint64_t
@@ -268,10 +269,13 @@ loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 	if (now - tr->status_ms < 1000)
 		return;
 	heap_totals(p->heap, &tot);
-	fprintf(stderr, "\rjmptrace: pid %d: %llu events/s, %llu bytes live in %llu blocks, %u stacks   ",
+	fprintf(stderr, "\rjmptrace: pid %d: %llu events/s, %llu bytes live in %llu blocks, %u stacks",
 		p->pid, (unsigned long long)((tr->events - tr->status_events) * 1000 / (now - tr->status_ms)),
 		(unsigned long long)tot.live_bytes, (unsigned long long)tot.live_blocks,
 		heap_stack_count(p->heap));
+	if (tr->uprobes)
+		fprintf(stderr, ", %llu lost", (unsigned long long)uprobes_lost(tr->uprobes));
+	fputs("   ", stderr);
 	tr->status_ms = now;
 	tr->status_events = tr->events;
 	tr->status_shown = 1;

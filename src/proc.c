@@ -270,18 +270,9 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 		t->owner->ntracees--;
 		t->owner->nactive -= t->active;
 	}
-	thread_close_events(t);
+	if (tr->thread_gone)
+		tr->thread_gone(tr, t);
 	free(t);
-}
-
-void
-thread_close_events(struct jt_thread *t)
-{
-	for (int i = 0; i < t->nufds; i++)
-		close(t->ufds[i]);
-	free(t->ufds);
-	t->ufds = NULL;
-	t->nufds = 0;
 }
 
 int

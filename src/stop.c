@@ -17,6 +17,7 @@
 #include "sigtrap.h"
 #include "stop.h"
 #include "stopall.h"
+#include "uevent.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -67,6 +68,8 @@ stop_classify_trap(struct jt_thread *t, struct jt_stop *st)
 		return errno == ESRCH ? STOP_GONE : STOP_SIGNAL;
 	tt->regs_tid = 0;
 	bp = bp_find(&t->proc->vm_owner->bps, arch_pc(&st->regs) - ARCH_TRAP_PC_ADJUST);
+	if (!bp && t->proc->vm_owner->uprobes && (st->hook_fn = uprobes_hook_of(t->tid)) >= 0)
+		return STOP_HOOK;
 	if (!bp || !bp->inserted || stop_trap_sent(t, bp, &st->regs))
 		return STOP_SIGNAL;
 	st->bp = bp;
@@ -101,6 +104,7 @@ stop_classify(struct jt_thread *t, int status, struct jt_stop *st)
 	st->sig = 0;
 	st->event = 0;
 	st->bp = NULL;
+	st->hook_fn = -1;
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		st->ev = WIFEXITED(status) ? STOP_EXITED : STOP_KILLED;
 		return;
@@ -283,6 +287,10 @@ stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 	case STOP_VFORK_DONE:
 	case STOP_OTHER_EVENT:
 		return restart_decide(RESTART_CONT, t->tid, 0, "after an event");
+	case STOP_HOOK:
+		uevent_settle(t);
+		call_on_hook(t, st->hook_fn);
+		return restart_decide(RESTART_CONT, t->tid, 0, "after a uprobe hook (its SIGTRAP dropped)");
 	default:	/* STOP_GONE; the others do not reach here */
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}

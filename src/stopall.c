@@ -18,6 +18,8 @@
 #include "restart.h"
 #include "sigtrap.h"
 #include "stop.h"
+#include "call.h"
+#include "uevent.h"
 #include "stopall.h"
 #include "util.h"
 
@@ -199,6 +201,10 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	case STOP_BREAKPOINT:
 		return stop_breakpoint(tr, t, st, 1);
+	case STOP_HOOK:
+		uevent_settle(t);
+		call_on_hook(t, st->hook_fn);
+		return restart_decide(RESTART_HOLD, t->tid, 0, "a uprobe hook, while stopping its process");
 	case STOP_GONE:
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	default:	/* STOP_SIGNAL */

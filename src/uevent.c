@@ -1,4 +1,6 @@
 /* uevent.c - turns kernel uprobe samples into allocation events: an entry opens a call, its return closes it, a free releases a block. */
+#include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "alias.h"
@@ -6,6 +8,7 @@
 #include "call.h"
 #include "heap.h"
 #include "maps.h"
+#include "modules.h"
 #include "own.h"
 #include "proc.h"
 #include "record.h"
@@ -35,18 +38,23 @@ uevent_stack_word(const struct jt_usample *s, uint64_t addr, uint64_t *out)
 
 /*
  * The kernel's uretprobe trampoline in p: the start of its "[uprobes]"
- * mapping, made at the first uprobe hit in the process (so it exists once
- * a sample came). Read once per image.
+ * mapping, made at the first return probe's hit. Samples are often
+ * applied after the process ended (its last ones, at its exit), so this
+ * is read only while it is stopped (uevent_settle), or learnt from a tail
+ * call's slot; 0 until then.
  */
 static uint64_t
-uevent_trampoline(struct jt_proc *p)
+uevent_trampoline_read(struct jt_proc *p)
 {
 	struct jt_maps maps;
 
 	if (p->utramp)
 		return p->utramp;
-	if (maps_read(p->pid, &maps) < 0)
-		return 0;
+	/* The process runs: a mapping that changes while the file is read spoils one reading. */
+	for (int i = 0; maps_read(p->pid, &maps) < 0; i++)
+		if (errno != EINVAL || i == 4) {
+					return 0;
+		}
 	for (size_t i = 0; i < maps.n; i++)
 		if (maps.v[i].name && strcmp(maps.v[i].name, "[uprobes]") == 0) {
 			p->utramp = maps.v[i].start;
@@ -54,6 +62,32 @@ uevent_trampoline(struct jt_proc *p)
 		}
 	maps_clear(&maps);
 	return p->utramp;
+}
+
+void
+uevent_settle(struct jt_thread *t)
+{
+	uint64_t tramp = uevent_trampoline_read(t->proc);
+
+	for (int i = 0; i < t->ncalls; i++)
+		if (t->calls[i].fn != CALL_SIGNAL)
+			t->calls[i].trampoline = tramp;
+}
+
+/* Reads code through the process's modules' files: the process may be gone, its code is the files'. */
+static int
+uevent_code_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct jt_proc *p = arg;
+	struct jt_module *m = modules_find(&p->mods, addr);
+	int r;
+
+	if (!m)
+		return -1;
+	pthread_mutex_lock(&p->mods.elf_lock);
+	r = module_read_code(m, addr, buf, len);
+	pthread_mutex_unlock(&p->mods.elf_lock);
+	return r;
 }
 
 /*
@@ -80,8 +114,15 @@ uevent_nested(struct jt_thread *t, const struct jt_usample *s, uint64_t sp)
 		return 0;
 	if (c->entry_sp > sp)
 		return 1;
-	if (uevent_stack_word(s, sp, &word) == 0 && word && word == c->trampoline)
+	/*
+	 * A return address lies in a module; the kernel's trampoline, which a
+	 * tail call finds in the slot, does not. A new call from the same
+	 * frame after the old one was left finds its own return address.
+	 */
+	if (uevent_stack_word(s, sp, &word) == 0 && word != c->ret_addr && !modules_find(&t->proc->mods, word)) {
+		t->proc->utramp = word;
 		return 1;
+	}
 	t->ncalls--;
 	return t->ncalls > 0 && t->calls[t->ncalls - 1].fn != CALL_SIGNAL && t->calls[t->ncalls - 1].entry_sp > sp;
 }
@@ -121,8 +162,11 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 		ret = unwind_pc_addr(pcs[1]);
 	else if (uevent_stack_word(s, slot, &ret) < 0)
 		ret = 0;
-	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN)
-		fn = alias_resolve(&p->aliases, t->tid, ret, fn);
+	if (fn == FN_ALIGNED_ALLOC || fn == FN_MEMALIGN) {
+		struct jt_mem_ops code = { .read = uevent_code_read, .arg = p };
+
+		fn = alias_resolve(&p->aliases, &code, ret, fn);
+	}
 	p->calls[fn]++;
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
@@ -131,17 +175,30 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 	c->fn = fn;
 	c->entry_sp = slot;
 	c->ret_addr = ret;
-	c->trampoline = uevent_trampoline(p);
+	c->trampoline = p->utramp;
 	c->size = size;
 	if (alloc_fns[fn].ptr_arg != 0xff)
 		c->ptr_arg = arch_arg(&s->regs, alloc_fns[fn].ptr_arg);
 	c->stack_id = broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap);
 }
 
+/* posix_memalign's out pointer: in the return sample's stack copy (a caller's local), else read now. */
+struct uevent_out {
+	const struct jt_usample *s;
+	pid_t tid;
+};
+
 static int
-uevent_mem_read(void *arg, uint64_t addr, void *buf, size_t len)
+uevent_out_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
-	return mem_read(*(pid_t *)arg, addr, buf, len);
+	const struct uevent_out *o = arg;
+	uint64_t base = arch_sp(&o->s->regs);
+
+	if (o->s->stack && addr >= base && addr - base + len <= o->s->stack_len) {
+		memcpy(buf, o->s->stack + (addr - base), len);
+		return 0;
+	}
+	return mem_read(o->tid, addr, buf, len);
 }
 
 /*
@@ -153,8 +210,8 @@ static void
 uevent_return(struct jt_thread *t, const struct jt_usample *s)
 {
 	uint64_t sp = arch_sp(&s->regs);
-	pid_t tid = t->tid;
-	struct jt_mem_ops mem = { .read = uevent_mem_read, .arg = &tid };
+	struct uevent_out out = { .s = s, .tid = t->tid };
+	struct jt_mem_ops mem = { .read = uevent_out_read, .arg = &out };
 
 	for (int i = t->ncalls - 1; i >= 0; i--) {
 		struct jt_call *c = &t->calls[i];
@@ -162,7 +219,6 @@ uevent_return(struct jt_thread *t, const struct jt_usample *s)
 		if (c->fn == CALL_SIGNAL || arch_sp_after_ret(c->entry_sp) != sp)
 			continue;
 		t->ncalls = i;
-		/* posix_memalign's out pointer is read now: the program has run on (see the README). */
 		record_finish(t, &mem, c, arch_retval(&s->regs));
 		return;
 	}

@@ -10,6 +10,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <limits.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,9 +34,20 @@
 
 #define UP_PMU_DIR "/sys/bus/event_source/devices/uprobe"
 
-/* One CPU's ring buffer, owned by a dummy event of ours that every probe event on that CPU writes through. */
+/*
+ * Why tracefs probe definitions and not the uprobe PMU: each perf event of
+ * the PMU makes a probe of its own, and closing one waits for an RCU grace
+ * period under the kernel's event_mutex (140 ms apiece on a 2-vCPU VM):
+ * a thread's dozens of events took seconds to close. Events opened on one
+ * definition (uprobe_events, then PERF_TYPE_TRACEPOINT with its id) share
+ * it; closing one that is not the last costs microseconds. The last is our
+ * anchor, opened on a sleeping child of ours that never runs the probed
+ * code, and closed at the end by a reaper process in the background.
+ */
+
+/* One thread's ring buffer: its first event's, every other event of the thread writes through it. */
 struct up_ring {
-	int fd;				/* -1: the CPU is offline */
+	int fd;
 	struct perf_event_mmap_page *meta;
 	uint8_t *data;
 	uint64_t size;			/* bytes of data, a power of two */
@@ -39,14 +57,25 @@ struct up_ring {
 	uint8_t scratch[65536 + 16];	/* a record's size is a u16 */
 };
 
+/* One tracefs probe definition: a file offset, entry or return; shared by every site and process on it. */
+struct up_def {
+	char *path;
+	uint64_t offset;
+	int ret;
+	uint64_t id;			/* its tracepoint id */
+	int anchor;			/* an event of it on the keeper, so that closing ours never ends it */
+	char name[16];
+};
+
 struct jt_uprobes {
 	struct jt_tracer *tr;
-	int type;			/* the uprobe PMU's perf type */
-	int retprobe_bit;		/* the config bit that makes it a uretprobe */
+	char tracefs[64];		/* where uprobe_events is */
+	char group[32];			/* jmptrace_PID */
+	pid_t keeper;			/* the child the anchors are opened on */
 	uint32_t stack_copy;
 	uint64_t ring_bytes;
-	int nrings;
-	struct up_ring **rings;		/* one per possible CPU */
+	struct up_def **defs;
+	size_t ndefs;
 	/* id of each event -> its site, open addressing */
 	uint64_t *ids;
 	struct jt_usite **id_site;
@@ -86,26 +115,101 @@ up_read_number(const char *path)
 	return v;
 }
 
+/* Finds (or mounts) tracefs; stores the directory that has uprobe_events. Returns 0 or -1. */
+static int
+up_tracefs(char *dir, size_t size)
+{
+	static const char *const where[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[96];
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
+			snprintf(path, sizeof(path), "%s/uprobe_events", where[i]);
+			if (access(path, W_OK) == 0) {
+				snprintf(dir, size, "%s", where[i]);
+				return 0;
+			}
+		}
+		/* Not mounted (a container, a minimal host): root may mount it. */
+		if (pass == 0 && mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0)
+			break;
+	}
+	return -1;
+}
+
 int
 uprobes_usable(const char **why)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct data[2];
-	int perfmon = 38;	/* CAP_PERFMON, not in every header */
+	char dir[64];
 
 	if (up_read_number(UP_PMU_DIR "/type") < 0) {
-		*why = "this kernel has no uprobe PMU (" UP_PMU_DIR "): it needs CONFIG_UPROBE_EVENTS";
+		*why = "this kernel has no uprobes (CONFIG_UPROBE_EVENTS)";
 		return -1;
 	}
-	if (syscall(SYS_capget, &hdr, data) < 0) {
-		*why = "cannot read jmptrace's capabilities";
-		return -1;
-	}
-	if (!(data[0].effective & (1u << CAP_SYS_ADMIN)) && !(data[1].effective & (1u << (perfmon - 32)))) {
-		*why = "it needs root, or CAP_PERFMON (or CAP_SYS_ADMIN) and CAP_SYS_PTRACE";
+	if (up_tracefs(dir, sizeof(dir)) < 0) {
+		*why = geteuid() ? "it needs root (to define probes in tracefs's uprobe_events)"
+				 : "tracefs is not mounted and cannot be (/sys/kernel/tracing)";
 		return -1;
 	}
 	return 0;
+}
+
+/* Appends one line to uprobe_events. Returns 0 or -1 with errno. */
+static int
+up_define(const struct jt_uprobes *u, const char *line)
+{
+	char path[96];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", u->tracefs);
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
+		return -1;
+	r = write(fd, line, strlen(line)) == (ssize_t)strlen(line) ? 0 : -1;
+	if (r < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Removes the definitions of jmptrace runs that ended without removing theirs (SIGKILL). */
+static void
+up_clean_stale(const struct jt_uprobes *u)
+{
+	char path[96], line[512], del[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", u->tracefs);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		int pid;
+		char ev[64];
+
+		if (sscanf(line, "%*c:jmptrace_%d/%63s", &pid, ev) != 2 || pid <= 0 || kill(pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		snprintf(del, sizeof(del), "-:jmptrace_%d/%s\n", pid, ev);
+		up_define(u, del);
+	}
+	fclose(f);
+}
+
+/* The child the anchors are opened on: it sleeps, never running the probed code, and dies with us. */
+static pid_t
+up_keeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return pid;
 }
 
 /* ---- the ring buffers ---- */
@@ -115,34 +219,21 @@ up_ring_close(struct up_ring *r)
 {
 	if (r->meta)
 		munmap(r->meta, r->size + (uint64_t)sysconf(_SC_PAGESIZE));
-	if (r->fd >= 0)
-		close(r->fd);
 	free(r);
 }
 
-/* The ring of cpu: a dummy software event on our own thread, its buffer mapped. NULL when the CPU is offline. */
+/* Maps the ring of event fd (a thread's first). NULL with errno set on failure. */
 static struct up_ring *
-up_ring_open(const struct jt_uprobes *u, int cpu)
+up_ring_map(const struct jt_uprobes *u, int fd)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
-		.use_clockid = 1, .clockid = CLOCK_MONOTONIC, .sample_id_all = 1,
-	};
 	struct up_ring *r = xcalloc(1, sizeof(*r));
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	void *m;
 
+	r->fd = fd;
 	r->size = u->ring_bytes;
-	r->fd = (int)up_perf_event_open(&attr, 0, cpu);
-	if (r->fd < 0) {
-		free(r);
-		return NULL;
-	}
-	m = mmap(NULL, page + r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	m = mmap(NULL, page + r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
-		perror_msg("cannot map a ring buffer of %llu bytes for CPU %d (--buffer-size)",
-			   (unsigned long long)r->size, cpu);
-		close(r->fd);
 		free(r);
 		return NULL;
 	}
@@ -225,58 +316,201 @@ up_id_get(const struct jt_uprobes *u, uint64_t id)
 	return NULL;
 }
 
+/* ---- probe definitions ---- */
+
+/* The definition of (path, offset, ret), made on first use. NULL with errno set when tracefs refuses it. */
+static struct up_def *
+up_def_get(struct jt_uprobes *u, const char *path, uint64_t off, int ret)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT };
+	char line[PATH_MAX + 96], idpath[160];
+	struct up_def *d;
+	int id;
+
+	for (size_t i = 0; i < u->ndefs; i++)
+		if (u->defs[i]->offset == off && u->defs[i]->ret == ret && strcmp(u->defs[i]->path, path) == 0)
+			return u->defs[i];
+	/* uprobe_events splits its lines at blanks. */
+	if (strpbrk(path, " \t\n")) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = xcalloc(1, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%c%zu", ret ? 'r' : 'p', u->ndefs);
+	snprintf(line, sizeof(line), "%c:%s/%s %s:%#llx\n", ret ? 'r' : 'p', u->group, d->name, path,
+		 (unsigned long long)off);
+	snprintf(idpath, sizeof(idpath), "%s/events/%s/%s/id", u->tracefs, u->group, d->name);
+	if (up_define(u, line) < 0 || (id = up_read_number(idpath)) < 0) {
+		int e = errno ? errno : ENOENT;
+		free(d);
+		errno = e;
+		return NULL;
+	}
+	d->id = (uint64_t)id;
+	attr.config = d->id;
+	d->anchor = (int)up_perf_event_open(&attr, u->keeper, -1);
+	d->path = xstrdup(path);
+	d->offset = off;
+	d->ret = ret;
+	u->defs = xrealloc(u->defs, (u->ndefs + 1) * sizeof(*u->defs));
+	u->defs[u->ndefs++] = d;
+	return d;
+}
+
+/*
+ * The end, in the background: a reaper process of our own closes the
+ * anchors (each the last event of its definition: a grace period apiece)
+ * and removes the definitions, so that jmptrace exits at once. Every
+ * event on a traced thread is closed before: the kernel has taken the
+ * probes out of the programs by now.
+ */
+static void
+up_defs_release(struct jt_uprobes *u)
+{
+	pid_t pid = u->ndefs ? fork() : -1;
+
+	if (pid == 0) {
+		char del[96];
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		/* Leave no pipe of the caller's open: whoever reads our output sees its end now. */
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+		for (size_t i = 0; i < u->ndefs; i++)
+			if (u->defs[i]->anchor >= 0)
+				close(u->defs[i]->anchor);
+		for (size_t i = 0; i < u->ndefs; i++) {
+			snprintf(del, sizeof(del), "-:%s/%s\n", u->group, u->defs[i]->name);
+			up_define(u, del);
+		}
+		_exit(0);
+	}
+	for (size_t i = 0; i < u->ndefs; i++) {
+		if (u->defs[i]->anchor >= 0)
+			close(u->defs[i]->anchor);
+		if (pid < 0) {
+			/* No reaper: remove them ourselves (slowly). */
+			char del[96];
+
+			snprintf(del, sizeof(del), "-:%s/%s\n", u->group, u->defs[i]->name);
+			up_define(u, del);
+		}
+		free(u->defs[i]->path);
+		free(u->defs[i]);
+	}
+	free(u->defs);
+	u->defs = NULL;
+	u->ndefs = 0;
+}
+
 /* ---- the session ---- */
+
+/* Closes t's events and ring (the kernel takes its probes out of it); tr->thread_gone. */
+/* Events the kernel dropped on t's events so far (PERF_FORMAT_LOST). */
+static uint64_t
+up_thread_lost(const struct jt_thread *t)
+{
+	uint64_t v[2], lost = 0;
+
+	for (int i = 0; i < t->nufds; i++)
+		if (read(t->ufds[i], v, sizeof(v)) == (ssize_t)sizeof(v))
+			lost += v[1];
+	return lost;
+}
+
+static void
+up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (tr->uprobes)
+		tr->uprobes->lost += up_thread_lost(t);
+	for (int i = 0; i < t->nufds; i++)
+		close(t->ufds[i]);
+	free(t->ufds);
+	t->ufds = NULL;
+	t->nufds = 0;
+	if (t->uring)
+		up_ring_close(t->uring);
+	t->uring = NULL;
+}
 
 struct jt_uprobes *
 uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes)
 {
 	struct jt_uprobes *u = xcalloc(1, sizeof(*u));
-	const char *why;
-	int ncpu = (int)sysconf(_SC_NPROCESSORS_CONF), nopen = 0;
+	const char *why = "tracefs cannot be used";
 
-	if (uprobes_usable(&why) < 0) {
+	if (uprobes_usable(&why) < 0 || up_tracefs(u->tracefs, sizeof(u->tracefs)) < 0) {
 		error_msg("--source uprobe: %s", why);
 		free(u);
 		return NULL;
 	}
 	u->tr = tr;
-	u->type = up_read_number(UP_PMU_DIR "/type");
-	u->retprobe_bit = up_read_number(UP_PMU_DIR "/format/retprobe");
-	if (u->retprobe_bit < 0)
-		u->retprobe_bit = 0;
-	u->stack_copy = stack_copy;
-	u->ring_bytes = ring_bytes;
-	u->nrings = ncpu > 0 ? ncpu : 1;
-	u->rings = xcalloc((size_t)u->nrings, sizeof(*u->rings));
-	for (int c = 0; c < u->nrings; c++)
-		if ((u->rings[c] = up_ring_open(u, c)))
-			nopen++;
-	u->ctx = unwind_ctx_new();
-	if (nopen == 0) {
-		perror_msg("--source uprobe: cannot open a perf ring buffer");
-		uprobes_free(u);
+	snprintf(u->group, sizeof(u->group), "jmptrace_%d", (int)getpid());
+	up_clean_stale(u);
+	if ((u->keeper = up_keeper()) < 0) {
+		perror_msg("--source uprobe: fork");
+		free(u);
 		return NULL;
 	}
+	u->stack_copy = stack_copy;
+	u->ring_bytes = ring_bytes;
+	u->ctx = unwind_ctx_new();
+	tr->thread_gone = up_thread_gone;
 	return u;
+}
+
+/* The ring descriptors of every traced thread, for poll. Returns how many (tracer lock held). */
+static nfds_t
+up_poll_set(struct jt_uprobes *u, struct pollfd **pf, size_t *cap)
+{
+	nfds_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
+			if (!t->uring)
+				continue;
+			if (n == *cap) {
+				*cap = *cap ? 2 * *cap : 64;
+				*pf = xrealloc(*pf, *cap * sizeof(**pf));
+			}
+			(*pf)[n++] = (struct pollfd){ .fd = t->uring->fd, .events = POLLIN };
+		}
+	return n;
 }
 
 static void *
 up_reader(void *arg)
 {
 	struct jt_uprobes *u = arg;
-	struct pollfd pf[256];
-	int n = 0;
+	struct pollfd *pf = NULL;
+	struct sched_param sp = { .sched_priority = 1 };
+	size_t cap = 0;
+	nfds_t n;
 
-	for (int c = 0; c < u->nrings && n < (int)ARRAY_SIZE(pf); c++)
-		if (u->rings[c])
-			pf[n++] = (struct pollfd){ .fd = u->rings[c]->fd, .events = POLLIN };
+	/*
+	 * Nothing makes the program wait for us: when its threads keep every
+	 * CPU busy, a reader of ordinary priority gets a share too small to
+	 * empty the rings before they fill. The lowest real-time priority runs
+	 * it as soon as a ring wakes it; it sleeps in poll otherwise.
+	 */
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
+	pthread_mutex_lock(&u->tr->tthreads.lock);
 	while (!u->quit) {
-		/* Woken by a quarter-full ring, or every 20 ms, so that a slow trickle is seen soon too. */
-		poll(pf, (nfds_t)n, 20);
+		n = up_poll_set(u, &pf, &cap);
+		pthread_mutex_unlock(&u->tr->tthreads.lock);
+		/*
+		 * Woken by a quarter-full ring, or every 20 ms so that a slow
+		 * trickle is seen soon. A descriptor closed meanwhile (a thread
+		 * ended) only wakes us early.
+		 */
+		poll(pf, n, 20);
 		pthread_mutex_lock(&u->tr->tthreads.lock);
 		uprobes_drain(u);
-		pthread_mutex_unlock(&u->tr->tthreads.lock);
 	}
+	pthread_mutex_unlock(&u->tr->tthreads.lock);
+	free(pf);
 	return NULL;
 }
 
@@ -311,14 +545,17 @@ uprobes_free(struct jt_uprobes *u)
 		u->quit = 1;
 		pthread_join(u->reader, NULL);
 	}
-	for (int c = 0; c < u->nrings; c++)
-		if (u->rings[c])
-			up_ring_close(u->rings[c]);
-	free(u->rings);
-	for (size_t i = 0; i < u->nsites; i++) {
-		free(u->sites[i]->path);
-		free(u->sites[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			up_thread_gone(u->tr, t);
+	u->tr->thread_gone = NULL;
+	up_defs_release(u);
+	if (u->keeper > 0) {
+		kill(u->keeper, SIGKILL);
+		waitpid(u->keeper, NULL, 0);
 	}
+	for (size_t i = 0; i < u->nsites; i++)
+		free(u->sites[i]);
 	free(u->sites);
 	free(u->ids);
 	free(u->id_site);
@@ -326,10 +563,29 @@ uprobes_free(struct jt_uprobes *u)
 	free(u);
 }
 
+void
+uprobes_detach(struct jt_uprobes *u)
+{
+	if (!u)
+		return;
+	uprobes_drain(u);
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			up_thread_gone(u->tr, t);
+}
+
 uint64_t
 uprobes_lost(const struct jt_uprobes *u)
 {
-	return u ? u->lost : 0;
+	uint64_t lost;
+
+	if (!u)
+		return 0;
+	lost = u->lost;
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			lost += up_thread_lost(t);
+	return lost;
 }
 
 uint64_t
@@ -365,54 +621,102 @@ up_file_offset(struct jt_proc *p, const struct jt_module *m, uint64_t addr, uint
 	return r;
 }
 
-/* Opens site s for thread t on every CPU, each event writing into that CPU's ring. Returns 0 or -1 with errno. */
+/*
+ * Opens a hook site for t: no sample, but a SIGTRAP the thread gets at
+ * once (perf's sigtrap), a ptrace stop we handle like a breakpoint's, with
+ * sig_data saying which. Unlike a trap byte of ours, it goes with our
+ * descriptors: a SIGKILLed jmptrace leaves no trap behind.
+ */
 static int
-up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
+up_open_hook(struct jt_thread *t, struct jt_usite *s)
 {
 	struct perf_event_attr attr = {
-		.size = sizeof(attr), .type = (uint32_t)u->type,
-		.config = s->ret ? 1ULL << u->retprobe_bit : 0,
-		.config1 = (uint64_t)(uintptr_t)s->path, .config2 = s->offset,
+		.size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = s->def->id,
+		.sample_period = 1, .sigtrap = 1, .remove_on_exec = 1,
+		.sig_data = UPROBES_SIG_MAGIC | (uint64_t)s->fn,
+	};
+	int fd = (int)up_perf_event_open(&attr, t->tid, -1);
+
+	if (fd < 0)
+		return -1;
+	t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + 1) * sizeof(*t->ufds));
+	t->ufds[t->nufds++] = fd;
+	return 0;
+}
+
+/*
+ * Opens site s for thread t: its first event gets the thread's ring, the
+ * others write into it. Stores the event's id in *id (0 for a hook), for
+ * the caller to enter (up_id_put). Returns 0 or -1 with errno.
+ */
+static int
+up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, uint64_t *id)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = s->def->id,
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
 			       (s->stack ? PERF_SAMPLE_STACK_USER : 0),
 		.sample_regs_user = ARCH_PERF_REGS_MASK, .sample_stack_user = s->stack,
 		.use_clockid = 1, .clockid = CLOCK_MONOTONIC, .sample_id_all = 1,
-		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 4),
+		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 8),
+		/* At an exec the kernel takes them off the thread: the new image gets its own. */
+		.remove_on_exec = 1,
+		/* What the kernel dropped, counted per event: exact, even for a thread that ended full. */
+		.read_format = PERF_FORMAT_LOST,
 	};
+	int fd, e;
 
-	for (int c = 0; c < u->nrings; c++) {
-		uint64_t id;
-		int fd;
-
-		if (!u->rings[c])
-			continue;
-		fd = (int)up_perf_event_open(&attr, t->tid, c);
-		if (fd < 0)
-			return -1;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[c]->fd) < 0 || ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
-			int e = errno;
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		up_id_put(u, id, s);
-		t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + 1) * sizeof(*t->ufds));
-		t->ufds[t->nufds++] = fd;
+	*id = 0;
+	if (s->hook)
+		return up_open_hook(t, s);
+	fd = (int)up_perf_event_open(&attr, t->tid, -1);
+	if (fd < 0)
+		return -1;
+	if (!t->uring) {
+		if (!(t->uring = up_ring_map(u, fd)))
+			goto fail;
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->uring->fd) < 0) {
+		goto fail;
 	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, id) < 0)
+		goto fail;
+	t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + 1) * sizeof(*t->ufds));
+	t->ufds[t->nufds++] = fd;
+	return 0;
+fail:
+	e = errno;
+	if (t->uring && t->uring->fd == fd) {
+		up_ring_close(t->uring);
+		t->uring = NULL;
+	}
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* up_event_open, the id entered at once (tracer lock held). */
+static int
+up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
+{
+	uint64_t id;
+
+	if (up_event_open(u, t, s, &id) < 0)
+		return -1;
+	if (id)
+		up_id_put(u, id, s);
 	return 0;
 }
 
 static struct jt_usite *
-up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, int ret, const char *path, uint64_t off)
+up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d)
 {
 	struct jt_usite *s = xcalloc(1, sizeof(*s));
 
 	s->fn = fn;
-	s->ret = ret;
+	s->ret = d->ret;
+	s->def = d;
 	s->image = p->image;
-	s->path = xstrdup(path);
-	s->offset = off;
 	u->sites = xrealloc(u->sites, (u->nsites + 1) * sizeof(*u->sites));
 	u->sites[u->nsites++] = s;
 	p->usites = xrealloc(p->usites, (p->nusites + 1) * sizeof(*p->usites));
@@ -444,6 +748,7 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	      uint64_t site, uint64_t sp_delta, int emulated)
 {
 	uint64_t off, eoff;
+	struct up_def *d, *rd = NULL;
 	struct jt_usite *s;
 	const char *path = module_file(m);
 
@@ -451,44 +756,125 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 		errno = ENOEXEC;
 		return -1;
 	}
-	s = up_site_new(u, p, fn, 0, path, off);
+	if (!(d = up_def_get(u, path, off, 0)) || (uprobes_has_return(fn) && !(rd = up_def_get(u, path, eoff, 1))))
+		return -1;
+	s = up_site_new(u, p, fn, d);
 	s->entry = entry;
 	s->site = site;
 	s->sp_delta = sp_delta;
 	s->emulated = emulated;
-	s->stack = u->stack_copy;
+	/*
+	 * A free needs its stack only when it is no live block (an invalid
+	 * free, or one of the C library's own): a shorter copy, for the frames
+	 * nearest, keeps the rings for the allocations.
+	 */
+	s->stack = alloc_fns[fn].kind == FK_FREE && u->stack_copy > UPROBES_FREE_COPY ? UPROBES_FREE_COPY
+										 : u->stack_copy;
 	if (up_open_all(u, p, s) < 0)
 		return -1;
-	if (!uprobes_has_return(fn))
+	if (!rd)
 		return 0;
-	s = up_site_new(u, p, fn, 1, path, eoff);
+	s = up_site_new(u, p, fn, rd);
 	s->entry = s->site = entry;
+	/* posix_memalign's block is in its out pointer, most often a local of the caller's: copy the stack. */
+	if (alloc_fns[fn].kind == FK_MEMALIGN_PTR)
+		s->stack = u->stack_copy;
 	return up_open_all(u, p, s);
 }
 
 int
+uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry)
+{
+	uint64_t off;
+	struct up_def *d;
+	struct jt_usite *s;
+
+	if (up_file_offset(p, m, entry, &off) < 0) {
+		errno = ENOEXEC;
+		return -1;
+	}
+	if (!(d = up_def_get(u, module_file(m), off, 0)))
+		return -1;
+	s = up_site_new(u, p, fn, d);
+	s->entry = s->site = entry;
+	s->hook = 1;
+	return up_open_all(u, p, s);
+}
+
+int
+uprobes_hook_of(pid_t tid)
+{
+	uint8_t si[128];
+	uint64_t data;
+	int code;
+
+	if (ptrace(PTRACE_GETSIGINFO, tid, 0L, si) < 0)
+		return -1;
+	/* siginfo's si_code, and si_perf_data of a TRAP_PERF (after si_addr): the kernel's layout. */
+	memcpy(&code, si + 8, sizeof(code));
+	memcpy(&data, si + 24, sizeof(data));
+	if (code != UPROBES_TRAP_PERF || (data & ~(uint64_t)0xffff) != UPROBES_SIG_MAGIC)
+		return -1;
+	return (int)(data & 0xffff);
+}
+
+/*
+ * The kernel takes milliseconds to open each event, dozens per thread:
+ * meanwhile the reader must go on emptying the other threads' rings (they
+ * fill while it waits), so the events are opened on a stand-in block
+ * without the tracer lock and handed to t under it. t is stopped and has
+ * no ring yet: nothing reads what the stand-in gets. Only the tracer
+ * thread that holds the lock places probes, so p's list stays as it is.
+ */
+int
 uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
+	struct jt_thread tmp = { .tid = t->tid, .proc = p };
+	struct jt_usite **sites;
+	size_t n = p->nusites;
+	uint64_t *ids;
+	int r = 0;
 
-	if (p->vfork_child)
+	if (p->vfork_child || n == 0)
 		return 0;
-	for (size_t i = 0; i < p->nusites; i++)
-		if (up_open(u, t, p->usites[i]) < 0) {
-			perror_msg("thread %d: cannot open its uprobes", t->tid);
-			return -1;
-		}
-	return 0;
+	sites = xmalloc(n * sizeof(*sites));
+	memcpy(sites, p->usites, n * sizeof(*sites));
+	ids = xcalloc(n, sizeof(*ids));
+	pthread_mutex_unlock(&u->tr->tthreads.lock);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = up_event_open(u, &tmp, sites[i], &ids[i]);
+	pthread_mutex_lock(&u->tr->tthreads.lock);
+	if (r < 0)
+		perror_msg("thread %d: cannot open its uprobes", t->tid);
+	for (size_t i = 0; i < n; i++)
+		if (ids[i])
+			up_id_put(u, ids[i], sites[i]);
+	t->ufds = tmp.ufds;
+	t->nufds = tmp.nufds;
+	t->uring = tmp.uring;
+	free(ids);
+	free(sites);
+	return r;
 }
 
 void
 uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 {
-	(void)u;
+	/*
+	 * The kernel took the events off at the exec (remove_on_exec). Their
+	 * descriptors stay open until the thread ends: closing the last event
+	 * of a probe on a live process waits for a grace period (the kernel
+	 * takes the probe out of its memory), on a dead one it does not. The
+	 * new image's events get a ring of their own (everything in the old
+	 * one was applied at the exec stop).
+	 */
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p)
-				thread_close_events(t);
+			if (t->proc == p && t->uring) {
+				up_ring_close(t->uring);
+				t->uring = NULL;
+			}
 	free(p->usites);
 	p->usites = NULL;
 	p->nusites = 0;
@@ -539,15 +925,10 @@ static void
 up_record(struct jt_uprobes *u, const uint8_t *rec)
 {
 	const struct perf_event_header *h = (const void *)rec;
-	uint64_t n;
 
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		up_sample(u, rec, h->size);
-		break;
-	case PERF_RECORD_LOST:
-		memcpy(&n, rec + sizeof(*h) + 8, 8);
-		u->lost += n;
 		break;
 	default:
 		break;
@@ -557,34 +938,44 @@ up_record(struct jt_uprobes *u, const uint8_t *rec)
 void
 uprobes_drain(struct jt_uprobes *u)
 {
-	struct up_ring *best;
+	struct up_ring **rings = NULL, *best;
+	size_t n = 0, cap = 0;
 
 	if (!u)
 		return;
-	for (int c = 0; c < u->nrings; c++) {
-		struct up_ring *r = u->rings[c];
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
+			struct up_ring *r = t->uring;
 
-		if (!r)
-			continue;
-		r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-		up_ring_peek(r);
-	}
-	/* Merge: the oldest record of all rings first, up to each ring's head as read above. */
+			if (!r)
+				continue;
+			r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+			if (!up_ring_peek(r))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				rings = xrealloc(rings, cap * sizeof(*rings));
+			}
+			rings[n++] = r;
+		}
+	/*
+	 * Merge: the oldest record of all rings first, up to each ring's head
+	 * as read above. A record of one thread that follows another's in
+	 * time because it waited for the other (a block freed, then returned
+	 * by malloc) was written after it: both are seen, in order.
+	 */
 	for (;;) {
 		best = NULL;
-		for (int c = 0; c < u->nrings; c++) {
-			struct up_ring *r = u->rings[c];
-
-			if (r && r->rec && (!best || r->time < best->time))
-				best = r;
-		}
+		for (size_t i = 0; i < n; i++)
+			if (rings[i]->rec && (!best || rings[i]->time < best->time))
+				best = rings[i];
 		if (!best)
 			break;
 		up_record(u, best->rec);
 		best->pos += ((struct perf_event_header *)best->rec)->size;
 		up_ring_peek(best);
 	}
-	for (int c = 0; c < u->nrings; c++)
-		if (u->rings[c])
-			__atomic_store_n(&u->rings[c]->meta->data_tail, u->rings[c]->pos, __ATOMIC_RELEASE);
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&rings[i]->meta->data_tail, rings[i]->pos, __ATOMIC_RELEASE);
+	free(rings);
 }

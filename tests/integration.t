@@ -336,7 +336,15 @@ for my $mode (@modes) {
 			my @c = stacks_with_frame0($s, 'racer_churn');
 			cmp_ok(sum_field('live_blocks', @c), '<=', 4,
 			       "run $try: at most one block per thread live in racer_churn");
-			is($s->{totals}{unknown_frees}, 0, "run $try: no unknown frees");
+			if (($s->{totals}{lost_events} // 0) > 0) {
+				# --source uprobe: four threads that do nothing but malloc and free outrun
+				# the reader on a small host; what the kernel dropped is counted, and a
+				# free of a block whose malloc was dropped is an unknown free, no more.
+				cmp_ok($s->{totals}{unknown_frees}, '<=', $s->{totals}{lost_events},
+				       "run $try: unknown frees only where events were lost");
+			} else {
+				is($s->{totals}{unknown_frees}, 0, "run $try: no unknown frees");
+			}
 			cmp_ok(calls_of($s, 'malloc'), '>=', 800, "run $try: at least 4 x 200 mallocs counted");
 		}
 	};

@@ -30,17 +30,17 @@ plt_got_of(const uint8_t *code, size_t len, uint64_t addr)
 }
 
 uint64_t
-plt_call_slot(pid_t tid, uint64_t ret)
+plt_call_slot(const struct jt_mem_ops *mem, uint64_t ret)
 {
 	uint8_t call[PLT_CALL_LEN], stub[16];
 	uint64_t plt;
 
-	if (mem_read(tid, ret - PLT_CALL_LEN, call, sizeof(call)) < 0)
+	if (mem->read(mem->arg, ret - PLT_CALL_LEN, call, sizeof(call)) < 0)
 		return 0;
 	if (call[0] == 0xff && call[1] == 0x15)	/* call *slot(%rip), -fno-plt */
 		return plt_got_of(call, sizeof(call), ret - PLT_CALL_LEN);
 	if (call[1] != 0xe8)	/* call rel32 to a PLT stub */
 		return 0;
 	plt = ret + plt_disp32(call + 2);
-	return mem_read(tid, plt, stub, sizeof(stub)) == 0 ? plt_got_of(stub, sizeof(stub), plt) : 0;
+	return mem->read(mem->arg, plt, stub, sizeof(stub)) == 0 ? plt_got_of(stub, sizeof(stub), plt) : 0;
 }

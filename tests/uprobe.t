@@ -1,0 +1,103 @@
+#!/usr/bin/perl
+# uprobe.t - what is particular to --source uprobe: the same figures as the ptrace source on
+# the same program in every link mode, no event lost, the probes where the kernel emulates
+# the instruction (said by -v), the option checks, a plain user refused in one line, and the
+# program's own SIGTRAP untouched by the hooks' SIGTRAPs. (The whole integration suite runs
+# again with JT_SOURCE=uprobe in make check; the SIGKILL and server cases are uprobe_kill.t
+# and uprobe_server.t.)
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use JT;
+use JTCheck;
+
+my $JT = JT::jmptrace_bin();
+-x $JT or plan skip_all => "no jmptrace at $JT";
+$> == 0 or plan skip_all => 'the uprobe source needs root';
+-e '/sys/bus/event_source/devices/uprobe/type' or plan skip_all => 'this kernel has no uprobes';
+my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
+
+# Runs prog under one source; returns the last snapshot and the run.
+sub run_source {
+	my ($source, $prog, $mode, $args, @extra) = @_;
+	my $r = run_jt($prog, $mode, args => $args, jt_args => ['--source', $source, @extra]);
+	is($r->{exit}, 0, "$prog-$mode under $source: exit 0") or diag($r->{stderr});
+	return (last_snapshot($r), $r);
+}
+
+# The figures both sources must agree on exactly.
+sub figures {
+	my ($s) = @_;
+	my $t = $s->{totals};
+	my %calls = map { $_ => $t->{calls}{$_} } grep { $t->{calls}{$_} } keys %{ $t->{calls} };
+	return { calls => \%calls, map { $_ => $t->{$_} }
+		 qw(alloc_calls bytes_allocated frees unknown_frees live_bytes live_blocks temporary) };
+}
+
+# The same program, the same figures: allocators of every kind (realloc(NULL) nested in
+# realloc, reallocarray, posix_memalign's out pointer, memalign and aligned_alloc at one
+# address), C++ operators with exceptions thrown through operator new, 8 threads.
+for my $mode (@modes) {
+	for my $case (['allocators', [3]], ['cxx', [2, 2]], ['threads', [2000, 5, 40]]) {
+		my ($prog, $args) = @$case;
+		my ($p) = run_source('ptrace', $prog, $mode, $args);
+		my ($u, $r) = run_source('uprobe', $prog, $mode, $args);
+		next unless $p && $u;
+		is($u->{totals}{source}, 'uprobe', "$prog-$mode: the JSON names the source");
+		is($u->{totals}{lost_events}, 0, "$prog-$mode: no event lost");
+		is_deeply(figures($u), figures($p), "$prog-$mode: the uprobe source counts what the ptrace source counts")
+			or diag(explain(figures($u)), explain(figures($p)));
+		like($r->{report}, qr/^\s+lost events\s+0$/m, "$prog-$mode: the text totals say no event was lost");
+	}
+}
+
+# -v says where each probe went: malloc on its entry, free past its NULL test's first
+# instruction (glibc 2.36), both emulated; the rendezvous is a hook.
+{
+	my $r = run_cmd(argv => [$JT, '--source', 'uprobe', '-v', '-o', '/dev/null', '--', prog_path('allocators', 'pie'), 1]);
+	is($r->{exit}, 0, '-v run: exit 0');
+	like($r->{stderr}, qr/uprobe on malloc at 0x\w+ in \S+libc\S*: entry: push \w+, emulated/, '-v: malloc on its entry, emulated');
+	like($r->{stderr}, qr/uprobe on free at 0x\w+ in \S+libc\S*: (entry|past \w+ .*): .*, (emulated|stepped)/, '-v: where free went, and how');
+	like($r->{stderr}, qr/after a uprobe hook \(its SIGTRAP dropped\)/, '-v: the dynamic linker\'s rendezvous reached through a hook');
+}
+
+# A program that raises SIGTRAP for itself and catches it: the hooks' SIGTRAPs are dropped,
+# the program's own is delivered, exactly as untraced.
+{
+	my $n = run_native('sigtrap', 'pie', [200]);
+	my $r = run_jt('sigtrap', 'pie', args => [200], jt_args => ['--source', 'uprobe']);
+	is($r->{exit}, $n->{exit}, 'sigtrap: the exit status untraced');
+	is($r->{stdout}, $n->{stdout}, 'sigtrap: the output untraced');
+}
+
+# The options: checked, and refused without the uprobe source.
+{
+	my $r = run_cmd(argv => [$JT, '--stack-copy', '4k', '--', '/bin/true']);
+	is($r->{exit}, 2, '--stack-copy without --source uprobe: exit 2');
+	like($r->{stderr}, qr/^jmptrace: --stack-copy and --buffer-size need --source uprobe$/m, '... one line says why');
+	$r = run_cmd(argv => [$JT, '--source', 'bpf', '--', '/bin/true']);
+	is($r->{exit}, 2, '--source bpf: exit 2');
+	like($r->{stderr}, qr/invalid value 'bpf' for option --source: give ptrace or uprobe/, '... said');
+	$r = run_cmd(argv => [$JT, '--source', 'uprobe', '--stack-copy', '100k', '--', '/bin/true']);
+	is($r->{exit}, 2, '--stack-copy 100k: exit 2');
+	$r = run_cmd(argv => [$JT, '--source', 'uprobe', '--buffer-size', '1k', '--', '/bin/true']);
+	is($r->{exit}, 2, '--buffer-size 1k: exit 2');
+}
+
+# A plain user: one line, exit 2, the program not run.
+SKIP: {
+	my $nobody = getpwnam('nobody');
+	skip 'no user nobody', 3 unless defined $nobody;
+	my $dir = File::Temp::tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	chmod 0777, $dir;
+	my $r = run_cmd(dir => $dir, argv => ['setpriv', "--reuid=$nobody", "--regid=$nobody", '--clear-groups', '--inh-caps=-all',
+					       $JT, '--source', 'uprobe', '--', '/bin/touch', "$dir/ran"]);
+	is($r->{exit}, 2, 'a plain user: exit 2');
+	like($r->{stderr}, qr/^jmptrace: --source uprobe: it needs root/, '... and one line says why')
+		or diag($r->{stderr});
+	ok(!-e "$dir/ran", '... and the program did not run');
+}
+
+done_testing();
