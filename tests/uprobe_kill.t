@@ -167,6 +167,7 @@ sub read_at {
 # The executable file mappings of $pid: { start, len, off, path }.
 sub exec_maps {
 	my ($pid) = @_;
+	no warnings 'portable';	# hex() of 64-bit addresses, on a 64-bit perl
 	my @m;
 	for (split /\n/, JT::slurp("/proc/$pid/maps") // '') {
 		my ($s, $e, $perm, $off, $path) = /^([0-9a-f]+)-([0-9a-f]+) (\S+) ([0-9a-f]+) \S+ \d+\s+(\/.*)$/ or next;
