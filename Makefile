@@ -79,6 +79,7 @@ asan-unit: $(UNIT_BINS)
 
 bench: all
 	bash bench/run.sh
+	bash bench/programs.sh
 	bash bench/leak_pause.sh
 
 install: all

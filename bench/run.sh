@@ -5,12 +5,17 @@
 #   --quick   jmptrace (and JMPTRACE2) against the floor tracer only: no heaptrack, massif,
 #             ltrace or memory figures (an A/B during development in a few minutes)
 #
+# jmptrace is measured with both event sources: ptrace (the default, "jmptrace") and
+# `--source uprobe` ("uprobe"), which needs root (or CAP_PERFMON) and the kernel's uprobe
+# PMU; without them the uprobe rows are skipped with the reason.
+#
 # Environment:
 #   JMPTRACE2=PATH      also measure a second jmptrace (A/B during development)
 #   BENCH_TARGET_S=S    wall seconds one timed run aims at (default 2.5); each tool's N is
 #                       calibrated from a short probe so that a run lasts about that long
-#   BENCH_N_<TOOL>=N    skip calibration for TOOL (untraced, floor, jmptrace, heaptrack,
-#                       massif, ltrace); jmptrace2 and the pinned/8-thread runs reuse N
+#   BENCH_N_<TOOL>=N    skip calibration for TOOL (untraced, floor, jmptrace, uprobe,
+#                       heaptrack, massif, ltrace); jmptrace2 and the pinned/8-thread runs
+#                       reuse N
 #   BENCH_HOLD_M=M      live blocks for the memory figure (default 2000000)
 #
 # Every figure is per malloc+free pair and is marginal: the median of the tool at N
@@ -45,11 +50,13 @@ trap 'rm -rf "$TMP"' EXIT
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 
+. "$HERE/lib.sh"
+
 # ---------------------------------------------------------------- setup
 
 # Installs what is missing, and only then touches apt (its update is slow and needs the network).
 install_peers() {
-	local need=() sudo=""
+	local need=()
 
 	for t in heaptrack valgrind ltrace; do
 		command -v "$t" >/dev/null 2>&1 || need+=("$t")
@@ -58,12 +65,7 @@ install_peers() {
 	command -v make >/dev/null 2>&1 || need+=(make)
 	command -v taskset >/dev/null 2>&1 || need+=(util-linux)
 	dpkg -s libelf-dev >/dev/null 2>&1 || need+=(libelf-dev)
-	[ ${#need[@]} -eq 0 ] && return 0
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	echo "installing: ${need[*]}"
-	$sudo apt-get update -qq </dev/null || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" </dev/null ||
-		die "apt-get install ${need[*]} failed"
+	apt_install "${need[@]}"
 }
 
 build() {
@@ -102,6 +104,8 @@ tool_cmd() {
 	jmptrace-pin)	CMD=("$JT" --verbose --pin -o /dev/null --) ;;
 	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
 	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
+	# The report is kept: its totals say how many events the kernel dropped.
+	uprobe)		CMD=("$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;
@@ -116,6 +120,7 @@ time_once() {
 
 	tool_cmd "$tool"
 	[ "$pin" = pin ] && pre=(taskset -c 0)
+	rm -f "$TMP/report.txt"
 	t0=$(date +%s%N)
 	"${pre[@]}" "${CMD[@]}" "$W" pairs "$n" "$t" >/dev/null 2>"$TMP/err"
 	rc=$?
@@ -138,6 +143,27 @@ cross_counts() {
 		END { if (s) print c, s }' "$TMP/err"
 }
 
+# The workload's own time for its pairs in the last run ("workload: N pairs in NS ns").
+loop_ns() { awk '$1 == "workload:" && $3 == "pairs" && $4 == "in" { print $5 }' "$TMP/err"; }
+
+# Microseconds per pair inside the workload's loop (median of the runs), or NA.
+loop_us_per_pair() {
+	local j=$1
+	[ "${J_FAIL[$j]:-1}" = 0 ] && [ -s "$TMP/$j.loop" ] || { echo NA; return; }
+	median <"$TMP/$j.loop" | awk -v n="${J_N[$j]}" '{ printf "%.4f\n", $1 / n / 1000 }'
+}
+
+# Pairs per second inside the workload's loop, or NA.
+loop_pairs_per_s() {
+	local u
+	u=$(loop_us_per_pair "$1")
+	[ "$u" = NA ] && { echo NA; return; }
+	awk -v u="$u" 'BEGIN { printf "%.0f\n", 1e6 / u }'
+}
+
+# lost_in for the report of the last timed run.
+lost_count() { lost_in "$TMP/report.txt"; }
+
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "NA"}'; }
 
 # Rounds to two significant digits and clamps into [lo, hi].
@@ -158,6 +184,8 @@ calibrate() {
 	fi
 	ns0=$(time_once "$tool" 0 1 nopin) || { echo 0; return; }
 	ns=$(time_once "$tool" "$probe" 1 nopin) || { echo 0; return; }
+	# The uprobe source's start-up varies by seconds: its probe is timed inside the loop.
+	[ "$tool" = uprobe ] && ns0=0 ns=$(loop_ns)
 	round_n "$(awk -v a="$ns" -v b="$ns0" -v p="$probe" -v s="$TARGET_S" \
 		'BEGIN { d = (a - b) / p; if (d < 1) d = 1; print s * 1e9 / d }')" "$lo" "$hi"
 }
@@ -176,6 +204,8 @@ add_job() {
 	: >"$TMP/$name.n"
 	: >"$TMP/$name.0"
 	: >"$TMP/$name.x"
+	: >"$TMP/$name.lost"
+	: >"$TMP/$name.loop"
 }
 
 run_jobs() {
@@ -191,6 +221,8 @@ run_jobs() {
 			if ns=$(time_once "${J_TOOL[$j]}" "${J_N[$j]}" "${J_T[$j]}" "${J_PIN[$j]}"); then
 				echo "$ns" >>"$TMP/$j.n"
 				cross_counts >>"$TMP/$j.x"
+				lost_count >>"$TMP/$j.lost"
+				loop_ns >>"$TMP/$j.loop"
 			else
 				J_FAIL[$j]=1
 				continue
@@ -257,7 +289,8 @@ print_table() {
 	printf '%-22s %10s %5s %10s %10s %12s %12s\n' tool N reps "median s" "s at N=0" \
 		"us/pair" "marginal us"
 	for j in "${JOBS[@]}"; do
-		case $j in *-8t) continue ;; esac
+		# The uprobe source's start-up varies by seconds: its figures are the loop's, below.
+		case $j in *-8t|uprobe) continue ;; esac
 		if [ "${J_FAIL[$j]}" = 1 ]; then
 			printf '%-22s %10s %5s %10s\n' "$j" "${J_N[$j]}" "${J_REPS[$j]}" FAILED
 			continue
@@ -301,6 +334,55 @@ print_threads() {
 			r = (p == "NA" || b == "NA") ? "n/a" : sprintf("%.2f", b / p)
 			printf "%-12s %10d %14s %14s %14s %10s %10s\n", t, n, a, p, b, q, r }'
 	done
+}
+
+# Prints "a / b" of two figures and whether it meets a bar: at most (le) or at least (ge) bar;
+# not judged when the runs lost events (lost > 0).
+bar_line() {
+	local label=$1 a=$2 b=$3 op=$4 bar=$5 lost=$6
+	if [ "$a" = NA ] || [ "$b" = NA ]; then
+		printf '  %-34s %s\n' "$label" "n/a (a run failed)"
+		return
+	fi
+	awk -v l="$label" -v a="$a" -v b="$b" -v op="$op" -v bar="$bar" -v lost="$lost" 'BEGIN {
+		r = a / b; ok = (op == "le") ? (r <= bar) : (r >= bar)
+		v = (lost > 0) ? "NOT JUDGED: " lost " events lost" : ok ? "met" : "MISSED"
+		printf "  %-34s %10.3f   (bar: %s %s) %s\n", l, r, (op == "le") ? "at most" : "at least", bar, v }'
+}
+
+# The figures issue 18 sets bars for: the uprobe source's cost per pair against the ptrace
+# floor, and its 8-thread event rate against its 1-thread rate. They are timed inside the
+# workload's loop: the uprobe source's start-up and tear-down (opening and closing its perf
+# events) take seconds and vary by seconds, more than a marginal over N pairs can remove.
+# A bar is judged only when no event was lost: a lost event costs the reader nothing.
+print_uprobe() {
+	local j lost1 lost8
+	echo
+	echo "== event sources: us per malloc+free pair inside the workload's loop (median)"
+	if [ $UPROBE = 0 ]; then
+		echo "  uprobe: $UPROBE_WHY"
+		return
+	fi
+	for j in untraced floor jmptrace uprobe; do
+		printf '  %-34s %10s\n' "$(source_label "$j")" "$(loop_us_per_pair "$j")"
+	done
+	lost1=$(sum_of "$TMP/uprobe.lost")
+	lost8=$(sum_of "$TMP/uprobe-8t.lost")
+	bar_line "uprobe / floor" "$(loop_us_per_pair uprobe)" "$(loop_us_per_pair floor)" le 0.25 "$lost1"
+	bar_line "uprobe 8 threads / 1 thread (rate)" "$(loop_pairs_per_s uprobe-8t)" \
+		"$(loop_pairs_per_s uprobe)" ge 1.8 $((lost1 + lost8))
+	echo "  lost events in the uprobe source's timed runs: $lost1 (1 thread), $lost8 ($THREADS threads)"
+}
+
+sum_of() { awk '{ s += $1 } END { print s + 0 }' "$1"; }
+
+source_label() {
+	case $1 in
+	untraced)	echo "untraced" ;;
+	floor)		echo "ptrace floor (bench/floor.c)" ;;
+	jmptrace)	echo "jmptrace (ptrace source)" ;;
+	uprobe)		echo "jmptrace --source uprobe" ;;
+	esac
 }
 
 # ---------------------------------------------------------------- memory
@@ -378,21 +460,27 @@ report_counts() {
 
 # Makes sure the tracers see exactly the workload's calls before timing them.
 check_counts() {
-	local jt name got
+	local jt name got lost src
 	got=$("$FLOOR" -v -- "$W" pairs 1000 2>&1 >/dev/null | tail -1)
 	case $got in
 	*"2000 malloc stops"*"1000 free stops") echo "check: floor saw 2000 malloc stops, 1000 free stops: ok" ;;
 	*) echo "check: floor: UNEXPECTED: $got" ;;
 	esac
-	for name in jmptrace jmptrace2; do
-		jt=$JT; [ $name = jmptrace2 ] && jt=$JT2
+	for name in jmptrace jmptrace2 uprobe; do
+		jt=$JT; src=(); [ $name = jmptrace2 ] && jt=$JT2
+		if [ $name = uprobe ]; then
+			[ $UPROBE = 1 ] || continue
+			src=(--source uprobe)
+		fi
 		[ -n "$jt" ] || continue
-		if ! "$jt" -o "$TMP/check.txt" -- "$W" pairs 1000 >/dev/null 2>"$TMP/err"; then
+		if ! "$jt" "${src[@]}" -o "$TMP/check.txt" -- "$W" pairs 1000 >/dev/null 2>"$TMP/err"; then
 			echo "check: $name FAILED on workload pairs 1000:"
 			tail -n 15 "$TMP/err" | sed 's/^/    | /'
 			continue
 		fi
 		got=$(report_counts "$TMP/check.txt")
+		lost=$(lost_in "$TMP/check.txt")
+		[ "${lost:-0}" = 0 ] || got="$got, $lost lost events"
 		if [ "$got" = "1000 1000" ]; then
 			echo "check: $name counted malloc 1000, free 1000: ok"
 		else
@@ -405,7 +493,9 @@ check_counts() {
 
 [ $QUICK = 1 ] || install_peers
 build
+probe_uprobe
 print_machine
+[ $UPROBE = 1 ] || echo "uprobe:   $UPROBE_WHY"
 check_counts
 echo "calibrating N (each timed run aims at ${TARGET_S}s)..." >&2
 
@@ -414,6 +504,10 @@ steal0=$(steal_ticks); total0=$(total_ticks); start=$(date +%s)
 N_UNTRACED=$(calibrate untraced 2000000 100000 200000000)
 N_FLOOR=$(calibrate floor 2000 1000 5000000)
 N_JT=$(calibrate jmptrace 2000 1000 5000000)
+N_UP=1
+# The probe is long enough that the source's start-up and tear-down (perf events opened and
+# closed) do not hide the per-pair cost.
+[ $UPROBE = 0 ] || N_UP=$(calibrate uprobe 200000 1000 5000000)
 if [ $QUICK = 1 ]; then
 	N_HT=1 N_MASSIF=1 N_LTRACE=1
 else
@@ -423,7 +517,7 @@ else
 fi
 
 # Failed calibrations give N=0; such a tool is reported as failed by its first round.
-for v in N_UNTRACED N_FLOOR N_JT N_HT N_MASSIF N_LTRACE; do
+for v in N_UNTRACED N_FLOOR N_JT N_UP N_HT N_MASSIF N_LTRACE; do
 	[ "${!v}" -gt 0 ] || printf -v "$v" 1000
 done
 
@@ -433,6 +527,7 @@ add_job jmptrace jmptrace "$N_JT" 1 nopin 5
 # --pin: the target's threads pinned to their tracer thread's CPU (opt-in; changes the target).
 add_job jmptrace-pin jmptrace-pin "$N_JT" 1 nopin 5
 [ -z "$JT2" ] || add_job jmptrace2 jmptrace2 "$N_JT" 1 nopin 5
+[ $UPROBE = 0 ] || add_job uprobe uprobe "$N_UP" 1 nopin 5
 if [ $QUICK = 0 ]; then
 	add_job heaptrack heaptrack "$N_HT" 1 nopin 5
 	add_job massif massif "$N_MASSIF" 1 nopin 3
@@ -447,10 +542,12 @@ add_job jmptrace-8t jmptrace "$N_JT" $THREADS nopin 5
 # The same with a single tracer thread, to show what the tracer thread per CPU buys.
 add_job jmptrace-1tt-8t jmptrace-1tt "$N_JT" $THREADS nopin 3
 [ -z "$JT2" ] || add_job jmptrace2-8t jmptrace2 "$N_JT" $THREADS nopin 5
+[ $UPROBE = 0 ] || add_job uprobe-8t uprobe "$N_UP" $THREADS nopin 5
 
 run_jobs
 print_table
 print_threads
+print_uprobe
 [ $QUICK = 1 ] || print_memory
 
 steal1=$(steal_ticks); total1=$(total_ticks)

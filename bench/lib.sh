@@ -1,0 +1,35 @@
+# lib.sh - what bench/run.sh and bench/programs.sh share: installing packages, the uprobe source's availability and its lost events.
+# Sourced, not run. The caller defines die() and sets JT (the jmptrace) and TMP (a scratch directory).
+
+# Installs the Debian packages named, as root or with sudo; apt-get update only runs when
+# something is missing (it is slow and needs the network).
+apt_install() {
+	local sudo=""
+	[ $# -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	echo "installing: $*"
+	$sudo apt-get update -qq </dev/null || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" </dev/null ||
+		die "apt-get install $* failed"
+}
+
+# Sets UPROBE=1 when this jmptrace has `--source uprobe` and it runs here, else UPROBE=0 and
+# UPROBE_WHY (a jmptrace without the option says "Try 'jmptrace --help'" after its usage error).
+probe_uprobe() {
+	UPROBE=0
+	if "$JT" --source uprobe -o /dev/null -- /bin/true >/dev/null 2>"$TMP/err"; then
+		UPROBE=1
+	elif grep -q "Try '.*--help'" "$TMP/err"; then
+		UPROBE_WHY="skipped: jmptrace has no --source uprobe"
+	else
+		UPROBE_WHY="skipped: jmptrace --source uprobe cannot run here: $(head -1 "$TMP/err")"
+	fi
+}
+
+# Events the uprobe source lost according to a text report's totals ("lost events N"); prints
+# nothing when the report has no such line.
+lost_in() {
+	[ -s "$1" ] || return 0
+	awk '/lost events/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9][0-9,]*$/) {
+		gsub(",", "", $i); print $i; exit } }' "$1"
+}
