@@ -62,6 +62,16 @@ int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_modul
  */
 int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry);
 
+/*
+ * The dynamic linker's rendezvous at entry in m. A launched program gets a
+ * hook: a dlopen'd library is probed before any of its code runs. An
+ * attached one gets a plain probe whose sample makes jmptrace re-read the
+ * link map a moment later (uevent.c): should jmptrace die while a hook's
+ * SIGTRAP waits for it, the kernel would deliver that SIGTRAP to the
+ * process, which a launched program does not outlive anyway.
+ */
+int uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, uint64_t entry);
+
 /* The sig_data of a hook's SIGTRAP: this magic, the fn in the low 16 bits. */
 #define UPROBES_SIG_MAGIC 0x6a6d747200000000ULL	/* "jmtr" */
 #define UPROBES_TRAP_PERF 6			/* si_code TRAP_PERF (Linux 5.13) */

@@ -327,7 +327,7 @@ image_find_rtld(struct jt_proc *p)
 		    sym_lookup_any(p->sym, m->path, "_r_debug", &rdebug) < 0)
 			continue;
 		p->r_debug = rdebug;
-		if (p->uprobes ? uprobes_place_hook(p->uprobes, p, m, FN_DL_DEBUG_STATE, state)
+		if (p->uprobes ? uprobes_place_rendezvous(p->uprobes, p, m, state)
 			       : bp_insert(&p->bps, p->pid, state, FN_DL_DEBUG_STATE))
 			perror_msg("cannot put a breakpoint on the dynamic linker");
 		return;

@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "call.h"
 #include "heap.h"
+#include "image.h"
 #include "maps.h"
 #include "modules.h"
 #include "own.h"
@@ -259,6 +260,11 @@ uevent_apply(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_us
 	if (!t || t->proc->image != s->site->image || t->proc->vfork_child)
 		return 0;
 	t->seq++;
+	if (alloc_fns[s->site->fn].kind == FK_RTLD) {
+		/* An attached process's rendezvous: the link map changed a moment ago. */
+		image_update(t->proc, 0);
+		return 1;
+	}
 	if (s->site->ret)
 		uevent_return(t, s);
 	else if (alloc_fns[s->site->fn].kind == FK_FREE)

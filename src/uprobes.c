@@ -792,6 +792,27 @@ uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_modu
 }
 
 int
+uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, uint64_t entry)
+{
+	uint64_t off;
+	struct up_def *d;
+	struct jt_usite *s;
+
+	/* A launched program dies with jmptrace (PTRACE_O_EXITKILL): it may take SIGTRAPs. */
+	if (!u->tr->opt->attach_pid)
+		return uprobes_place_hook(u, p, m, FN_DL_DEBUG_STATE, entry);
+	if (up_file_offset(p, m, entry, &off) < 0) {
+		errno = ENOEXEC;
+		return -1;
+	}
+	if (!(d = up_def_get(u, module_file(m), off, 0)))
+		return -1;
+	s = up_site_new(u, p, FN_DL_DEBUG_STATE, d);
+	s->entry = s->site = entry;
+	return up_open_all(u, p, s);
+}
+
+int
 uprobes_hook_of(pid_t tid)
 {
 	uint8_t si[128];
