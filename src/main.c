@@ -502,6 +502,11 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		close_outputs(tr);
 		return 1;
 	}
+	if (tr->uprobes && uprobes_start(tr->uprobes) < 0) {
+		detach_all(tr);
+		close_outputs(tr);
+		return 1;
+	}
 	tr->main_pid = pid;
 	/* A thread may be in its SIGTRAP handler already: learn the handler to keep. */
 	if ((t = thread_find(tr, pid)) && t->state != TS_GROUP_STOPPED)
@@ -575,8 +580,7 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	if (opt.source_uprobe &&
-	    (!(tr.uprobes = uprobes_new(&tr, opt.stack_copy, opt.buffer_size)) || uprobes_start(tr.uprobes) < 0)) {
+	if (opt.source_uprobe && !(tr.uprobes = uprobes_new(&tr, opt.stack_copy, opt.buffer_size))) {
 		close_outputs(&tr);
 		return 1;
 	}
@@ -585,6 +589,16 @@ main(int argc, char **argv)
 		return run_attached(&tr, opt.attach_pid);
 	}
 	if ((pid = launch_program(opt.argv)) < 0) {
+		close_outputs(&tr);
+		return 1;
+	}
+	/*
+	 * The reader thread only now: glibc's first pthread_create installs its
+	 * SIGSETXID handler, which a child forked before would inherit, and an
+	 * ignored SIGSETXID would not pass to the program.
+	 */
+	if (tr.uprobes && uprobes_start(tr.uprobes) < 0) {
+		kill(pid, SIGKILL);
 		close_outputs(&tr);
 		return 1;
 	}
