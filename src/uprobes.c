@@ -772,8 +772,9 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	return up_open_all(u, p, s);
 }
 
-int
-uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry)
+/* A probe on fn's entry with no stack copy: a hook (a SIGTRAP) or a plain sample. */
+static int
+up_place_entry(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry, int hook)
 {
 	uint64_t off;
 	struct up_def *d;
@@ -787,29 +788,21 @@ uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_modu
 		return -1;
 	s = up_site_new(u, p, fn, d);
 	s->entry = s->site = entry;
-	s->hook = 1;
+	s->hook = hook;
 	return up_open_all(u, p, s);
+}
+
+int
+uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry)
+{
+	return up_place_entry(u, p, m, fn, entry, 1);
 }
 
 int
 uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, uint64_t entry)
 {
-	uint64_t off;
-	struct up_def *d;
-	struct jt_usite *s;
-
 	/* A launched program dies with jmptrace (PTRACE_O_EXITKILL): it may take SIGTRAPs. */
-	if (!u->tr->opt->attach_pid)
-		return uprobes_place_hook(u, p, m, FN_DL_DEBUG_STATE, entry);
-	if (up_file_offset(p, m, entry, &off) < 0) {
-		errno = ENOEXEC;
-		return -1;
-	}
-	if (!(d = up_def_get(u, module_file(m), off, 0)))
-		return -1;
-	s = up_site_new(u, p, FN_DL_DEBUG_STATE, d);
-	s->entry = s->site = entry;
-	return up_open_all(u, p, s);
+	return up_place_entry(u, p, m, FN_DL_DEBUG_STATE, entry, !u->tr->opt->attach_pid);
 }
 
 int
