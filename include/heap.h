@@ -13,7 +13,8 @@
 struct jt_stack {
 	uint32_t id;		/* index in the stack table, stable for the heap's life */
 	uint32_t depth;		/* number of entries in pcs */
-	int truncated;		/* the stack went deeper: pcs holds its innermost depth frames (--depth) */
+	int truncated;		/* the stack went deeper, pcs holds its innermost depth frames: HEAP_CUT_DEPTH
+				   (--depth), HEAP_CUT_COPY (the copied user stack ended, --stack-copy); else 0 */
 	uint64_t *pcs;		/* owned by the heap */
 	uint64_t live_bytes;	/* bytes of this stack's blocks that are still allocated */
 	uint64_t live_blocks;	/* number of those blocks */
@@ -92,6 +93,10 @@ void heap_destroy(struct jt_heap *h);
  * depth may be 0. The pcs are copied.
  */
 uint32_t heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth);
+/* Why a stack is cut (struct jt_stack's truncated). */
+#define HEAP_CUT_DEPTH 1
+#define HEAP_CUT_COPY 2
+
 /* heap_stack_intern for a stack cut at depth frames when truncated is non-zero; a cut
  * stack and a whole one with the same pcs are different stacks. */
 uint32_t heap_stack_intern_cut(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated);

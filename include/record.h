@@ -24,8 +24,12 @@ uint64_t record_size(int fn, const arch_regs *regs);
 /* Non-zero when size is inside --min-size/--max-size: the allocation is broken down by stack. */
 int record_broken_down(uint64_t size, const struct jt_options *opt);
 
-/* Interns the stack unwound into pcs[0..n), less frame 0 (the allocator or free itself), cut at --depth. */
-uint32_t record_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt);
+/*
+ * Interns the stack unwound into pcs[0..n), less frame 0 (the allocator or
+ * free itself), cut at --depth; copy_ended: the unwind stopped at the end of
+ * a copied stack (--stack-copy), so the stack is marked as cut there.
+ */
+uint32_t record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt);
 
 /*
  * Fills c as a call of fn entered with its return address ret in the slot
@@ -51,10 +55,12 @@ void record_unmatched(struct jt_proc *p, uint32_t stack_id);
 
 /*
  * A free by fn of ptr (NULL, or no live block), whose stack was unwound into
- * pcs[0..n) of at most max: the C library's own teardown frees are nothing;
+ * pcs[0..n), complete when the unwind reached the stack's end (neither cut
+ * at its most frames nor at a copied stack's end): the C library's own
+ * teardown frees are nothing;
  * anything else is the program's call, and an unmatched free when ptr is set.
  */
-void record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int max,
+void record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int complete,
 			   const struct jt_options *opt);
 
 /*

@@ -103,6 +103,8 @@ void unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t valu
  * unwind returns. Cleared, like the overrides, when it returns.
  */
 void unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len);
+/* Non-zero when the last unwind_stack_ctx with ctx stopped because it needed stack above its copy. */
+int unwind_ctx_copy_ended(const struct jt_unwind_ctx *ctx);
 
 /* unwind_stack_ctx and unwind_ctx_override with u's own ctx (one caller at a time). */
 int unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pcs, int max);

@@ -168,7 +168,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 		return;
 	c = &t->calls[t->ncalls];
 	record_call_fill(c, fn, slot, ret, bp->addr, size, regs,
-			 broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap));
+			 broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap));
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -193,7 +193,7 @@ call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, ui
 	int max = record_max_pcs(opt);
 	int n = call_unwind(t, io, regs, pcs, max);
 
-	record_free_unmatched(p, fn, ptr, pcs, n, max, opt);
+	record_free_unmatched(p, fn, ptr, pcs, n, n < max, opt);
 }
 
 static void

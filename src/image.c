@@ -194,10 +194,10 @@ image_untraced_add(struct jt_proc *p, const struct jt_module *m, int fn, uint64_
 }
 
 /*
- * Where fn's uprobe goes: a function without a return probe may have it
- * past a harmless early-return test, on an instruction the kernel emulates
- * (prologue_probe_site); one with a return probe keeps it on the entry,
- * where the return address is the word at the stack pointer.
+ * Where fn's uprobe goes: it may be past a harmless early-return test, on
+ * an instruction the kernel emulates (prologue_probe_site); a function with
+ * a return probe only where nothing was pushed yet, since its return
+ * address must be the word at the stack pointer.
  */
 static void
 image_probe_site(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, struct prologue_site *ps)
@@ -217,8 +217,12 @@ image_probe_site(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, 
 	pthread_mutex_unlock(&p->mods.elf_lock);
 	if (ok)
 		prologue_probe_site(code, hi - lo, addr, alloc_fn_args((enum jt_fn)fn), ps);
-	if (ps->site != addr && uprobes_has_return(fn)) {
-		/* The kernel's uretprobe takes the return address from the stack pointer: only at the entry. */
+	if (ps->sp_delta != 0 && uprobes_has_return(fn)) {
+		/*
+		 * The kernel's uretprobe takes the return address from the
+		 * stack pointer: only where it still points at it (jemalloc's
+		 * malloc: cmp; ja, both before any push).
+		 */
 		ps->site = addr;
 		ps->sp_delta = 0;
 		ps->emulated = 0;

@@ -33,22 +33,23 @@ record_broken_down(uint64_t size, const struct jt_options *opt)
 }
 
 uint32_t
-record_intern(struct jt_proc *p, const uint64_t *pcs, int n, const struct jt_options *opt)
+record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
 {
 	int cut = n > (int)opt->depth + 1;
 
-	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0, cut);
+	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0,
+				     cut ? HEAP_CUT_DEPTH : copy_ended ? HEAP_CUT_COPY : 0);
 }
 
 void
-record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int max,
+record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int complete,
 		      const struct jt_options *opt)
 {
-	if (n > 0 && own_free_is_libc(&p->own, pcs, n, n < max))
+	if (n > 0 && own_free_is_libc(&p->own, pcs, n, complete))
 		return;
 	p->calls[fn]++;
 	if (ptr)
-		record_unmatched(p, record_intern(p, pcs, n, opt));
+		record_unmatched(p, record_intern(p, pcs, n, 0, opt));
 }
 
 void

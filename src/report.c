@@ -112,8 +112,10 @@ report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 		for (k = 0; k < n; k++, first = 0)
 			report_frame_line(f, &fr[k], first);
 	}
-	if (st->truncated)
+	if (st->truncated == HEAP_CUT_DEPTH)
 		fprintf(f, "    ... (stack cut at --depth %u)\n", st->depth);
+	else if (st->truncated)
+		fprintf(f, "    ... (stack cut where the copied stack ended: raise --stack-copy)\n");
 	fputc('\n', f);
 }
 

@@ -124,7 +124,8 @@ json_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
 		}
 	}
 	/* Only on a cut stack, so that every other stack reads as before. */
-	fputs(st->truncated ? "], \"truncated\": true" : "]", f);
+	fputs(!st->truncated ? "]" : st->truncated == HEAP_CUT_DEPTH ? "], \"truncated\": true"
+								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
 }
 
 /* "histogram": {"16": n, ...}: the non-zero buckets, by their upper bound, smallest first. */

@@ -154,11 +154,14 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 	uint64_t size = record_size(fn, &s->regs);
 	int broken_down = record_broken_down(size, opt);
 	struct jt_call *c;
+	int ended = 0;
 
 	if (uevent_nested(t, s, slot))
 		return;
-	if (broken_down)
+	if (broken_down) {
 		n = uevent_unwind(t, ctx, s, pcs, record_max_pcs(opt));
+		ended = unwind_ctx_copy_ended(ctx);
+	}
 	if (n >= 2)
 		ret = unwind_pc_addr(pcs[1]);
 	else if (uevent_stack_word(s, slot, &ret) < 0)
@@ -173,7 +176,7 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 		return;
 	c = &t->calls[t->ncalls++];
 	record_call_fill(c, fn, slot, ret, p->utramp, size, &s->regs,
-			 broken_down ? record_intern(p, pcs, n, opt) : heap_filtered_stack(p->heap));
+			 broken_down ? record_intern(p, pcs, n, ended, opt) : heap_filtered_stack(p->heap));
 }
 
 /* posix_memalign's out pointer: in the return sample's stack copy (a caller's local), else read now. */
@@ -228,7 +231,8 @@ uevent_unmatched_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const stru
 	int max = record_max_pcs(opt);
 	int n = uevent_unwind(t, ctx, s, pcs, max);
 
-	record_free_unmatched(p, s->site->fn, ptr, pcs, n, max, opt);
+	/* A free's copy is short (UPROBES_FREE_COPY): cut there, its callers may be the program's. */
+	record_free_unmatched(p, s->site->fn, ptr, pcs, n, n < max && !unwind_ctx_copy_ended(ctx), opt);
 }
 
 static void

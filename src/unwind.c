@@ -121,14 +121,19 @@ unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t value)
 void
 unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len)
 {
-	ctx->stack = (struct uw_stack_copy) { 1, base, data, len };
+	ctx->stack = (struct uw_stack_copy) { 1, base, data, len, 0 };
 }
 
 int
-uw_stack_read(const struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out,
-	      size_t len)
+unwind_ctx_copy_ended(const struct jt_unwind_ctx *ctx)
 {
-	const struct uw_stack_copy *s = &ctx->stack;
+	return ctx->copy_ended;
+}
+
+int
+uw_stack_read(struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out, size_t len)
+{
+	struct uw_stack_copy *s = &ctx->stack;
 	const struct jt_module *mod;
 
 	if (addr >= s->base && addr - s->base <= s->len && len <= s->len - (addr - s->base)) {
@@ -136,7 +141,12 @@ uw_stack_read(const struct jt_unwind_ctx *ctx, const struct jt_modules *mods, ui
 		return 0;
 	}
 	mod = modules_find(mods, addr);
-	return mod && len <= mod->end - addr ? 1 : -1;
+	if (mod && len <= mod->end - addr)
+		return 1;
+	/* The stack grows down: a frame above the copy is one the copy was too short for. */
+	if (addr + len > s->base + s->len && addr >= s->base)
+		s->ended = 1;
+	return -1;
 }
 
 int
@@ -145,6 +155,7 @@ unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, cons
 {
 	int n = u->be->stack(u->state, ctx, tid, regs, pcs, max);
 
+	ctx->copy_ended = ctx->stack.ended;
 	ctx->ov.n = 0;
 	ctx->stack = (struct uw_stack_copy) { 0 };
 	return n;

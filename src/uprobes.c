@@ -742,7 +742,12 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	struct jt_usite *s;
 	const char *path = module_file(m);
 
-	if (up_file_offset(p, m, site, &off) < 0 || up_file_offset(p, m, entry, &eoff) < 0) {
+	/*
+	 * The return probe shares the entry's site when nothing was pushed
+	 * before it (the return address still at the stack pointer): one hit,
+	 * emulated, serves both.
+	 */
+	if (up_file_offset(p, m, site, &off) < 0 || up_file_offset(p, m, sp_delta ? entry : site, &eoff) < 0) {
 		errno = ENOEXEC;
 		return -1;
 	}

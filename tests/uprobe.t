@@ -63,6 +63,47 @@ for my $mode (@modes) {
 	like($r->{stderr}, qr/after a uprobe hook \(its SIGTRAP dropped\)/, '-v: the dynamic linker\'s rendezvous reached through a hook');
 }
 
+# jemalloc (Debian's libjemalloc2, redis-server's allocator): malloc's probe, which its
+# uretprobe shares, goes past `cmp rdi, 0x1000` to its emulated `ja` (nothing pushed yet, so
+# the return address is still at the stack pointer); free's past nine loads to its first
+# branch. The figures stay those of the ptrace source.
+SKIP: {
+	my $je = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
+	skip "$je is not installed (apt-get install libjemalloc2)", 7 unless -e $je;
+	my @run = (path => '/usr/bin/env', args => ["LD_PRELOAD=$je", prog_path('allocators', 'pie'), 3]);
+	my $r = run_jt('allocators', 'pie', @run, jt_args => ['--source', 'uprobe', '-v']);
+	is($r->{exit}, 0, 'jemalloc: exit 0') or diag($r->{stderr});
+	like($r->{stderr}, qr/uprobe on malloc at 0x\w+ in \S+libjemalloc\S*: past its first instruction \(cmp rdi, 0x1000\): ja \w+, emulated/,
+	     '-v: jemalloc\'s malloc probed at its ja, emulated');
+	like($r->{stderr}, qr/uprobe on free at 0x\w+ in \S+libjemalloc\S*: past 9 instructions \(mov .*\): jne \w+, emulated/,
+	     '-v: jemalloc\'s free probed at its first branch, emulated');
+	my $u = last_snapshot($r);
+	my $p = last_snapshot(run_jt('allocators', 'pie', @run, jt_args => ['--source', 'ptrace']));
+	ok($u && $p, 'jemalloc: both sources wrote a snapshot');
+	is($u && $u->{totals}{lost_events}, 0, 'jemalloc: no event lost');
+	ok($u && $u->{totals}{calls}{malloc} > 0, 'jemalloc: malloc calls counted');
+	is_deeply($u && figures($u), $p && figures($p), 'jemalloc: the uprobe source counts what the ptrace source counts')
+		or diag(explain($u && figures($u)), explain($p && figures($p)));
+}
+
+# A stack deeper than the copy (--stack-copy) is marked as cut there, in the text and the
+# JSON; with the default copy no stack of these programs is.
+{
+	my $r = run_jt('slowleak', 'pie', args => [250], jt_args => ['--source', 'uprobe', '--stack-copy', '256']);
+	is($r->{exit}, 0, 'slowleak, a 256-byte copy: exit 0') or diag($r->{stderr});
+	my $s = last_snapshot($r);
+	my ($leak) = grep { ($_->{frames}[0]{function} // '') eq 'sl_leak' } @{ $s ? $s->{stacks} : [] };
+	ok($leak && $leak->{truncated} && ($leak->{cut_by} // '') eq 'stack-copy', 'JSON: sl_leak\'s stack is cut by the copy');
+	like($r->{report}, qr/sl_leak \(main\.c:\d+\)\n(?:    by .*\n)*    \.\.\. \(stack cut where the copied stack ended: raise --stack-copy\)/,
+	     'text: the cut is said under the stack');
+	$r = run_jt('slowleak', 'pie', args => [250], jt_args => ['--source', 'uprobe']);
+	$s = last_snapshot($r);
+	($leak) = grep { ($_->{frames}[0]{function} // '') eq 'sl_leak' } @{ $s ? $s->{stacks} : [] };
+	ok($leak && !$leak->{truncated} && ($leak->{frames}[-1]{function} // '') eq '_start',
+	   'the default copy: sl_leak\'s stack whole, down to _start');
+	unlike($r->{report}, qr/copied stack ended/, 'the default copy: no stack cut');
+}
+
 # A program that raises SIGTRAP for itself and catches it: the hooks' SIGTRAPs are dropped,
 # the program's own is delivered, exactly as untraced.
 {

@@ -84,6 +84,11 @@ test_move(void)
 #define FREE_236 0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0x00, 0x00, 0x00, 0x55, 0x48, 0x8d, 0x77, 0xf0, 0x53, 0x48, 0x83, \
 		 0xec, 0x18
 #define FREE_LEN 201	/* its ret at +200 */
+/* jemalloc 5.3's free (Debian 12's libjemalloc2), up to its first branch, a jne to +0xc0 */
+#define JE_FREE 0x48, 0x89, 0xf8, 0x48, 0x8b, 0x15, 0x0e, 0x53, 0x0a, 0x00, 0x48, 0x89, 0xf9, 0x48, 0xc1, 0xe8, 0x1a, \
+		0x48, 0x81, 0xe1, 0x00, 0x00, 0x00, 0xc0, 0x25, 0xf0, 0x00, 0x00, 0x00, 0x64, 0x48, 0x03, 0x04, 0x25, 0x00, \
+		0x00, 0x00, 0x00, 0x48, 0x01, 0xd0, 0x48, 0x3b, 0x88, 0xb0, 0x01, 0x00, 0x00, 0x0f, 0x85, 0x8a, 0x00, 0x00, 0x00
+#define MOV_RAX_RDI_X4 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8
 
 /*
  * One function of len bytes: head at +0, patch at +patch_at, nops between,
@@ -92,7 +97,7 @@ test_move(void)
  */
 struct scase {
 	const char *name;
-	uint8_t head[24];
+	uint8_t head[64];
 	size_t nhead;
 	uint8_t patch[8];
 	size_t npatch, patch_at, len;
@@ -126,9 +131,15 @@ static const struct scase scases[] = {
 	/* and rdi,rdi tests like test but writes rdi, which the handler reads */
 	{ "and rdi,rdi before the je", { 0x48, 0x21, 0xff, 0x0f, 0x84, 0xbf, 0, 0, 0, 0x55 }, 10, { 0 }, 0, 0, FREE_LEN, 1,
 	  0, 0, 0, "entry: and rdi, rdi, stepped" },
-	/* cmp of memory is no test of an argument register, and a load through rdi may fault before the je */
+	/* a load through rdi may fault before the je: only a call that crashes there goes uncounted */
 	{ "cmp [rdi] before the je", { 0x48, 0x83, 0x3f, 0x00, 0x0f, 0x84, 0xbe, 0, 0, 0, 0x55 }, 11, { 0 }, 0, 0,
-	  FREE_LEN, 1, 0, 0, 0, "entry: cmp qword ptr [rdi], 0, stepped" },
+	  FREE_LEN, 1, 4, 0, 1, "past its first instruction (cmp qword ptr [rdi], 0): je" },
+	/* jemalloc 5.3's free: nine loads and computations on its thread's cache, then its first branch */
+	{ "jemalloc's free", { JE_FREE }, 54, { 0 }, 0, 0, 0xd0, 1, 0x30, 0, 1,
+	  "past 9 instructions (mov ... cmp rcx, qword ptr [rax + 0x1b0]): jne" },
+	/* jemalloc 5.3's malloc: cmp rdi, 0x1000; ja (its large path) */
+	{ "jemalloc's malloc", { 0x48, 0x81, 0xff, 0x00, 0x10, 0x00, 0x00, 0x0f, 0x87, 0x93, 0, 0, 0, 0x55 }, 14, { 0 },
+	  0, 0, 0xa8, 1, 7, 0, 1, "past its first instruction (cmp rdi, 0x1000): ja" },
 	/* a rip-relative load cannot fault: posix_memalign's cmp byte ptr [rip+x],0; push r12 */
 	{ "cmp [rip] before a push", { 0x80, 0x3d, 0x10, 0, 0, 0, 0x00, 0x41, 0x54 }, 9, { 0 }, 0, 0, 24, 1, 7, 0, 1,
 	  "past its first instruction (cmp byte ptr [rip + 0x10], 0): push r12, emulated" },
@@ -170,11 +181,11 @@ static const struct scase scases[] = {
 	  0x10, 0xe8, 0, 0, 0, 0 }, 17, { 0 }, 0, 0, 24, 1, 12, 24, 1, "past 3 instructions (endbr64 ... sub rsp, 0x10): call" },
 	/* mov rbx,rdi before push rbp: the caller's rbx would be in no register the unwinder knows */
 	{ "mov rbx, rdi; push rbp", { 0x48, 0x89, 0xfb, 0x55 }, 4, { 0 }, 0, 0, 16, 1, 0, 0, 0, "entry: mov rbx, rdi, stepped" },
-	/* four instructions skipped at most: five before the push are one too many */
-	{ "five movs, then push", { 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8,
-	  0x55 }, 16, { 0 }, 0, 0, 24, 1, 0, 0, 0, "entry: mov rax, rdi, stepped" },
-	{ "four movs, then push", { 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8, 0x55 }, 13, { 0 },
-	  0, 0, 24, 1, 12, 0, 1, "past 4 instructions (mov ... mov rax, rdi): push rbp, emulated" },
+	/* twelve instructions skipped at most: thirteen before the push are one too many */
+	{ "thirteen movs, then push", { MOV_RAX_RDI_X4, MOV_RAX_RDI_X4, MOV_RAX_RDI_X4, 0x48, 0x89, 0xf8, 0x55 }, 40, { 0 },
+	  0, 0, 48, 1, 0, 0, 0, "entry: mov rax, rdi, stepped" },
+	{ "twelve movs, then push", { MOV_RAX_RDI_X4, MOV_RAX_RDI_X4, MOV_RAX_RDI_X4, 0x55 }, 37, { 0 }, 0, 0, 48, 1, 36, 0,
+	  1, "past 12 instructions (mov ... mov rax, rdi): push rbp, emulated" },
 	/* a memory write is never skipped */
 	{ "mov [rsp-8], rdi; push", { 0x48, 0x89, 0x7c, 0x24, 0xf8, 0x55 }, 6, { 0 }, 0, 0, 16, 1, 0, 0, 0, "stepped" },
 	/* add rsp moves the stack pointer up */

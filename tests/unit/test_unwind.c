@@ -277,6 +277,12 @@ copy_sweep(struct jt_unwind *u, struct jt_unwind_ctx *ctx, const struct child *c
 				printf("# a copy of %zu bytes gives %d frames, not a prefix of the %d live ones after %d\n",
 				       cut, n, depth, last);
 		}
+		/* A stack cut short says so (the report marks it); a whole one does not. */
+		if (unwind_ctx_copy_ended(ctx) != (n < depth)) {
+			if (!bad++)
+				printf("# a copy of %zu bytes gives %d of %d frames, but says the copy %s\n", cut, n,
+				       depth, n < depth ? "did not end it" : "ended it");
+		}
 		last = n;
 		if (n == depth && !*full_at)
 			*full_at = cut;

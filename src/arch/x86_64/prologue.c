@@ -63,16 +63,19 @@ prologue_mem_operand(const cs_insn *ci)
 
 /*
  * Non-zero when ci's memory operand is one it only reads, by the kind of
- * instruction: the load of a mov, movzx, movsx or movsxd, a cmp or test,
- * or lea's address. Capstone's own access flags are not enough: 4.0 says
- * that lock cmpxchg and movnti only read theirs.
+ * instruction: the load of a mov, movzx, movsx or movsxd, the source of an
+ * add, sub, and, or or xor into a register (jemalloc's free adds its
+ * thread's TLS base), a cmp or test, or lea's address. Capstone's own
+ * access flags are not enough: 4.0 says that lock cmpxchg and movnti only
+ * read theirs.
  */
 static int
 prologue_loads(const cs_insn *ci)
 {
 	switch (ci->id) {
 	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX: case X86_INS_MOVSXD:
-		return prologue_mem_operand(ci) == 1;
+	case X86_INS_ADD: case X86_INS_SUB: case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR:
+		return prologue_mem_operand(ci) == 1 && ci->detail->x86.prefix[0] == 0;
 	case X86_INS_CMP: case X86_INS_TEST: case X86_INS_LEA:
 		return 1;
 	default:
@@ -217,36 +220,29 @@ prologue_emulated(const cs_insn *ci)
 
 /*
  * Non-zero when ci cannot keep the thread from reaching the next
- * instruction, so that skipping it loses no event: no ud2, no privileged
- * instruction, and a load only from rip, the stack or fs-relative (TLS),
- * which cannot fault.
+ * instruction but by a fault: no ud2 and no privileged instruction. A
+ * load may fault (a wild pointer passed to the allocator): the thread then
+ * dies in the allocator's first instructions, before it did anything, and
+ * only that call goes uncounted where a probe at the entry would have
+ * counted it. jemalloc's free loads its thread's cache before its first
+ * branch: refusing loads would leave it stepped.
  */
 static int
 prologue_reaches_next(csh h, const cs_insn *ci)
 {
-	int m = prologue_mem_operand(ci);
-	const x86_op_mem *mem;
-
-	if (ci->id == X86_INS_UD2 || ci->id == X86_INS_UD2B || ci->id == X86_INS_UD0 ||
-	    cs_insn_group(h, ci, X86_GRP_PRIVILEGE))
-		return 0;
-	if (m < 0 || ci->id == X86_INS_LEA)
-		return 1;
-	mem = &ci->detail->x86.operands[m].mem;
-	return mem->index == X86_REG_INVALID &&
-	       (mem->base == X86_REG_RIP || mem->base == X86_REG_RSP ||
-		(mem->base == X86_REG_INVALID && mem->segment == X86_REG_FS));
+	return ci->id != X86_INS_UD2 && ci->id != X86_INS_UD2B && ci->id != X86_INS_UD0 &&
+	       !cs_insn_group(h, ci, X86_GRP_PRIVILEGE);
 }
 
 /* The longest run of instructions skipped before the first emulated one. */
-#define PROLOGUE_MAX_RUN 4
+#define PROLOGUE_MAX_RUN 12
 
 /*
  * The index of the first emulated instruction after the entry in
  * insns[0..n) when every one before it passes what prologue_move asks of a
  * first instruction (goes on to the next, writes no memory, moves the stack
  * pointer only by a sub of a constant, a push being emulated, writes no
- * argument register in args), cannot fault (prologue_reaches_next), and
+ * argument register in args), stops only by a fault (prologue_reaches_next), and
  * writes no register its caller keeps, which the unwinder would then miss
  * in the copied registers; 0 when there is none within PROLOGUE_MAX_RUN.
  * *sp_delta: what they took off the stack pointer.

@@ -45,12 +45,13 @@ struct prologue_site {
  * relative target and no prefix, nop) costs a fraction of one it must
  * single-step out of line. Fills *out with, in this order of preference:
  * - the entry, when the kernel emulates its instruction;
- * - past a run of at most four instructions that each go on to the next,
- *   write no memory, no argument register in args and no register the
- *   caller keeps (rbx, rbp, r12-r15), move the stack pointer only by a sub
- *   of a constant (sp_delta), and load only from what cannot fault (rip,
- *   the stack, fs): the first emulated instruction after them. Every call
- *   is still an event.
+ * - past a run of at most twelve instructions that each go on to the next
+ *   (but by a fault of a load), write no memory, no argument register in
+ *   args and no register the caller keeps (rbx, rbp, r12-r15), and move
+ *   the stack pointer only by a sub of a constant (sp_delta): the first
+ *   emulated instruction after them. Every call is still an event, but
+ *   one whose thread faults in those instructions (prologue.c says why
+ *   that is accepted).
  * Either move needs the whole function decoded and no direct jump or call
  * in it into (addr, site], so only the entry leads to site, once per call.
  * Otherwise the entry (always a correct answer), emulated or not.
