@@ -49,6 +49,8 @@ struct jt_untraced {
 	uint64_t addr;		/* its entry in the process */
 	char *module;		/* the file that defines it, as in /proc/PID/maps */
 	char *reason;		/* why, as a clause: "its entry already holds a breakpoint ..." */
+	uint64_t missed_until_ms;	/* 0: no call is counted; else calls are counted again since then (heap clock),
+					   its breakpoint moved after the kernel took it: only earlier ones may be missing */
 };
 
 /* Non-zero when the function releases a block: its calls are frees, not allocation calls. */

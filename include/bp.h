@@ -11,6 +11,7 @@ struct jt_bp {
 	uint64_t addr;
 	int fn;			/* enum jt_fn */
 	int inserted;		/* the trap byte is in target memory */
+	int taken;		/* the kernel took it back (bp_check_taken): a stop from before still counts as ours */
 	/*
 	 * 0 on a function's entry. On a breakpoint moved past the first
 	 * instruction (its entry held another tracer's, see image.c): what
@@ -53,6 +54,16 @@ int bp_insert(struct jt_bps *t, pid_t pid, uint64_t addr, int fn);
  */
 int bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int fn, uint64_t sp_delta);
 
+/*
+ * Finds the inserted breakpoints whose trap byte pid's memory no longer
+ * holds, its original byte back in its place: the kernel took it. While a
+ * kernel uprobe is registered on the same instruction for any process (a
+ * bpftrace, bcc or perf probe, another jmptrace's --source uprobe), a trap
+ * there is the kernel's, and it puts the instruction back in a process it
+ * does not probe: that breakpoint never reports again. Marks each one
+ * taken and calls taken(arg, bp), which must not change t. Returns how many.
+ */
+int bp_check_taken(struct jt_bps *t, pid_t pid, void (*taken)(void *arg, struct jt_bp *bp), void *arg);
 /* Puts back the original byte of every breakpoint in pid's memory. Returns 0 or -1. */
 int bp_remove_all(const struct jt_bps *t, pid_t pid);
 

@@ -27,6 +27,15 @@ int image_setup(struct jt_proc *p);
 int image_update(struct jt_proc *p, int may_refuse);
 #define IMAGE_REFUSED 1
 
+/*
+ * Looks for the breakpoints the kernel took back (bp_check_taken): says
+ * each on stderr and in the reports' untraced list, and moves it past its
+ * function's first instruction where that is proven (prologue_move), so
+ * that later calls are counted again. Called at every tick and before a
+ * snapshot: calls between the take and then are missed, and said so.
+ */
+void image_check_taken(struct jt_proc *p);
+
 /* Non-zero once malloc and free have breakpoints (the image is being traced). */
 int image_ready(const struct jt_proc *p);
 

@@ -123,6 +123,26 @@ bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int 
 	return 0;
 }
 
+int
+bp_check_taken(struct jt_bps *t, pid_t pid, void (*taken)(void *arg, struct jt_bp *bp), void *arg)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		struct jt_bp *bp = t->slots[i];
+		uint8_t byte;
+
+		/* Unreadable (unmapped, the process gone) or another byte: not the kernel's doing. */
+		if (!bp || !bp->inserted || bp->taken || mem_read(pid, bp->addr, &byte, 1) < 0 ||
+		    byte != bp->insn.bytes[0])
+			continue;
+		bp->taken = 1;
+		taken(arg, bp);
+		n++;
+	}
+	return n;
+}
+
 /* Writes the original byte back at every inserted breakpoint of t in pid. Returns 0 or -1. */
 static int
 bp_restore(const struct jt_bps *t, pid_t pid)

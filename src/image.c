@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "arch.h"
+#include "heap.h"
 #include "image.h"
 #include "mem.h"
 #include "proc.h"
@@ -111,18 +112,23 @@ image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
 
 /* What another tracer's trap byte on an entry most likely is. */
 #define IMAGE_FOREIGN_BP "its entry already holds a breakpoint (a kernel uprobe from bpftrace, perf probe or another tracer?)"
+/* What it means when the kernel put an entry's first byte back (bp_check_taken). */
+#define IMAGE_TAKEN_BP "the kernel took its breakpoint back: a kernel uprobe on the same instruction, for another " \
+	"process (bpftrace -p, bcc, perf probe, a jmptrace --source uprobe), claims every trap there"
 
 /*
- * The entry of fn at addr in m holds a trap byte that is not ours, most
- * likely a kernel uprobe. Ours cannot share it: the kernel takes every hit
- * of its own trap byte for its uprobe, and we would never see one. The
- * file still has the first instruction (a uprobe changes only the
- * process's copy): when a breakpoint after it provably sees the same
- * arguments and return address (prologue_move), the breakpoint goes there.
- * Returns NULL, or why fn cannot be traced (static storage).
+ * The entry of fn at addr in m cannot hold our breakpoint: it holds a trap
+ * byte that is not ours, most likely a kernel uprobe (cause is
+ * IMAGE_FOREIGN_BP), or the kernel took ours back (IMAGE_TAKEN_BP). Ours
+ * cannot share a uprobe's instruction: the kernel takes every hit there
+ * for its uprobe, and we would never see one. The file still has the first
+ * instruction (a uprobe changes only the process's copy): when a
+ * breakpoint after it provably sees the same arguments and return address
+ * (prologue_move), the breakpoint goes there. Returns NULL, or why fn
+ * cannot be traced (static storage).
  */
 static const char *
-image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
+image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, const char *cause)
 {
 	static char why[512];
 	struct prologue_move mv;
@@ -132,8 +138,10 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 	int r = -1;
 
 	if (sym_lookup_range(p->sym, m->path, alloc_fns[fn].symbol, &lo, &hi) < 0 || lo != addr ||
-	    hi - lo > IMAGE_MAX_FN)
-		return IMAGE_FOREIGN_BP ", and the function's extent is unknown";
+	    hi - lo > IMAGE_MAX_FN) {
+		snprintf(why, sizeof(why), "%s, and the function's extent is unknown", cause);
+		return why;
+	}
 	code = xmalloc(hi - lo);
 	pthread_mutex_lock(&p->mods.elf_lock);
 	if (module_read_code(m, lo, code, hi - lo) < 0)
@@ -151,11 +159,11 @@ image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 	}
 	free(code);
 	if (r == 0) {
-		debug_msg("breakpoint on %s in %s moved past its first instruction (%s) to %#lx: " IMAGE_FOREIGN_BP,
-			  alloc_fns[fn].symbol, m->path, mv.skipped, (unsigned long)mv.site);
+		debug_msg("breakpoint on %s in %s moved past its first instruction (%s) to %#lx: %s",
+			  alloc_fns[fn].symbol, m->path, mv.skipped, (unsigned long)mv.site, cause);
 		return NULL;
 	}
-	snprintf(why, sizeof(why), IMAGE_FOREIGN_BP ", and %s", fail);
+	snprintf(why, sizeof(why), "%s, and %s", cause, fail);
 	return why;
 }
 
@@ -281,9 +289,57 @@ image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 		debug_msg("breakpoint on %s at %#lx in %s", alloc_fns[fn].symbol, (unsigned long)addr, m->path);
 		return;
 	}
-	why = errno == EEXIST ? image_place_moved(p, m, fn, addr) : strerror(errno);
+	why = errno == EEXIST ? image_place_moved(p, m, fn, addr, IMAGE_FOREIGN_BP) : strerror(errno);
 	if (why)
 		image_untraced_add(p, m, fn, addr, why);
+}
+
+/* The breakpoints bp_check_taken found, to be replaced once it is done with the table. */
+struct image_taken {
+	int fn[FN_COUNT];
+	uint64_t entry[FN_COUNT];
+	size_t n;
+};
+
+static void
+image_on_taken(void *arg, struct jt_bp *bp)
+{
+	struct image_taken *tk = arg;
+
+	if (tk->n < FN_COUNT) {
+		tk->fn[tk->n] = bp->addr == bp->entry ? bp->fn : -1;	/* -1: already moved, no second move */
+		tk->entry[tk->n++] = bp->entry;
+	}
+}
+
+void
+image_check_taken(struct jt_proc *p)
+{
+	struct image_taken tk = { .n = 0 };
+	char why[640];
+
+	if (p->vm_owner != p || !bp_check_taken(&p->bps, p->pid, image_on_taken, &tk))
+		return;
+	for (size_t i = 0; i < tk.n; i++) {
+		struct jt_module *m = modules_find(&p->mods, tk.entry[i]);
+		const struct jt_bp *bp = bp_find_entry(&p->bps, tk.entry[i]);
+		int fn = bp ? bp->fn : FN_MALLOC;
+		const char *fail = tk.fn[i] < 0 || !m ? IMAGE_TAKEN_BP : image_place_moved(p, m, fn, tk.entry[i], IMAGE_TAKEN_BP);
+
+		uint64_t now = heap_clock_ms(p->heap);
+
+		/* Its calls from the take to now were missed either way: jmptrace never saw them. */
+		if (fail)
+			snprintf(why, sizeof(why), "%s; its calls are not counted", fail);
+		else
+			snprintf(why, sizeof(why), "%s; its calls until %lu ms may be missing, later ones are counted "
+				 "(its breakpoint moved past its first instruction)", IMAGE_TAKEN_BP, (unsigned long)now);
+		error_msg("%s in %s: %s", alloc_fns[fn].name, m ? m->path : "?", why);
+		if (!m)
+			continue;
+		image_untraced_add(p, m, fn, tk.entry[i], fail ? fail : IMAGE_TAKEN_BP);
+		p->untraced[p->nuntraced - 1].missed_until_ms = fail ? 0 : now ? now : 1;
+	}
 }
 
 /* Says, one line each, why the traced functions from the from-th on have no breakpoint. */

@@ -187,7 +187,10 @@ json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 	fputs(n ? "\n ]" : "]", f);
 }
 
-/* "untraced": [{"function", "module", "reason"}, ...]: traced functions without a breakpoint, whose calls are not counted. */
+/*
+ * "untraced": [{"function", "module", "reason"}, ...]: traced functions without a breakpoint, whose
+ * calls are not counted; with "missed_until_ms" when they are counted again since then.
+ */
 static void
 json_untraced(FILE *f, const struct jt_snapshot *s)
 {
@@ -199,6 +202,8 @@ json_untraced(FILE *f, const struct jt_snapshot *s)
 		json_str(f, s->untraced[i].module);
 		fputs(", \"reason\": ", f);
 		json_str(f, s->untraced[i].reason);
+		if (s->untraced[i].missed_until_ms)
+			fprintf(f, ", \"missed_until_ms\": %" PRIu64, s->untraced[i].missed_until_ms);
 		fputc('}', f);
 	}
 	fputc(']', f);

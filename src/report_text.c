@@ -114,9 +114,15 @@ text_untraced(FILE *f, const struct jt_snapshot *s)
 {
 	for (size_t i = 0; i < s->nuntraced; i++) {
 		const char *slash = strrchr(s->untraced[i].module, '/');
+		char ms[32];
 
-		fprintf(f, "NOT TRACED: %s (%s): %s; its calls are not counted\n", alloc_fns[s->untraced[i].fn].name,
-			slash ? slash + 1 : s->untraced[i].module, s->untraced[i].reason);
+		if (s->untraced[i].missed_until_ms)
+			fprintf(f, "PARTLY TRACED: %s (%s): %s; its calls until %s ms may be missing, later ones are counted\n",
+				alloc_fns[s->untraced[i].fn].name, slash ? slash + 1 : s->untraced[i].module,
+				s->untraced[i].reason, util_num(ms, s->untraced[i].missed_until_ms));
+		else
+			fprintf(f, "NOT TRACED: %s (%s): %s; its calls are not counted\n", alloc_fns[s->untraced[i].fn].name,
+				slash ? slash + 1 : s->untraced[i].module, s->untraced[i].reason);
 	}
 }
 

@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "heap.h"
+#include "image.h"
 #include "leakcheck.h"
 #include "outfile.h"
 #include "proc.h"
@@ -123,6 +124,9 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 
 	/* --source uprobe: the snapshot counts every event made until now. */
 	uprobes_drain(tr->uprobes);
+	/* And it says which breakpoints the kernel took since the last tick. */
+	if (!p->exited)
+		image_check_taken(p);
 	s = (struct jt_snapshot){
 		.reason = reason,
 		.pid = p->pid,
