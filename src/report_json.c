@@ -203,6 +203,21 @@ json_untraced(FILE *f, const struct jt_snapshot *s)
 	fputc(']', f);
 }
 
+/* "no_debug_info": [module, ...]: the modules the frames above fell in that had no debug information at all. */
+static void
+json_nodebug(FILE *f, const struct jt_snapshot *s)
+{
+	size_t n;
+	const char *const *mods = sym_nodebug_modules(s->sym, &n);
+
+	fputs(",\n \"no_debug_info\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, mods[i]);
+	}
+	fputc(']', f);
+}
+
 /*
  * The stacks a snapshot lists, in a fixed order: those with live blocks by
  * live bytes (as when the list held only those), then every other stack
@@ -490,6 +505,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	fputs(js.n ? "\n ]" : "]", f);
 	json_invalid_frees(f, s);
 	json_untraced(f, s);
+	json_nodebug(f, s);
 	json_peak_timeline(f, s);
 	json_leak(f, s, &js);
 	free(js.ids);
