@@ -40,7 +40,12 @@ tlog_put(struct jt_tlog *t, uint32_t id, uint64_t bytes, int replace)
 			return;
 		}
 	if (t->nch == t->ch_cap) {
-		t->ch_cap = t->ch_cap ? 2 * t->ch_cap : 1024;
+		/* Up to the maximum by doubling, past it (a record before tlog_bound) by a quarter. */
+		size_t cap = t->ch_cap ? 2 * t->ch_cap : 1024;
+
+		if (cap > t->max)
+			cap = t->ch_cap < t->max ? t->max : t->ch_cap + t->ch_cap / 4 + 1;
+		t->ch_cap = cap;
 		t->ch = xrealloc(t->ch, t->ch_cap * sizeof(*t->ch));
 	}
 	t->ch[t->nch++] = (struct jt_heap_change){ id, bytes };
@@ -50,7 +55,9 @@ tlog_put(struct jt_tlog *t, uint32_t id, uint64_t bytes, int replace)
  * One merge pass: the entries of dropped records wait in pend (one per
  * stack, its latest value) for the next kept record, which takes those of
  * them it does not list itself. A value moved forward is still the stack's
- * value at the kept sample, since it did not change in between.
+ * value at the kept sample, since it did not change in between. It writes
+ * over ch in place: every entry out comes from one read at or before it,
+ * so the output never overtakes the input.
  */
 struct tlog_pass {
 	struct jt_heap_change *out, *pend;
@@ -76,8 +83,10 @@ static void
 pass_keep(struct tlog_pass *p, const struct jt_heap_change *rec, size_t n, size_t sample)
 {
 	for (size_t k = 0; k < n; k++) {
-		p->out[p->nout++] = rec[k];
-		p->kept_in[rec[k].stack_id] = sample + 1;
+		struct jt_heap_change c = rec[k];	/* out may be at rec itself */
+
+		p->out[p->nout++] = c;
+		p->kept_in[c.stack_id] = sample + 1;
 	}
 	for (size_t k = 0; k < p->npend; k++) {
 		if (p->kept_in[p->pend[k].stack_id] != sample + 1)
@@ -92,8 +101,8 @@ static void
 tlog_merge(struct jt_tlog *t, uint32_t nstacks, size_t step)
 {
 	struct tlog_pass p = {
-		.out = xmalloc((t->ch_cap + 1) * sizeof(*p.out)),
-		.pend = xmalloc((t->nch + 1) * sizeof(*p.pend)),
+		.out = t->ch,
+		.pend = xmalloc(((t->nch < nstacks ? t->nch : nstacks) + 1) * sizeof(*p.pend)),
 		.pend_at = xcalloc(nstacks + 1, sizeof(*p.pend_at)),
 		.kept_in = xcalloc(nstacks + 1, sizeof(*p.kept_in)),
 	};
@@ -108,8 +117,6 @@ tlog_merge(struct jt_tlog *t, uint32_t nstacks, size_t step)
 			for (size_t k = b; k < e; k++)
 				pass_hold(&p, &t->ch[k]);
 	}
-	free(t->ch);
-	t->ch = p.out;
 	t->nch = p.nout;
 	t->step = step;
 	t->merged_upto = t->nsamples - 1;

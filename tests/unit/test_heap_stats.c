@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "heap.h"
+#include "rng.h"
 #include "tap.h"
 
 /* A clock the test moves by hand. */
@@ -261,6 +262,64 @@ test_timeline_merge(void)
 	heap_destroy(h);
 }
 
+/*
+ * 50 stacks, 3000 samples of random allocations and frees under a maximum
+ * of 300 changes: the kept entries stay within it, and at every kept
+ * sample each stack's carried-forward figure is its live bytes then.
+ */
+#define ST_STACKS 50
+#define ST_SAMPLES 3000
+static void
+test_timeline_merge_stress(void)
+{
+	struct jt_heap *h = new_heap();
+	static uint64_t want[ST_SAMPLES][ST_STACKS];
+	uint64_t got[ST_STACKS] = { 0 }, next = 0x100000, live_addr[512] = { 0 };
+	uint32_t ids[ST_STACKS];
+	size_t n, m, entries, kept = 0, bad = 0, worst = 0;
+
+	rng_seed(19);
+	for (int k = 0; k < ST_STACKS; k++)
+		ids[k] = stack_of(h, 0x1000 * (uint64_t)(k + 1));
+	heap_set_timeline_max(h, 300);
+	for (int i = 0; i < ST_SAMPLES; i++) {
+		test_now = 100 * (uint64_t)i;
+		for (int e = (int)(rng_next() % 6); e > 0; e--) {
+			unsigned slot = (unsigned)(rng_next() % 512);
+
+			if (live_addr[slot])
+				heap_free(h, live_addr[slot], NULL, 0);
+			live_addr[slot] = next += 0x100;
+			heap_alloc(h, next, 1 + rng_next() % 100, ids[rng_next() % ST_STACKS]);
+		}
+		heap_sample(h, 1);
+		for (int k = 0; k < ST_STACKS; k++)
+			want[i][k] = heap_stack_get(h, ids[k])->live_bytes;
+		entries = 0;
+		for (size_t j = 0; j <= (size_t)i; j++)
+			if (heap_timeline_stacks(h, j, &m))
+				entries += m;
+		if (entries > worst)
+			worst = entries;
+	}
+	heap_timeline(h, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct jt_heap_change *ch = heap_timeline_stacks(h, i, &m);
+
+		if (!ch)
+			continue;
+		kept++;
+		for (size_t e = 0; e < m; e++)
+			got[ch[e].stack_id] = ch[e].live_bytes;
+		for (int k = 0; k < ST_STACKS; k++)
+			bad += got[k] != want[i][k];
+	}
+	ok(worst <= 300 + ST_STACKS, "stress: at most %zu entries at any sample, within 300 and one record", worst);
+	ok(kept > 1 && kept < n, "stress: %zu of %zu samples keep their record", kept, n);
+	is_u64(bad, 0, "stress: every kept sample's figures are the stacks' live bytes then");
+	heap_destroy(h);
+}
+
 static void
 test_filtered_and_ranks(void)
 {
@@ -314,6 +373,7 @@ main(void)
 	test_timeline();
 	test_timeline_stacks();
 	test_timeline_merge();
+	test_timeline_merge_stress();
 	test_filtered_and_ranks();
 	test_clear_live();
 	return tap_done();
