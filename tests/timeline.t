@@ -64,6 +64,34 @@ subtest 'carried forward, the samples give every stack\'s live bytes' => sub {
 	is($leak_series[-1], 1000 * ($leaked // 0), "sl_leak's last figure is the $leaked blocks of 1,000 bytes it leaked");
 };
 
+# With -f each process has its own timeline and ids: per pid, a snapshot's samples follow
+# its previous snapshot's, and carried forward they give each stack's live bytes.
+subtest '-f: a timeline per process' => sub {
+	my $prog = prog_path('slowleak', 'pie');
+	my $f = run_jt(undef, undef, path => '/bin/sh', jt_args => ['-f', '--interval', '0.1'],
+		       args => ['-c', "$prog 300 & $prog 500; wait"]);
+	is($f->{exit}, 0, 'sh and its two slowleak children exit 0');
+	my @fs = @{ ($f->{json} // {})->{snapshots} // [] };
+	my %pids = map { $_->{pid} => 1 } @fs;
+	ok(keys(%pids) >= 3, scalar(keys %pids) . ' processes have snapshots');
+	my (%cur, %last, @wrong);
+	for my $s (@fs) {
+		my $c = $cur{ $s->{pid} } //= {};
+		my @tl = @{ $s->{timeline} };
+		push @wrong, "pid $s->{pid} seq $s->{seq}: starts at $tl[0]{time_ms}, not after $last{ $s->{pid} }"
+		    if @tl && defined $last{ $s->{pid} } && $tl[0]{time_ms} <= $last{ $s->{pid} };
+		$last{ $s->{pid} } = $tl[-1]{time_ms} if @tl;
+		for my $smp (@tl) {
+			$c->{ $_->[0] } = $_->[1] for @{ $smp->{stacks} };
+		}
+		my %live = map { $_->{id} => $_->{live_bytes} } @{ $s->{stacks} };
+		push @wrong, map { "pid $s->{pid} seq $s->{seq} stack $_: " . ($c->{$_} // 0) . ' vs ' . ($live{$_} // 0) }
+		    grep { ($live{$_} // 0) != ($c->{$_} // 0) } keys %live, keys %$c;
+	}
+	ok(@fs >= 3 && !@wrong, scalar(@fs) . ' snapshots: each process\'s samples follow on and rebuild its stacks\' live bytes')
+	    or diag(join("\n", @wrong));
+};
+
 subtest 'stack objects open with their id' => sub {
 	my $text = JT::slurp("$r->{dir}/report.json") // '';
 	my $nstacks = 0;
