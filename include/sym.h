@@ -76,6 +76,15 @@ int sym_module_has_symbols(struct jt_sym *s, const char *path);
 int sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_frame *out, int max);
 
 /*
+ * The modules that frames resolved so far fell in and that have no debug
+ * information at all (no DWARF in the file, in a separate debug file, or
+ * from a debuginfod server when DEBUGINFOD_URLS is set): their frames have
+ * no file:line. Names as jt_frame's module, each once, in the order first
+ * met; *n gets the count. Valid until the next sym call.
+ */
+const char *const *sym_nodebug_modules(const struct jt_sym *s, size_t *n);
+
+/*
  * One executable segment of a reported module, as a profile's mapping
  * table (pprof) gives it. Strings are owned by the jt_sym.
  */

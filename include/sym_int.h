@@ -43,6 +43,7 @@ struct sym_module {
 	size_t ncus;
 	int cus_built;
 	Dwarf_Addr dwbias;	/* run-time minus DWARF addresses */
+	int debug_checked;	/* a frame fell in it: whether it has DWARF was asked (sym_note_debug) */
 };
 
 /* The symbolization of one pc, as the per-pc cache keeps it. */
@@ -62,6 +63,8 @@ struct jt_sym {
 	size_t cache_cap, cache_n;
 	char **strs;		/* interned strings: module, function and file names */
 	size_t strs_cap, strs_n;
+	const char **nodebug;	/* interned names of the modules met without debug information */
+	size_t nnodebug;
 };
 
 /* FNV-1a of p[0..len), for the name hash and the string pool. */

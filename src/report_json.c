@@ -153,10 +153,10 @@ json_histogram(FILE *f, const struct jt_stack *st)
 static void
 json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, const char *supp)
 {
-	fprintf(f, "  {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+	fprintf(f, "  {\"id\": %" PRIu32 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
 		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frees\": %" PRIu64
 		", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", ",
-		st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes, st->frees,
+		st->id, st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes, st->frees,
 		st->temporary, st->peak_bytes, st->peak_blocks);
 	json_histogram(f, st);
 	if (supp) {
@@ -205,6 +205,21 @@ json_untraced(FILE *f, const struct jt_snapshot *s)
 		if (s->untraced[i].missed_until_ms)
 			fprintf(f, ", \"missed_until_ms\": %" PRIu64, s->untraced[i].missed_until_ms);
 		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+/* "no_debug_info": [module, ...]: the modules the frames above fell in that had no debug information at all. */
+static void
+json_nodebug(FILE *f, const struct jt_snapshot *s)
+{
+	size_t n;
+	const char *const *mods = sym_nodebug_modules(s->sym, &n);
+
+	fputs(",\n \"no_debug_info\": [", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		json_str(f, mods[i]);
 	}
 	fputc(']', f);
 }
@@ -299,7 +314,27 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 		js->supp_bytes, js->supp_blocks, js->supp_stacks, s->source_uprobe ? "uprobe" : "ptrace", s->lost_events);
 }
 
-/* "peak": the recorded peak, and "timeline": [[time_ms, live_bytes, live_blocks], ...]. */
+/* "stacks": [[id, live_bytes], ...] of sample i, left out when the heap merged it into a later sample's. */
+static void
+json_sample_stacks(FILE *f, const struct jt_heap *h, size_t i)
+{
+	const struct jt_heap_change *ch;
+	size_t n, k;
+
+	if (!(ch = heap_timeline_stacks(h, i, &n)))
+		return;
+	fputs(", \"stacks\": [", f);
+	for (k = 0; k < n; k++)
+		fprintf(f, "%s[%" PRIu32 ", %" PRIu64 "]", k == 0 ? "" : k % 8 ? ", " : ",\n    ",
+			ch[k].stack_id, ch[k].live_bytes);
+	fputc(']', f);
+}
+
+/*
+ * "peak": the recorded peak, and "timeline": the samples since the
+ * previous snapshot of this process in this file (s->timeline_from), each
+ * {"time_ms", "live_bytes", "live_blocks", "stacks"}.
+ */
 static void
 json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 {
@@ -311,10 +346,13 @@ json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 	fprintf(f, ",\n \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
 		", \"time_ms\": %" PRIu64 "},\n \"timeline\": [", pk.live_bytes, pk.live_blocks, pk.time_ms);
 	tl = heap_timeline(s->heap, &n);
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", i == 0 ? "" : i % 4 ? ", " : ",\n  ",
-			tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
-	fputc(']', f);
+	for (i = s->timeline_from; i < n; i++) {
+		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64,
+			i == s->timeline_from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
+		json_sample_stacks(f, s->heap, i);
+		fputc('}', f);
+	}
+	fputs(n > s->timeline_from ? "\n ]" : "]", f);
 }
 
 /* {"bytes": N, "blocks": M} */
@@ -473,6 +511,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	fputs(js.n ? "\n ]" : "]", f);
 	json_invalid_frees(f, s);
 	json_untraced(f, s);
+	json_nodebug(f, s);
 	json_peak_timeline(f, s);
 	json_leak(f, s, &js);
 	free(js.ids);

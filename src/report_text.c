@@ -126,6 +126,20 @@ text_untraced(FILE *f, const struct jt_snapshot *s)
 	}
 }
 
+/* Once per module the frames above fell in that had no debug information at all. */
+static void
+text_nodebug(FILE *f, const struct jt_snapshot *s)
+{
+	size_t n;
+	const char *const *mods = sym_nodebug_modules(s->sym, &n);
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "NO DEBUG INFO: %s: its frames have no file:line (no debug file was found, on disk or from"
+			" a debuginfod server: DEBUGINFOD_URLS)\n", mods[i]);
+	if (n)
+		fputc('\n', f);
+}
+
 static void
 text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t)
 {
@@ -425,6 +439,7 @@ report_text(FILE *f, const struct jt_snapshot *s)
 		if (l->cost == COST_LIVE)
 			nlive = n;
 	}
+	text_nodebug(f, s);
 	fprintf(f, "SUMMARY: %s bytes in %s %s still live from %s %s\n",
 		util_num(a, t.live_bytes - sup.bytes), util_num(b, t.live_blocks - sup.blocks),
 		report_plural(t.live_blocks - sup.blocks, "block", "blocks"), util_num(c, nlive),

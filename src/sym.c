@@ -161,6 +161,7 @@ sym_destroy(struct jt_sym *s)
 	for (i = 0; i < s->strs_cap; i++)
 		free(s->strs[i]);
 	free(s->strs);
+	free(s->nodebug);
 	dwfl_end(s->dwfl);
 	free(s);
 }
@@ -270,6 +271,39 @@ sym_add_file(struct jt_sym *s, const char *path, const char *file, uint64_t bias
 	return 0;
 }
 
+/*
+ * At the first frame in mod, asks whether it has DWARF (which is where
+ * libdwfl looks for a separate debug file, and asks a debuginfod server),
+ * and keeps its name when it has none.
+ */
+static void
+sym_note_debug(struct jt_sym *s, Dwfl_Module *mod, const char *name)
+{
+	Dwarf_Addr bias;
+	size_t i;
+
+	for (i = 0; i < s->nmods && s->mods[i].mod != mod; i++)
+		;
+	if (i == s->nmods || s->mods[i].debug_checked || !name)
+		return;
+	s->mods[i].debug_checked = 1;
+	if (dwfl_module_getdwarf(mod, &bias))
+		return;
+	name = sym_intern(s, name);
+	for (i = 0; i < s->nnodebug; i++)
+		if (s->nodebug[i] == name)
+			return;	/* the same file reported again (another bias, an exec) */
+	s->nodebug = xrealloc(s->nodebug, (s->nnodebug + 1) * sizeof(*s->nodebug));
+	s->nodebug[s->nnodebug++] = name;
+}
+
+const char *const *
+sym_nodebug_modules(const struct jt_sym *s, size_t *n)
+{
+	*n = s->nnodebug;
+	return s->nodebug;
+}
+
 /* Computes the frames of pc into f[0..max); returns how many (>= 1). */
 static int
 sym_symbolize(struct jt_sym *s, uint64_t pc, int is_ret, struct jt_frame *f, int max)
@@ -291,6 +325,7 @@ sym_symbolize(struct jt_sym *s, uint64_t pc, int is_ret, struct jt_frame *f, int
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (dwfl_module_getelf(mod, &bias) == NULL)
 		bias = 0;
+	sym_note_debug(s, mod, name);
 	n = sym_scopes(s, mod, lpc, f, max);
 	if (n == 0 || !f[n - 1].function) {
 		/* No DWARF for lpc (or a nameless scope): the symbol table still knows. */

@@ -511,7 +511,12 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		" 'suppressed': {'live_bytes': 0, 'live_blocks': 0, 'stacks': 0}}, a['totals']\n"
 		"assert a['seq'] == 1 and a['time_ms'] == 1234, (a['seq'], a['time_ms'])\n"
 		"assert a['peak'] == {'live_bytes': 1007300, 'live_blocks': 7, 'time_ms': 42}, a['peak']\n"
-		"assert all(len(p) == 3 and all(type(v) is int for v in p) for p in a['timeline']), a['timeline']\n"
+		"assert a['timeline'] and all(list(p) == ['time_ms', 'live_bytes', 'live_blocks', 'stacks']"
+		" and all(type(p[k]) is int for k in list(p)[:3])"
+		" and all(len(c) == 2 and type(c[0]) is int and type(c[1]) is int for c in p['stacks'])"
+		" for p in a['timeline']), a['timeline']\n"
+		"assert all(list(s)[0] == 'id' and type(s['id']) is int for s in a['stacks']), a['stacks']\n"
+		"assert type(a['no_debug_info']) is list, a['no_debug_info']\n"
 		"st = a['stacks']\n"
 		"# The live stacks by live bytes, then the freed one: every stack that allocated.\n"
 		"assert [(s['live_bytes'], s['live_blocks'], s['alloc_calls'], s['alloc_bytes']) for s in st]"
@@ -597,7 +602,7 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	ok(strstr(text, "\"alloc_calls\": 8, \"bytes_allocated\": 1007810, \"frees\": 2,"
 		  " \"unknown_frees\": 1, \"live_bytes\": 7310, \"live_blocks\": 7,"
 		  " \"peak_live_bytes\": 1007300,") != NULL, "JSON totals figures");
-	ok(strstr(text, "{\"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
+	ok(strstr(text, " \"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
 		  " \"alloc_bytes\": 4000,") != NULL, "JSON stack figures");
 	free(text);
 	if (python)
