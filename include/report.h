@@ -68,6 +68,7 @@ struct jt_snapshot {
 	size_t nuntraced;
 	int source_uprobe;	/* --source uprobe: the events came from kernel uprobes */
 	uint64_t lost_events;	/* of those, how many the kernel dropped (a full ring buffer) */
+	uint64_t older_than_ms;	/* --older-than: the live figures count only blocks this old (heap_view_begin), 0 for all */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

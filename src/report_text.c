@@ -36,12 +36,18 @@ text_status(FILE *f, const struct jt_snapshot *s)
 static void
 text_header(FILE *f, const struct jt_snapshot *s)
 {
+	char num[32];
+
 	fprintf(f, "==== jmptrace heap report ====\n");
 	fprintf(f, "command:  %s\n", s->command ? s->command : "(unknown)");
 	fprintf(f, "exe:      %s\n", s->exe ? s->exe : "(unknown)");
 	fprintf(f, "pid:      %d\n", s->pid);
 	fprintf(f, "snapshot: %s\n", s->reason ? s->reason : "(unknown)");
 	text_status(f, s);
+	if (s->older_than_ms)
+		fprintf(f, "live:     only the blocks allocated at least %s ms before this snapshot\n"
+			"          count as live (--older-than); the peak and the timeline count all\n",
+			util_num(num, s->older_than_ms));
 	if (s->attached) {
 		fprintf(f, "note:     jmptrace attached to a running process, so blocks allocated\n"
 			"          before the attach are unknown: they are not counted as live, and\n"
@@ -203,6 +209,17 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 	fputc('\n', f);
 }
 
+/* The live list's ages line: "    age: oldest block 1,500 ms, newest 100 ms" (nothing without live blocks). */
+static void
+text_stack_ages(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st)
+{
+	uint64_t oldest, newest;
+	char a[32], b[32];
+
+	if (heap_stack_age(s->heap, st->id, &oldest, &newest) == 0)
+		fprintf(f, "    age: oldest block %s ms, newest %s ms\n", util_num(a, oldest), util_num(b, newest));
+}
+
 /*
  * Every invalid free, grouped by the stack that made it, as memcheck lists
  * "Invalid free()": the free's caller first. Nothing when there is none.
@@ -360,6 +377,8 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
 		text_stack_line(f, st, l->cost, i + 1, rl);
+		if (l->cost == COST_LIVE)
+			text_stack_ages(f, s, st);
 		report_text_frames(f, s->sym, st);
 	}
 	if (sup->stacks)
