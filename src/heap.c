@@ -10,9 +10,10 @@
 /*
  * Live blocks sit in an open-addressing table with linear probing. A slot
  * is 16 bytes: the address (0 marks an empty slot; a live block is never at
- * 0) and a packed value, size << 32 | stack id. With growth at 75% load that
- * is 21 to 43 bytes per live block, so a target holding millions of blocks
- * keeps the tracer small.
+ * 0) and a packed value, size << 32 | stack id, plus the block's 4-byte
+ * stamp beside it (below). With growth at 75% load that is 27 to 54 bytes
+ * per live block, so a target holding millions of blocks keeps the tracer
+ * small.
  *
  * A block of 4 GiB or more cannot keep its size in 32 bits: its value reads
  * VAL_ESCAPE << 32 | stack id and the size sits in a second table of the
@@ -58,8 +59,8 @@ struct jt_heap {
 	uint64_t origin_ms;		/* the default clock's zero: heap_new */
 	struct jt_heap_sample *tl;
 	size_t ntl, tl_cap;
-	/* heap_set_event_time: when the events being applied were made, if event_set. */
-	uint64_t event_ms;
+	/* heap_set_event_time: when the events being applied were made, if event_set (before the origin: < 0). */
+	int64_t event_ms;
 	int event_set;
 	/* The open heap_view: per stack, the other live figures (swapped in when filtering) and the ages. */
 	struct view_stack *view;
@@ -329,16 +330,15 @@ heap_event_stamp(const struct jt_heap *h)
 {
 	uint64_t now = h->now_ms(h->clock_arg);
 
-	return (uint32_t)(h->event_set && h->event_ms < now ? h->event_ms : now);
+	/* An age is a 32-bit difference: a stamp from before the origin wraps, and still gives it. */
+	return (uint32_t)(h->event_set && h->event_ms < (int64_t)now ? (uint64_t)h->event_ms : now);
 }
 
 void
 heap_set_event_time(struct jt_heap *h, uint64_t mono_ns)
 {
-	uint64_t ms = mono_ns / 1000000;
-
 	h->event_set = mono_ns != 0;
-	h->event_ms = ms > h->origin_ms ? ms - h->origin_ms : 0;
+	h->event_ms = (int64_t)(mono_ns / 1000000) - (int64_t)h->origin_ms;
 }
 
 /*
