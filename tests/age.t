@@ -54,11 +54,11 @@ sub fmt { my $n = reverse $_[0]; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reve
 # The text report's snapshots (on stderr: -o's rule with --interval is not this test's), each from its "==== jmptrace heap report ====" line.
 sub text_snapshots { return grep { /\S/ } split /^(?=={4} jmptrace heap report ={4}$)/m, $_[0] // '' }
 
-# The "age:" line under the live-list entry whose frame 0 is $func, as [oldest, newest].
+# The ages ending the live-list entry whose frame 0 is $func, as [oldest, newest].
 sub text_ages {
 	my ($text, $func) = @_;
 	my ($live) = $text =~ /^(top \d+ of .*?)^PEAK: /ms;
-	my ($o, $n) = ($live // '') =~ /^#\d+: [^\n]* live;[^\n]*\n    age: oldest block ([\d,]+) ms, newest ([\d,]+) ms\n    at 0x[0-9a-f]+: \Q$func\E /m;
+	my ($o, $n) = ($live // '') =~ /^#\d+: [^\n]* live;[^\n]*; oldest block ([\d,]+) ms old, newest ([\d,]+) ms\n    at 0x[0-9a-f]+: \Q$func\E /m;
 	s/,//g for grep { defined } $o, $n;
 	return [$o, $n];
 }
@@ -125,7 +125,7 @@ for my $mode ($ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static))
 			my $text = $texts[$k + 1] // '';
 			like($text, qr/^top 1 of 1 stack by live bytes:$/m, "#$s2->{seq} text: one live stack");
 			is_deeply(text_ages($text, 'sl_leak'), [$leak->{oldest_age_ms}, $leak->{newest_age_ms}],
-				  "#$s2->{seq} text: sl_leak's age line has the JSON's ages");
+				  "#$s2->{seq} text: sl_leak's line ends with the JSON's ages");
 			like($text, qr/^SUMMARY: \Q@{[fmt($LEAK * $l)]}\E bytes in $l blocks? still live from 1 stack$/m,
 			     "#$s2->{seq} text: the summary counts the old blocks only");
 			my $folded = JT::slurp("$r->{dir}/live.$s2->{seq}.folded") // '';
@@ -187,7 +187,7 @@ for my $mode ($ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static))
 			   && ($made < $RING || $churn->{oldest_age_ms} <= $since + 20),
 			   "#$s->{seq}: sl_churn's ages are small (oldest $churn->{oldest_age_ms} ms, newest $churn->{newest_age_ms} ms; $made calls in the $since ms since #$snaps[$k - 1]{seq})");
 			is_deeply(text_ages($texts[$k], $_->[0]), [$_->[1]{oldest_age_ms}, $_->[1]{newest_age_ms}],
-				  "#$s->{seq} text: $_->[0]'s age line has the JSON's ages") for ['sl_churn', $churn], ['sl_leak', $leak];
+				  "#$s->{seq} text: $_->[0]'s line ends with the JSON's ages") for ['sl_churn', $churn], ['sl_leak', $leak];
 		}
 		SKIP: {
 			skip 'the host took no snapshot in time (a busy host)', 1 if !$checked;
