@@ -448,9 +448,10 @@ heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *st
 	return 0;
 }
 
-void
-heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id),
-	       void *arg)
+/* Calls fn on every live block with its stamp, in table order. */
+static void
+live_walk(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp),
+	  void *arg)
 {
 	for (size_t i = 0; i < h->live.cap; i++) {
 		const struct jt_slot *sl = &h->live.slots[i];
@@ -460,8 +461,32 @@ heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uin
 		if (!sl->addr)
 			continue;
 		val_unpack(h, sl->addr, sl->val, &size, &sid);
-		fn(arg, sl->addr, size, sid);
+		fn(arg, sl->addr, size, sid, h->live.stamps[i]);
 	}
+}
+
+/* heap_each_live's caller's function and argument, for live_walk. */
+struct each_live {
+	void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id);
+	void *arg;
+};
+
+static void
+each_live_one(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp)
+{
+	const struct each_live *e = arg;
+
+	(void)stamp;
+	e->fn(e->arg, addr, size, stack_id);
+}
+
+void
+heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id),
+	       void *arg)
+{
+	struct each_live e = { fn, arg };
+
+	live_walk(h, each_live_one, &e);
 }
 
 void
@@ -565,13 +590,24 @@ heap_timeline(const struct jt_heap *h, size_t *n)
 	return h->tl;
 }
 
-/* Counts a block of age age (ms) in its stack's view entry when the view counts it. */
-static void
-view_count(struct jt_heap *h, uint32_t sid, uint64_t size, uint32_t age, uint64_t min_age_ms)
-{
-	struct view_stack *v = &h->view[sid];
+/* heap_view_begin's heap, moment and minimum age, for live_walk. */
+struct view_walk {
+	struct jt_heap *h;
+	uint32_t now;		/* the clock's ms in 32 bits, as the stamps */
+	uint64_t min_age_ms;
+};
 
-	if (age < min_age_ms)
+/* Counts a block in its stack's view entry when the view counts it (its age, now - stamp, is enough). */
+static void
+view_count(void *arg, uint64_t addr, uint64_t size, uint32_t sid, uint32_t stamp)
+{
+	const struct view_walk *w = arg;
+	struct jt_heap *h = w->h;
+	struct view_stack *v = &h->view[sid];
+	uint32_t age = w->now - stamp;
+
+	(void)addr;
+	if (age < w->min_age_ms)
 		return;
 	if (!v->blocks || age > v->oldest)
 		v->oldest = age;
@@ -605,22 +641,13 @@ view_swap(struct jt_heap *h)
 void
 heap_view_begin(struct jt_heap *h, uint64_t now_ms, uint64_t min_age_ms)
 {
-	uint32_t now = (uint32_t)now_ms;
+	struct view_walk w = { h, (uint32_t)now_ms, min_age_ms };
 
 	heap_view_end(h);
 	h->nview = h->nstacks;
 	h->view = xcalloc(h->nview ? h->nview : 1, sizeof(*h->view));
 	h->view_tot = (struct jt_heap_totals){ 0 };
-	for (size_t i = 0; i < h->live.cap; i++) {
-		const struct jt_slot *sl = &h->live.slots[i];
-		uint64_t size;
-		uint32_t sid;
-
-		if (!sl->addr)
-			continue;
-		val_unpack(h, sl->addr, sl->val, &size, &sid);
-		view_count(h, sid, size, now - h->live.stamps[i], min_age_ms);
-	}
+	live_walk(h, view_count, &w);
 	if (min_age_ms)
 		view_swap(h);
 }
