@@ -177,6 +177,29 @@ void heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg)
 /* That clock's now: what a sample or a snapshot taken now would say (time_ms). */
 uint64_t heap_clock_ms(const struct jt_heap *h);
 
+/*
+ * Events applied later than they were made (--source uprobe) stamp their
+ * blocks with when they were made: mono_ns, the CLOCK_MONOTONIC time (ns)
+ * of the event being applied, or 0 for the clock's now (the default). It
+ * assumes the default clock.
+ */
+void heap_set_event_time(struct jt_heap *h, uint64_t mono_ns);
+
+/*
+ * A snapshot's view of the live blocks at now_ms (the clock's time_ms): it
+ * takes each stack's block ages (heap_stack_age) and, when min_age_ms > 0
+ * (--older-than), makes every live figure (the stacks' live_bytes and
+ * live_blocks, the totals', HEAP_RANK_LIVE's order) count only the blocks
+ * allocated at least min_age_ms before now_ms, until heap_view_end. The heap
+ * must record no event nor sample in between; the peak and the timeline
+ * keep every block.
+ */
+void heap_view_begin(struct jt_heap *h, uint64_t now_ms, uint64_t min_age_ms);
+/* Ends the view: the live figures count every block again. Does nothing without one. */
+void heap_view_end(struct jt_heap *h);
+/* In a view: the ages (ms) of the oldest and the newest block of stack id it counts; -1 when none (or no view). */
+int heap_stack_age(const struct jt_heap *h, uint32_t id, uint64_t *oldest_ms, uint64_t *newest_ms);
+
 /* The peak: the live figures at the highest live bytes so far, and when (exact once a free or a forced heap_sample followed it). */
 void heap_peak(const struct jt_heap *h, struct jt_heap_peak *out);
 

@@ -181,6 +181,7 @@ struct jt_options {
 	const char *csv_path;		/* --csv */
 	const char *dot_path;		/* --dot */
 	double interval;		/* --interval: seconds between snapshots, 0 for none */
+	double older_than;		/* --older-than: seconds a block must be old to count as live, 0 for none */
 	const char *supp_path;		/* --suppressions */
 	int no_default_supp;		/* --no-default-suppressions */
 	int leak_check;			/* --leak-check */

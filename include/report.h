@@ -71,6 +71,7 @@ struct jt_snapshot {
 	uint64_t lost_events;	/* of those, how many the kernel dropped (a full ring buffer) */
 	size_t timeline_from;	/* the first timeline sample the JSON lists: those before went into
 				   the same file's earlier snapshots of this process */
+	uint64_t older_than_ms;	/* --older-than: the live figures count only blocks this old (heap_view_begin), 0 for all */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

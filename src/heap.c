@@ -11,13 +11,19 @@
 /*
  * Live blocks sit in an open-addressing table with linear probing. A slot
  * is 16 bytes: the address (0 marks an empty slot; a live block is never at
- * 0) and a packed value, size << 32 | stack id. With growth at 75% load that
- * is 21 to 43 bytes per live block, so a target holding millions of blocks
- * keeps the tracer small.
+ * 0) and a packed value, size << 32 | stack id, plus the block's 4-byte
+ * stamp beside it (below). With growth at 75% load that is 27 to 54 bytes
+ * per live block, so a target holding millions of blocks keeps the tracer
+ * small.
  *
  * A block of 4 GiB or more cannot keep its size in 32 bits: its value reads
  * VAL_ESCAPE << 32 | stack id and the size sits in a second table of the
  * same kind, h->big. Few such blocks fit in an address space, so it stays tiny.
+ *
+ * Each live block's allocation time is the live table's stamp (heap_table.h):
+ * the clock's ms in 32 bits, 4 more bytes a slot. An age is now - stamp in
+ * 32-bit arithmetic, exact for any block younger than 49 days, whatever the
+ * clock reads; no stamp is ever later than the clock, so no age is negative.
  */
 #define TABLE_MIN_CAP	16u
 #define LIVE_MIN_CAP	1024u
@@ -58,6 +64,20 @@ struct jt_heap {
 	uint32_t *tdirty;
 	size_t ntdirty, tdirty_cap;
 	struct jt_tlog tlog;
+	/* heap_set_event_time: when the events being applied were made, if event_set (before the origin: < 0). */
+	int64_t event_ms;
+	int event_set;
+	/* The open heap_view: per stack, the other live figures (swapped in when filtering) and the ages. */
+	struct view_stack *view;
+	uint32_t nview;
+	struct jt_heap_totals view_tot;
+	int view_swapped;
+};
+
+/* One stack in a heap_view. */
+struct view_stack {
+	uint64_t bytes, blocks;		/* the figures not in use: the view's or, while swapped, the real ones */
+	uint32_t oldest, newest;	/* ages (ms) of the oldest and newest block the view counts */
 };
 
 static uint64_t
@@ -284,8 +304,8 @@ heap_new(void)
 {
 	struct jt_heap *h = xcalloc(1, sizeof(*h));
 
-	table_init(&h->live, LIVE_MIN_CAP);
-	table_init(&h->big, TABLE_MIN_CAP);
+	table_init(&h->live, LIVE_MIN_CAP, 1);
+	table_init(&h->big, TABLE_MIN_CAP, 0);
 	h->sidx = xcalloc(STACK_IDX_MIN_CAP, sizeof(*h->sidx));
 	h->sidx_cap = STACK_IDX_MIN_CAP;
 	h->now_ms = heap_default_clock;
@@ -310,13 +330,31 @@ heap_destroy(struct jt_heap *h)
 	free(h->tl);
 	free(h->tdirty);
 	tlog_free(&h->tlog);
+	free(h->view);
 	for (i = 0; i < h->nchunks; i++)
 		free(h->chunks[i]);
 	free(h->chunks);
 	free(h->sidx);
-	free(h->big.slots);
-	free(h->live.slots);
+	table_free(&h->big);
+	table_free(&h->live);
 	free(h);
+}
+
+/* The allocation time of a block recorded now: the event's, never later than the clock. */
+static uint32_t
+heap_event_stamp(const struct jt_heap *h)
+{
+	uint64_t now = h->now_ms(h->clock_arg);
+
+	/* An age is a 32-bit difference: a stamp from before the origin wraps, and still gives it. */
+	return (uint32_t)(h->event_set && h->event_ms < (int64_t)now ? (uint64_t)h->event_ms : now);
+}
+
+void
+heap_set_event_time(struct jt_heap *h, uint64_t mono_ns)
+{
+	h->event_set = mono_ns != 0;
+	h->event_ms = (int64_t)(mono_ns / 1000000) - (int64_t)h->origin_ms;
 }
 
 /*
@@ -343,6 +381,7 @@ heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
 		live_account(h, old_stack, old_size, 0);
 	}
 	slot->val = val_pack(h, addr, size, stack_id);
+	h->live.stamps[slot - h->live.slots] = heap_event_stamp(h);
 	live_account(h, stack_id, size, 1);
 	s = stack_at(h, stack_id);
 	s->alloc_calls++;
@@ -425,9 +464,10 @@ heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *st
 	return 0;
 }
 
-void
-heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id),
-	       void *arg)
+/* Calls fn on every live block with its stamp, in table order. */
+static void
+live_walk(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp),
+	  void *arg)
 {
 	for (size_t i = 0; i < h->live.cap; i++) {
 		const struct jt_slot *sl = &h->live.slots[i];
@@ -437,8 +477,32 @@ heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uin
 		if (!sl->addr)
 			continue;
 		val_unpack(h, sl->addr, sl->val, &size, &sid);
-		fn(arg, sl->addr, size, sid);
+		fn(arg, sl->addr, size, sid, h->live.stamps[i]);
 	}
+}
+
+/* heap_each_live's caller's function and argument, for live_walk. */
+struct each_live {
+	void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id);
+	void *arg;
+};
+
+static void
+each_live_one(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp)
+{
+	const struct each_live *e = arg;
+
+	(void)stamp;
+	e->fn(e->arg, addr, size, stack_id);
+}
+
+void
+heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id),
+	       void *arg)
+{
+	struct each_live e = { fn, arg };
+
+	live_walk(h, each_live_one, &e);
 }
 
 void
@@ -457,10 +521,10 @@ heap_clear_live(struct jt_heap *h)
 {
 	uint32_t id;
 
-	free(h->live.slots);
-	free(h->big.slots);
-	table_init(&h->live, LIVE_MIN_CAP);
-	table_init(&h->big, TABLE_MIN_CAP);
+	table_free(&h->live);
+	table_free(&h->big);
+	table_init(&h->live, LIVE_MIN_CAP, 1);
+	table_init(&h->big, TABLE_MIN_CAP, 0);
 	for (id = 0; id < h->nstacks; id++) {
 		struct jt_stack *s = stack_at(h, id);
 
@@ -575,4 +639,89 @@ void
 heap_set_timeline_max(struct jt_heap *h, size_t max)
 {
 	h->tlog.max = max;
+}
+
+/* heap_view_begin's heap, moment and minimum age, for live_walk. */
+struct view_walk {
+	struct jt_heap *h;
+	uint32_t now;		/* the clock's ms in 32 bits, as the stamps */
+	uint64_t min_age_ms;
+};
+
+/* Counts a block in its stack's view entry when the view counts it (its age, now - stamp, is enough). */
+static void
+view_count(void *arg, uint64_t addr, uint64_t size, uint32_t sid, uint32_t stamp)
+{
+	const struct view_walk *w = arg;
+	struct jt_heap *h = w->h;
+	struct view_stack *v = &h->view[sid];
+	uint32_t age = w->now - stamp;
+
+	(void)addr;
+	if (age < w->min_age_ms)
+		return;
+	if (!v->blocks || age > v->oldest)
+		v->oldest = age;
+	if (!v->blocks || age < v->newest)
+		v->newest = age;
+	v->bytes += size;
+	v->blocks++;
+	h->view_tot.live_bytes += size;
+	h->view_tot.live_blocks++;
+}
+
+/* Exchanges every stack's live figures and the totals' with the view's. */
+static void
+view_swap(struct jt_heap *h)
+{
+	uint64_t x;
+
+	for (uint32_t id = 0; id < h->nview; id++) {
+		struct jt_stack *s = stack_at(h, id);
+		struct view_stack *v = &h->view[id];
+
+		x = s->live_bytes, s->live_bytes = v->bytes, v->bytes = x;
+		x = s->live_blocks, s->live_blocks = v->blocks, v->blocks = x;
+	}
+	x = h->tot.live_bytes, h->tot.live_bytes = h->view_tot.live_bytes, h->view_tot.live_bytes = x;
+	x = h->tot.live_blocks, h->tot.live_blocks = h->view_tot.live_blocks, h->view_tot.live_blocks = x;
+	h->view_swapped = !h->view_swapped;
+}
+
+/* One pass over the live table: a snapshot's cost, O(table), nothing per event. */
+void
+heap_view_begin(struct jt_heap *h, uint64_t now_ms, uint64_t min_age_ms)
+{
+	struct view_walk w = { h, (uint32_t)now_ms, min_age_ms };
+
+	heap_view_end(h);
+	h->nview = h->nstacks;
+	h->view = xcalloc(h->nview ? h->nview : 1, sizeof(*h->view));
+	h->view_tot = (struct jt_heap_totals){ 0 };
+	live_walk(h, view_count, &w);
+	if (min_age_ms)
+		view_swap(h);
+}
+
+void
+heap_view_end(struct jt_heap *h)
+{
+	if (h->view_swapped)
+		view_swap(h);
+	free(h->view);
+	h->view = NULL;
+	h->nview = 0;
+}
+
+int
+heap_stack_age(const struct jt_heap *h, uint32_t id, uint64_t *oldest_ms, uint64_t *newest_ms)
+{
+	const struct view_stack *v = id < h->nview ? &h->view[id] : NULL;
+
+	/* The view's count is in the stack while swapped, in the entry otherwise. */
+	if (!v || !(h->view_swapped ? stack_at(h, id)->live_blocks : v->blocks))
+		return -1;
+	*oldest_ms = v->oldest;
+	*newest_ms = v->newest;
+	return 0;
 }

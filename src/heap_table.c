@@ -20,11 +20,21 @@ table_mix64(uint64_t x)
 }
 
 void
-table_init(struct jt_table *t, size_t cap)
+table_init(struct jt_table *t, size_t cap, int stamped)
 {
 	t->slots = xcalloc(cap, sizeof(*t->slots));
+	t->stamps = stamped ? xcalloc(cap, sizeof(*t->stamps)) : NULL;
 	t->cap = cap;
 	t->count = 0;
+}
+
+void
+table_free(struct jt_table *t)
+{
+	free(t->slots);
+	free(t->stamps);
+	t->slots = NULL;
+	t->stamps = NULL;
 }
 
 static size_t
@@ -47,14 +57,21 @@ static void
 table_grow(struct jt_table *t)
 {
 	struct jt_slot *old = t->slots;
-	size_t old_cap = t->cap, count = t->count, i;
+	uint32_t *old_stamps = t->stamps;
+	size_t old_cap = t->cap, count = t->count, i, j;
 
-	table_init(t, 2 * old_cap);
-	for (i = 0; i < old_cap; i++)
-		if (old[i].addr)
-			t->slots[table_probe(t, old[i].addr)] = old[i];
+	table_init(t, 2 * old_cap, old_stamps != NULL);
+	for (i = 0; i < old_cap; i++) {
+		if (!old[i].addr)
+			continue;
+		j = table_probe(t, old[i].addr);
+		t->slots[j] = old[i];
+		if (old_stamps)
+			t->stamps[j] = old_stamps[i];
+	}
 	t->count = count;
 	free(old);
+	free(old_stamps);
 }
 
 struct jt_slot *
@@ -90,6 +107,8 @@ table_remove_at(struct jt_table *t, size_t hole)
 		home = table_home(t, t->slots[j].addr);
 		if (((j - home) & mask) >= ((j - hole) & mask)) {
 			t->slots[hole] = t->slots[j];
+			if (t->stamps)
+				t->stamps[hole] = t->stamps[j];
 			hole = j;
 		}
 	}

@@ -61,6 +61,9 @@ usage(FILE *f)
 		"      --no-default-suppressions\n"
 		"                   do not suppress what the C and C++ runtimes keep on purpose\n"
 		"      --interval S write a snapshot every S seconds (numbered files)\n"
+		"      --older-than S  count as live, in every report and file, only the blocks\n"
+		"                   allocated at least S seconds (fractions too) before the\n"
+		"                   snapshot: what stays, not what is in flight\n"
 		"\n"
 		"Leak check, as valgrind's memcheck does it, from outside:\n"
 		"      --leak-check     at every snapshot and when the program calls _exit, stop\n"
@@ -202,6 +205,8 @@ parse_size(const char *s, uint64_t *out)
 
 /* --interval's bounds: a snapshot is too slow to take more than 10 times a second. */
 #define JT_MIN_INTERVAL 0.1
+/* --older-than's highest: the heap's block ages are exact up to 49 days (heap.c). */
+#define JT_MAX_OLDER_THAN 4000000
 
 enum {
 	OPT_JSON = 256, OPT_TOP, OPT_DEPTH, OPT_DURATION,
@@ -209,7 +214,7 @@ enum {
 	OPT_SORT, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_PPROF, OPT_FOLDED, OPT_FOLDED_COST,
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
-	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE,
+	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
 };
 
 static const struct option longopts[] = {
@@ -233,6 +238,7 @@ static const struct option longopts[] = {
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "dot", required_argument, NULL, OPT_DOT },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "older-than", required_argument, NULL, OPT_OLDER_THAN },
 	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
 	{ "no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS },
 	{ "leak-check", no_argument, NULL, OPT_LEAK_CHECK },
@@ -315,6 +321,10 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case OPT_INTERVAL:
 		if (parse_duration(arg, &o->interval) < 0 || o->interval < JT_MIN_INTERVAL)
 			return bad_value(c, arg, "give seconds, from 0.1 to " JT_STR(JT_MAX_DURATION));
+		return 0;
+	case OPT_OLDER_THAN:
+		if (parse_duration(arg, &o->older_than) < 0 || o->older_than > JT_MAX_OLDER_THAN)
+			return bad_value(c, arg, "give seconds, from 0.001 to " JT_STR(JT_MAX_OLDER_THAN));
 		return 0;
 	case OPT_SUPPRESSIONS: o->supp_path = arg; return 0;
 	case OPT_NO_DEFAULT_SUPPRESSIONS: o->no_default_supp = 1; return 0;

@@ -149,22 +149,30 @@ json_histogram(FILE *f, const struct jt_stack *st)
 	fputc('}', f);
 }
 
-/* One stack: its counters, the suppression that matches it (supp, or NULL), its frames. */
+/*
+ * One stack: its id, its counters, the ages of its oldest and newest live
+ * block (when it has live blocks), the suppression that matches it (supp,
+ * or NULL), its frames.
+ */
 static void
-json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, const char *supp)
+json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, const char *supp)
 {
-	fprintf(f, "  {\"id\": %" PRIu32 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frees\": %" PRIu64
+	uint64_t oldest, newest;
+
+	fprintf(f, "  {\"id\": %" PRIu32 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64, st->id,
+		st->live_bytes, st->live_blocks);
+	if (heap_stack_age(s->heap, st->id, &oldest, &newest) == 0)
+		fprintf(f, ", \"oldest_age_ms\": %" PRIu64 ", \"newest_age_ms\": %" PRIu64, oldest, newest);
+	fprintf(f, ", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frees\": %" PRIu64
 		", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", ",
-		st->id, st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes, st->frees,
-		st->temporary, st->peak_bytes, st->peak_blocks);
+		st->alloc_calls, st->alloc_bytes, st->frees, st->temporary, st->peak_bytes, st->peak_blocks);
 	json_histogram(f, st);
 	if (supp) {
 		fputs(", \"suppressed\": ", f);
 		json_str(f, supp);
 	}
 	fputs(",\n   ", f);
-	json_frames(f, sym, st);
+	json_frames(f, s->sym, st);
 	fputc('}', f);
 }
 
@@ -478,6 +486,9 @@ json_header(FILE *f, const struct jt_snapshot *s)
 	json_str(f, s->killed_by ? report_signame(s->killed_by, sig, sizeof(sig)) : NULL);
 	fprintf(f, ", \"attached\": %s, \"seq\": %u, \"time_ms\": %" PRIu64 ",\n",
 		s->attached ? "true" : "false", s->seq, s->time_ms);
+	/* --older-than: every live figure of the snapshot counts only blocks this old. */
+	if (s->older_than_ms)
+		fprintf(f, " \"older_than_ms\": %" PRIu64 ",\n", s->older_than_ms);
 }
 
 /* A scheduled snapshot's "due_ms", "late_ms" and "late_why" (null unless it is late). */
@@ -506,7 +517,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	fputs(" \"stacks\": [", f);
 	for (i = 0; i < js.n; i++) {
 		fputs(i ? ",\n" : "\n", f);
-		json_stack(f, s->sym, heap_stack_get(s->heap, js.ids[i]), js.supp[i]);
+		json_stack(f, s, heap_stack_get(s->heap, js.ids[i]), js.supp[i]);
 	}
 	fputs(js.n ? "\n ]" : "]", f);
 	json_invalid_frees(f, s);

@@ -36,12 +36,18 @@ text_status(FILE *f, const struct jt_snapshot *s)
 static void
 text_header(FILE *f, const struct jt_snapshot *s)
 {
+	char num[32];
+
 	fprintf(f, "==== jmptrace heap report ====\n");
 	fprintf(f, "command:  %s\n", s->command ? s->command : "(unknown)");
 	fprintf(f, "exe:      %s\n", s->exe ? s->exe : "(unknown)");
 	fprintf(f, "pid:      %d\n", s->pid);
 	fprintf(f, "snapshot: %s\n", s->reason ? s->reason : "(unknown)");
 	text_status(f, s);
+	if (s->older_than_ms)
+		fprintf(f, "live:     only the blocks allocated at least %s ms before this snapshot\n"
+			"          count as live (--older-than); the peak and the timeline count all\n",
+			util_num(num, s->older_than_ms));
 	if (s->attached) {
 		fprintf(f, "note:     jmptrace attached to a running process, so blocks allocated\n"
 			"          before the attach are unknown: they are not counted as live, and\n"
@@ -173,14 +179,15 @@ text_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
  * The figure line of a stack: its figure for the list it is in (cost)
  * first, then all its other counters, so that every list shows them all:
  *   #1: 1,000 bytes in 1 block live; 3 allocation calls of 3,500 bytes in all from this stack;
- *       peak 3,000 bytes in 2 blocks, 2 frees, 1 temporary
- * (on one line). The live list's wording is the report's from before the
+ *       peak 3,000 bytes in 2 blocks, 2 frees, 1 temporary; oldest block 900 ms old, newest 20 ms
+ * (on one line; the ages in the live list only). The live list's wording is the report's from before the
  * other lists, which scripts may read.
  */
 static void
-text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsigned rank,
-		const struct report_leak *rl)
+text_stack_line(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, enum report_cost cost,
+		unsigned rank, const struct report_leak *rl)
 {
+	uint64_t oldest, newest;
 	char live[96], peak[96], lost[96], a[32], b[32], c[32];
 	const char *calls = report_plural(st->alloc_calls, "call", "calls");
 
@@ -220,6 +227,9 @@ text_stack_line(FILE *f, const struct jt_stack *st, enum report_cost cost, unsig
 	fprintf(f, ", %s %s", util_num(c, st->frees), report_plural(st->frees, "free", "frees"));
 	if (cost != COST_TEMPORARY)
 		fprintf(f, ", %s temporary", util_num(c, st->temporary));
+	/* The live list's last words: how old its blocks are (live ones, of the snapshot's view). */
+	if (cost == COST_LIVE && heap_stack_age(s->heap, st->id, &oldest, &newest) == 0)
+		fprintf(f, "; oldest block %s ms old, newest %s ms", util_num(a, oldest), util_num(b, newest));
 	fputc('\n', f);
 }
 
@@ -379,7 +389,7 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 	for (i = 0; i < shown; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
-		text_stack_line(f, st, l->cost, i + 1, rl);
+		text_stack_line(f, s, st, l->cost, i + 1, rl);
 		report_text_frames(f, s->sym, st);
 	}
 	if (sup->stacks)

@@ -153,6 +153,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.nuntraced = p->nuntraced,
 		.source_uprobe = tr->uprobes != NULL,
 		.lost_events = uprobes_lost(tr->uprobes),
+		.older_than_ms = (uint64_t)(o->older_than * 1000 + 0.5),
 	};
 	const struct jt_heap_sample *tl;
 	size_t n;
@@ -173,6 +174,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	/* Two snapshots in one ms share the last sample, which the second updates: it lists it again. */
 	s.timeline_from = p->json_timeline < n ? p->json_timeline : n ? n - 1 : 0;
 	s.due = tr->due;
+	/* Every writer reads the live figures of this view: the blocks' ages, --older-than's filter. */
+	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
 	/* report_text flushes, which is all stderr needs; -o's output says which error it met. */
@@ -191,6 +194,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	for (int i = 0; i < SNAPSHOT_NFORMATS; i++)
 		if (tr->formats[i] && snapshot_format(tr, i, &s) < 0)
 			ret = -1;
+	heap_view_end(p->heap);
 	if (ret < 0)
 		tr->report_failed = 1;
 	return ret;

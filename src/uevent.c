@@ -269,11 +269,14 @@ uevent_apply(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_us
 		image_update(t->proc, 0);
 		return 1;
 	}
+	/* Applied later than made: a block's age counts from the sample's time, not from now. */
+	heap_set_event_time(t->proc->heap, s->time);
 	if (s->site->ret)
 		uevent_return(t, s);
 	else if (alloc_fns[s->site->fn].kind == FK_FREE)
 		uevent_free(t, ctx, s, tr->opt);
 	else
 		uevent_enter_alloc(t, ctx, s, tr->opt);
+	heap_set_event_time(t->proc->heap, 0);
 	return 1;
 }

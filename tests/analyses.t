@@ -100,7 +100,7 @@ for my $mode (@modes) {
 		cmp_ok(scalar(@held), '>=', 2, 'the 300 ms holding 1 MiB has samples (every 100 ms)');
 
 		my $l = lists_of($r->{report});
-		like($l->{main}, qr/^top 1 of 1 stack by live bytes:\n\n#1: 10,000 bytes in 10 blocks live; 10 allocation calls of 10,000 bytes in all from this stack; peak 0 bytes in 0 blocks, 0 frees, 0 temporary\n    at 0x[0-9a-f]+: small_phase \(profile.c:$LINE{small}\)\n/,
+		like($l->{main}, qr/^top 1 of 1 stack by live bytes:\n\n#1: 10,000 bytes in 10 blocks live; 10 allocation calls of 10,000 bytes in all from this stack; peak 0 bytes in 0 blocks, 0 frees, 0 temporary; oldest block [\d,]+ ms old, newest [\d,]+ ms\n    at 0x[0-9a-f]+: small_phase \(profile.c:$LINE{small}\)\n/,
 		     'live list: only small_phase, 10,000 bytes in 10 blocks');
 		like($l->{PEAK}, qr/^PEAK: ${\ fmt($pk->{live_bytes})} bytes in ${\ fmt($pk->{live_blocks})} blocks at ${\ fmt($pk->{time_ms})} ms\n/,
 		     'peak header: the JSON peak');

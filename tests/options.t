@@ -310,8 +310,9 @@ sub leak_stack {
 	my $s = last_snapshot($r) or return;
 	my ($st) = stacks_with_frame0($s, 'leak_here');
 	my ($block) = ($r->{report} // '') =~ /^(#\d+: [^\n]*\n    at 0x[0-9a-f]+: leak_here .*?\n)\n/ms;
-	# Addresses differ from run to run (ASLR): compare the rest.
+	# Addresses differ from run to run (ASLR), and so do block ages: compare the rest.
 	$block =~ s/0x[0-9a-f]+/0x?/g if defined $block;
+	$block =~ s/; oldest block [\d,]+ ms old, newest [\d,]+ ms$/; oldest block ? ms old, newest ? ms/m if defined $block;
 	return ($st, $block, $s);
 }
 

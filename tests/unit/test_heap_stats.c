@@ -1,8 +1,9 @@
-/* test_heap_stats.c - unit test of the heap's per-stack counters, peak, timeline (with its per-stack changes), size histogram and filtered stack. */
+/* test_heap_stats.c - unit test of the heap's per-stack counters, peak, timeline (with its per-stack changes), size histogram, filtered stack and block ages. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "heap.h"
 #include "rng.h"
@@ -363,6 +364,108 @@ test_clear_live(void)
 	heap_destroy(h);
 }
 
+/* Checks stack id's ages in the open view: want -1 for none, else oldest and newest. */
+static void
+check_age(const struct jt_heap *h, uint32_t id, int want, uint64_t oldest, uint64_t newest, const char *what)
+{
+	uint64_t o = 0, n = 0;
+	int r = heap_stack_age(h, id, &o, &n);
+	if (want < 0)
+		ok(r < 0, "%s: no ages", what);
+	else
+		ok(r == 0 && o == oldest && n == newest, "%s: oldest %lu, newest %lu (got %d, %lu, %lu)",
+		   what, (unsigned long)oldest, (unsigned long)newest, r, (unsigned long)o, (unsigned long)n);
+}
+
+/*
+ * Stack a gets a block at 0, 100, ..., 900 ms, stack b one at 950; at 1000
+ * the view counts the blocks at least min_age old. The table grows twice
+ * under 3000 more blocks of stack c made at 990 and freed again, which moves
+ * the stamps (growth, backward-shift deletion): the ages must survive it.
+ */
+static void
+test_ages(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000), c = stack_of(h, 0x3000);
+	const struct jt_stack *sa = heap_stack_get(h, a), *sb = heap_stack_get(h, b);
+	struct jt_heap_totals t;
+	uint32_t ids[4];
+
+	for (uint64_t i = 0; i < 10; i++) {
+		test_now = 100 * i;
+		heap_alloc(h, 0x10000 + 0x100 * i, 10, a);
+	}
+	test_now = 950;
+	heap_alloc(h, 0x20000, 1000, b);
+	test_now = 990;
+	for (uint64_t i = 0; i < 3000; i++)
+		heap_alloc(h, 0x1000000 + 16 * i, 1, c);
+	for (uint64_t i = 0; i < 3000; i++)
+		heap_free(h, 0x1000000 + 16 * i, NULL, 0);
+	heap_free(h, 0x10000 + 0x100 * 3, NULL, 0);	/* a's block of 300 ms */
+	test_now = 1000;
+	check_age(h, a, -1, 0, 0, "ages: none before a view");
+
+	heap_view_begin(h, 1000, 0);
+	check_age(h, a, 0, 1000, 100, "ages at 1000");
+	check_age(h, b, 0, 50, 50, "ages at 1000, b");
+	check_age(h, c, -1, 0, 0, "ages at 1000, c (no live block)");
+	ok(sa->live_bytes == 90 && sa->live_blocks == 9, "no --older-than: a's live figures whole");
+	heap_view_end(h);
+
+	heap_view_begin(h, 1000, 250);
+	heap_totals(h, &t);
+	ok(sa->live_bytes == 70 && sa->live_blocks == 7, "--older-than 250 ms: a counts its 7 blocks of 0-700 ms");
+	ok(sb->live_bytes == 0 && sb->live_blocks == 0, "--older-than 250 ms: b's young block is out");
+	ok(t.live_bytes == 70 && t.live_blocks == 7, "--older-than 250 ms: the totals too");
+	check_age(h, a, 0, 1000, 300, "--older-than 250 ms");
+	check_age(h, b, -1, 0, 0, "--older-than 250 ms, b");
+	is_u64(heap_rank_stacks(h, HEAP_RANK_LIVE, ids, 4), 1, "--older-than 250 ms: one stack ranks live");
+	heap_view_end(h);
+
+	heap_totals(h, &t);
+	ok(sa->live_bytes == 90 && sb->live_bytes == 1000 && t.live_bytes == 1090 && t.live_blocks == 10,
+	   "the view's end gives every figure back");
+	check_age(h, a, -1, 0, 0, "ages: none after the view");
+	heap_view_begin(h, 1000, 1001);
+	heap_totals(h, &t);
+	ok(sa->live_blocks == 0 && t.live_blocks == 0, "--older-than above every age: nothing live");
+	heap_view_end(h);
+	heap_destroy(h);
+}
+
+/* The default clock: a block stamped with an event's CLOCK_MONOTONIC time is as old as the event. */
+static void
+test_event_time(void)
+{
+	struct jt_heap *h = heap_new();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000);
+	struct timespec ts;
+	uint64_t mono, old_o = 0, old_n, new_o = 0, new_n, lag;
+	int ra, rb;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	mono = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	heap_set_event_time(h, mono - 300000000);	/* 300 ms ago */
+	heap_alloc(h, 0x1000, 8, a);
+	heap_set_event_time(h, mono + 60000000000);	/* a minute ahead: no later than now */
+	heap_alloc(h, 0x2000, 8, b);
+	heap_set_event_time(h, 0);
+	/* The heap's clock is the coarse one: it lags CLOCK_MONOTONIC by up to its resolution. */
+	clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+	lag = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + 1;
+	heap_view_begin(h, heap_clock_ms(h), 0);
+	ra = heap_stack_age(h, a, &old_o, &old_n);
+	rb = heap_stack_age(h, b, &new_o, &new_n);
+	ok(ra == 0 && old_o + lag >= 300, "event time: 300 ms old, within the clock's %lu ms (%lu)",
+	   (unsigned long)lag, (unsigned long)old_o);
+	ok(rb == 0 && new_o + 300 <= old_o + lag, "event time: a future one is stamped now (%lu)",
+	   (unsigned long)new_o);
+	heap_view_end(h);
+	heap_destroy(h);
+}
+
 int
 main(void)
 {
@@ -376,5 +479,7 @@ main(void)
 	test_timeline_merge_stress();
 	test_filtered_and_ranks();
 	test_clear_live();
+	test_ages();
+	test_event_time();
 	return tap_done();
 }

@@ -597,13 +597,17 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	text = tr_slurp(json);
 	ok(strcmp(text, "{\"snapshots\": [\n]}\n") == 0, "a fresh file is an empty valid report");
 	free(text);
+	/* The blocks were made at 42 ms: 250 ms old at the snapshot's view. */
+	heap_view_begin((struct jt_heap *)snap->heap, tr_now_ms + 250, 0);
 	ok(report_json_add(j, snap) == 0, "first report_json_add");
+	heap_view_end((struct jt_heap *)snap->heap);
 	text = tr_slurp(json);
 	ok(strstr(text, "\"alloc_calls\": 8, \"bytes_allocated\": 1007810, \"frees\": 2,"
 		  " \"unknown_frees\": 1, \"live_bytes\": 7310, \"live_blocks\": 7,"
 		  " \"peak_live_bytes\": 1007300,") != NULL, "JSON totals figures");
-	ok(strstr(text, " \"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
-		  " \"alloc_bytes\": 4000,") != NULL, "JSON stack figures");
+	ok(strstr(text, "{\"id\": 1, \"live_bytes\": 4000, \"live_blocks\": 1, \"oldest_age_ms\": 250,"
+		  " \"newest_age_ms\": 250, \"alloc_calls\": 1, \"alloc_bytes\": 4000,") != NULL,
+	   "JSON stack figures: the id first, the ages after the live figures");
 	free(text);
 	if (python)
 		ok(tr_python_check(checker, json, 1) == 0, "one snapshot: python's json accepts it");
