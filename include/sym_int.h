@@ -62,6 +62,7 @@ struct jt_sym {
 	size_t cache_cap, cache_n;
 	char **strs;		/* interned strings: module, function and file names */
 	size_t strs_cap, strs_n;
+	int full_names;		/* sym_set_full_names: frames are named by their full function name */
 };
 
 /* FNV-1a of p[0..len), for the name hash and the string pool. */

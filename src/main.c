@@ -84,6 +84,11 @@ usage(FILE *f)
 		"      --massif FILE      massif.out for ms_print and massif-visualizer\n"
 		"      --csv FILE         a row per stack: counters, histogram and frames\n"
 		"      --dot FILE         a Graphviz call graph of the allocating code\n"
+		"      --full-names       name C++ functions in full (return type, template\n"
+		"                         arguments, parameters) in the text report and every\n"
+		"                         format; by default they are short, as pprof shows\n"
+		"                         them (std::vector::_M_realloc_insert). JSON always\n"
+		"                         has the full names, pprof both (system_name)\n"
 		"                   Every FILE (-o and --json too) may be - for stdout, or a\n"
 		"                   FIFO, a device or /dev/fd/N: written in place, snapshot\n"
 		"                   after snapshot; a regular file is replaced whole by a\n"
@@ -210,6 +215,7 @@ enum {
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE,
+	OPT_FULL_NAMES,
 };
 
 static const struct option longopts[] = {
@@ -241,6 +247,7 @@ static const struct option longopts[] = {
 	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -318,6 +325,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		return 0;
 	case OPT_SUPPRESSIONS: o->supp_path = arg; return 0;
 	case OPT_NO_DEFAULT_SUPPRESSIONS: o->no_default_supp = 1; return 0;
+	case OPT_FULL_NAMES: o->full_names = 1; return 0;
 	case OPT_LEAK_CHECK: o->leak_check = 1; return 0;
 	case OPT_LEAK_HEURISTICS:
 		if ((r = leak_heur_parse(arg)) < 0)

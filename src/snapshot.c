@@ -10,6 +10,7 @@
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
+#include "sym.h"
 #include "uprobes.h"
 #include "uprobes.h"
 #include "util.h"
@@ -169,6 +170,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	s.due = tr->due;
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
+	/* Every writer but JSON names frames as --full-names says (sym_resolve's jt_frame.name). */
+	sym_set_full_names(p->sym, o->full_names);
 	/* report_text flushes, which is all stderr needs; -o's output says which error it met. */
 	text = report_text(tr->out, &s);
 	if (tr->out_file)
