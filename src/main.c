@@ -431,8 +431,8 @@ parse_args(int argc, char **argv, struct jt_options *o)
  * Every output is taken before the program runs, so that a path that
  * cannot be written is said at once (exit 1), not after the whole run:
  * streams are opened, files checked (outfile.h). What creates a file
- * comes last, so that a refusal leaves nothing behind: --json, then -o's
- * file, put in place now to grow with every snapshot.
+ * comes last, so that a refusal leaves nothing behind: --json. -o's file
+ * is written at each snapshot, by the formats' rule (snapshot.c).
  */
 static int
 open_outputs(struct jt_tracer *tr, const struct jt_options *o)
@@ -446,11 +446,6 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 	}
 	if (o->json_path && !(tr->json = report_json_open(o->json_path))) {
 		perror_msg("cannot write the JSON report '%s'", o->json_path);
-		return -1;
-	}
-	if (tr->out_file && (!(tr->out = outfile_begin(tr->out_file, NULL)) || outfile_publish(tr->out_file) < 0)) {
-		perror_msg("cannot write the report '%s'", o->out_path);
-		tr->out = stderr;
 		return -1;
 	}
 	return 0;

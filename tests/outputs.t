@@ -252,4 +252,41 @@ subtest 'several snapshots (--interval) into FIFOs: every one, in order, each st
 	ok(!glob("$dir/*.1*"), 'no numbered file was made beside the FIFOs');
 };
 
+# The one rule of every file but JSON's: it holds one snapshot, the last, or with --interval
+# each snapshot has its own numbered file; -o's text report is such a file, as the formats are.
+subtest '--interval: -o, like every format, writes one numbered file per snapshot' => sub {
+	my $dir = new_dir();
+	my $r = run_cmd(dir => $dir, timeout => 120,
+			argv => [$JT, '--interval', '0.5', '-o', "$dir/report.txt", '--json', "$dir/r.json",
+				 '--folded', "$dir/heap.folded", '--', prog_path('profile', 'pie'), 2]);
+	is($r->{exit}, 0, 'exit 0') or diag($r->{stderr});
+	my $j = json_of(JT::slurp("$dir/r.json") // '');
+	my $n = scalar @{ $j ? $j->{snapshots} : [] };
+	ok($n >= 3, "the JSON file holds every snapshot ($n)");
+	ok(!-e "$dir/report.txt", 'no report.txt: every snapshot has its number');
+	for my $i (1 .. $n) {
+		my $text = JT::slurp("$dir/report.$i.txt") // '';
+		my $reports = () = $text =~ /^==== jmptrace heap report ====$/mg;
+		is($reports, 1, "report.$i.txt holds one report");
+		ok(-s "$dir/heap.$i.folded", "heap.$i.folded beside it");
+	}
+	like(JT::slurp("$dir/report.$n.txt") // '', qr/^snapshot: exit$/m, "report.$n.txt is the one at exit");
+	ok(!-e "$dir/report." . ($n + 1) . '.txt', "no report." . ($n + 1) . '.txt');
+};
+
+subtest 'without --interval, -o holds the last snapshot, as every format does (-f: a child, then its parent)' => sub {
+	my $dir = new_dir();
+	my $r = run_cmd(dir => $dir, argv => [$JT, '-f', '-o', "$dir/r.txt", '--json', "$dir/r.json",
+					      '--folded', "$dir/heap.folded", '--', prog_path('forker', 'pie')]);
+	is($r->{exit}, 0, 'exit 0') or diag($r->{stderr});
+	my $j = json_of(JT::slurp("$dir/r.json") // '');
+	my @snaps = @{ $j ? $j->{snapshots} : [] };
+	is(scalar(@snaps), 2, 'the JSON file holds both snapshots');
+	my $text = JT::slurp("$dir/r.txt") // '';
+	my $reports = () = $text =~ /^==== jmptrace heap report ====$/mg;
+	is($reports, 1, 'r.txt holds one report');
+	like($text, qr/^pid:      $snaps[-1]{pid}\n/m, "the last: the parent's ($snaps[-1]{pid})") if @snaps;
+	ok(!glob("$dir/r.*.txt") && !glob("$dir/heap.*.folded"), 'no numbered file');
+};
+
 done_testing();
