@@ -289,4 +289,33 @@ subtest 'without --interval, -o holds the last snapshot, as every format does (-
 	ok(!glob("$dir/r.*.txt") && !glob("$dir/heap.*.folded"), 'no numbered file');
 };
 
+# With -p and stderr a terminal (script(1) gives it one), the status line spells its figures
+# as the report does (128,512, never 128512). heartbeat keeps a 72-byte block every 64 rounds,
+# so its live bytes pass 1,000 once it has run a while.
+subtest 'the status line spells figures as the report does' => sub {
+	my $dir = new_dir();
+	my $hb = "$dir/heartbeat";
+	my $p = JT::spawn(argv => [prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
+	JT::wait_until(sub { (JT::slurp($hb) // 0) > 100 }, 30);
+	my $q = sub { my $s = $_[0]; $s =~ s/'/'\\''/g; "'$s'" };
+	my $s = JT::spawn(dir => $dir, name => 'script',
+			  argv => ['script', '-qfec', join(' ', 'exec', map { $q->($_) } $JT, '-p', $p->{pid}, '-o', "$dir/r.txt"),
+				   '/dev/null']);
+	my $num = qr/\d{1,3}(?:,\d{3})*/;
+	my $grouped = JT::wait_until(sub { (JT::slurp($s->{out}) // '') =~ /, live \d{1,3},\d{3} bytes/ }, 120);
+	ok($grouped, 'a status line with 1,000 live bytes or more');
+	my $out = JT::slurp($s->{out}) // '';
+	kill 'TERM', $1 if $out =~ /never SIGKILL jmptrace \(pid (\d+)\)/;
+	JT::reap($s, 60);
+	kill 'TERM', $p->{pid};
+	JT::reap($p, 10);
+	$out = JT::slurp($s->{out}) // '';
+	my @lines = grep { /^jmptrace: pid \d+: .*events/ } map { s/\s+\z//r } split /\r/, $out;
+	ok(@lines >= 1, scalar(@lines) . ' status lines');
+	my @bad = grep { !/^jmptrace: pid \d+: $num events\/s, live $num bytes in $num blocks?, $num stacks?$/ } @lines;
+	ok(!@bad, 'every status line: "N events/s, live N bytes in N blocks, N stacks", each N grouped by 3')
+		or diag(join("\n", @bad));
+	like(JT::slurp("$dir/r.txt") // '', qr/^  live +$num bytes in $num blocks?$/m, 'the report at the detach spells them alike');
+};
+
 done_testing();
