@@ -42,7 +42,7 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: jmptrace [OPTIONS] -- PROGRAM [ARGS...]\n"
 		"       jmptrace [OPTIONS] -p PID\n"
-		"       jmptrace diff [--top N] [--json FILE] OLD.json[:N] NEW.json[:N]\n"
+		"       jmptrace diff [--top N] [--json FILE] [--full-names] OLD.json[:N] NEW.json[:N]\n"
 		"Traces every allocation and free of a program from outside and reports\n"
 		"where its live heap came from, grouped by call stack.\n"
 		"\n"

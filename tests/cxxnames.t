@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # cxxnames.t - C++ frames are named short (template arguments, parameter lists and return types
 # elided, as pprof does) in the text report, folded stacks, flame graph, DOT and pprof's name,
-# and in full with --full-names, in JSON always and in pprof's system_name. tests/progs/cxx
+# and jmptrace diff's text, and in full with --full-names, in JSON always and in pprof's
+# system_name. tests/progs/cxx
 # leaks a std::vector<int>'s buffer through std::vector<int>::reserve, inlined into
 # cx_vector_leak() from libstdc++'s headers: one allocation call per round.
 use strict;
@@ -94,6 +95,19 @@ for my $mode (@modes) {
 		like($f->{dot}, qr/^  "\Q$FULL\E" \[label="\Q$FULL\E\\nself 0 calls/m, "--full-names: DOT: the node $FULL");
 		my @ff = map { @{ $_->{frames} } } @{ ($f->{json}{snapshots} // [{}])->[-1]{stacks} // [] };
 		is(scalar(grep { ($_->{function} // '') eq $FULL } @ff), 1, "--full-names: JSON: $FULL");
+
+		# jmptrace diff reads the full names of JSON and shows them as the report does.
+		my $one = run_cmd(argv => [$JT, '-o', '/dev/null', '--json', "$o->{dir}/one.json", '--',
+					   JT::prog_path('cxx', $mode), 1, 1]);
+		is($one->{exit}, 0, 'a run of one round: exit 0');
+		my $grew = qr/^#\d+: \+400 bytes \(\+2 blocks\): 200 -> 600 live bytes\n(?:    [ab][ty] .*\n)*?/m;
+		for my $d ([[], $SHORT, 'cx_vector_leak'], [['--full-names'], $FULL, 'cx_vector_leak()']) {
+			my ($opts, $name, $caller) = @$d;
+			my $r = run_cmd(argv => [$JT, 'diff', @$opts, "$o->{dir}/one.json", "$o->{dir}/r.json"]);
+			is($r->{exit}, 0, "diff @$opts: exit 0") or diag($r->{stderr});
+			like($r->{stdout}, qr/$grew    by \Q$name\E \(vector\.tcc:\d+\) \(inlined\)\n    by \Q$caller\E \(cx_vector_leak\.cpp:\d+\)$/m,
+			     "diff @$opts: the vector's buffer grew by 400 bytes, through $name");
+		}
 
 		my ($ws, $wf) = (dot_width("$o->{dir}/r.dot"), dot_width("$f->{dir}/r.dot"));
 		ok($ws > 0 && $ws < $wf, "DOT: short names lay out narrower ($ws pt) than full ones ($wf pt)");
