@@ -49,6 +49,7 @@ struct jt_diff {
 	struct jt_diff_snap old, new;
 	struct jt_diff_row *rows;
 	size_t nrows;
+	int full_names;		/* --full-names: the text names C++ functions in full, as JSON has them */
 };
 
 /*

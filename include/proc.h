@@ -184,6 +184,7 @@ struct jt_options {
 	double older_than;		/* --older-than: seconds a block must be old to count as live, 0 for none */
 	const char *supp_path;		/* --suppressions */
 	int no_default_supp;		/* --no-default-suppressions */
+	int full_names;			/* --full-names: C++ functions named in full, not short (cxxname.h) */
 	int leak_check;			/* --leak-check */
 	unsigned leak_heuristics;	/* --leak-heuristics: enum leak_heuristic bits */
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind listed */

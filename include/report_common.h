@@ -31,7 +31,8 @@ const char *report_signame(int sig, char *buf, size_t len);
 int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr);
 
 /*
- * The name every writer gives frame fr: its function, else
+ * The name every writer but JSON gives frame fr: its name (a C++ function's
+ * short name, sym_set_full_names), else its function, else
  * "module+0xOFFSET" (the pc less the module's load bias: the address
  * addr2line -e module takes), else "0xADDRESS" (written into buf, which
  * REPORT_LABEL_MAX bytes hold whole). Returns the name: the one spelling of

@@ -12,6 +12,7 @@ struct jt_frame {
 	const char *module;	/* file name of the module (basename), or NULL if unknown */
 	uint64_t offset;	/* pc minus module load bias (for "module+0x..." when no symbol) */
 	const char *function;	/* demangled function name, or NULL */
+	const char *name;	/* what reports show for function: cxxname_short's form, or function itself (sym_set_full_names); NULL with function */
 	const char *file;	/* source file, or NULL */
 	int line;		/* source line, or 0 */
 	int inlined;		/* 1 for a frame that was inlined into the next one */
@@ -65,6 +66,13 @@ int sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_
  * .dynsym), so "stripped" can be told apart from "does not define malloc".
  */
 int sym_module_has_symbols(struct jt_sym *s, const char *path);
+
+/*
+ * Chooses the names sym_resolve gives frames as jt_frame.name: the short
+ * C++ names (cxxname.h) by default, the full demangled ones when full is
+ * non-zero (--full-names).
+ */
+void sym_set_full_names(struct jt_sym *s, int full);
 
 /*
  * Symbolizes pc. When is_return_address is set, file:line and inline scopes

@@ -65,6 +65,7 @@ struct jt_sym {
 	size_t strs_cap, strs_n;
 	const char **nodebug;	/* interned names of the modules met without debug information */
 	size_t nnodebug;
+	int full_names;		/* sym_set_full_names: frames are named by their full function name */
 };
 
 /* FNV-1a of p[0..len), for the name hash and the string pool. */

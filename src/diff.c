@@ -12,7 +12,7 @@
 #include "outfile.h"
 #include "util.h"
 
-#define DIFF_USAGE "jmptrace diff [--top N] [--json FILE] OLD.json[:N] NEW.json[:N]"
+#define DIFF_USAGE "jmptrace diff [--top N] [--json FILE] [--full-names] OLD.json[:N] NEW.json[:N]"
 
 /* One stack of either snapshot, for sorting both together by key. */
 struct diff_entry {
@@ -210,13 +210,14 @@ diff_parse_top(const char *arg, unsigned *top)
 	return 0;
 }
 
-/* Parses the options into *top and *json; returns -1 to go on, else the exit status (0 after --help). */
+/* Parses the options into *top, *json and *full; returns -1 to go on, else the exit status (0 after --help). */
 static int
-diff_options(int argc, char **argv, unsigned *top, const char **json)
+diff_options(int argc, char **argv, unsigned *top, const char **json, int *full)
 {
 	static const struct option opts[] = {
 		{ "top", required_argument, NULL, 't' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "full-names", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -231,6 +232,8 @@ diff_options(int argc, char **argv, unsigned *top, const char **json)
 			return 2;
 		} else if (c == 'j') {
 			*json = optarg;
+		} else if (c == 'F') {
+			*full = 1;
 		} else if (c == 'h') {
 			printf("usage: %s\n", DIFF_USAGE);
 			return 0;
@@ -256,7 +259,7 @@ diff_main(int argc, char **argv)
 	unsigned top = 10;
 	int r;
 
-	r = diff_options(argc, argv, &top, &json);
+	r = diff_options(argc, argv, &top, &json, &d.full_names);
 	if (r >= 0)
 		return r;
 	/* Before the reports are read: a path that cannot be written is said first. */

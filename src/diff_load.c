@@ -1,4 +1,5 @@
 /* diff_load.c - reads one snapshot of a JSON report for `jmptrace diff`, and keys its stacks. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -45,9 +46,49 @@ diff_spec_parse(const char *arg, char **path, long *index)
 	return 0;
 }
 
+/* Where parsing stands in the file: the first character that is not a blank, and the line and column. */
+struct diff_pos {
+	char first;		/* '\0' until one is seen */
+	unsigned line, col;	/* from 1 */
+};
+
+/* Takes in buf[0..n), of which the tokener took buf[0..took). */
+static void
+diff_pos_advance(struct diff_pos *p, const char *buf, size_t n, size_t took)
+{
+	for (size_t i = 0; i < n && !p->first; i++)
+		if (!isspace((unsigned char)buf[i]))
+			p->first = buf[i];
+	for (size_t i = 0; i < took; i++) {
+		if (buf[i] == '\n') {
+			p->line++;
+			p->col = 1;
+		} else {
+			p->col++;
+		}
+	}
+}
+
+/*
+ * Says in our words why the file is not JSON: most often it is the text
+ * report (-o) given for the --json file, which the first character tells.
+ */
+static void
+diff_not_json(const struct diff_pos *p, char *err, size_t len)
+{
+	if (p->first && p->first != '{' && p->first != '[' && isprint((unsigned char)p->first))
+		snprintf(err, len, "not JSON: it begins with '%c', a JSON report with '{' "
+			 "(jmptrace diff reads the files that --json writes)", p->first);
+	else if (p->first && p->first != '{' && p->first != '[')
+		snprintf(err, len, "not JSON: it begins with the byte 0x%02x, a JSON report with '{' "
+			 "(jmptrace diff reads the files that --json writes)", (unsigned char)p->first);
+	else
+		snprintf(err, len, "not JSON: a syntax error at line %u, column %u", p->line, p->col);
+}
+
 /*
  * Parses the whole of fd as one JSON value with json-c's incremental
- * tokener (so that its own error message can be given). Returns the value,
+ * tokener (so that the place of an error can be given). Returns the value,
  * or NULL with a reason in err.
  */
 static struct json_object *
@@ -56,6 +97,7 @@ diff_parse_fd(int fd, char *err, size_t len)
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *obj = NULL;
 	enum json_tokener_error e = json_tokener_continue;
+	struct diff_pos pos = { '\0', 1, 1 };
 	char buf[65536];
 	ssize_t n;
 
@@ -67,15 +109,19 @@ diff_parse_fd(int fd, char *err, size_t len)
 			break;
 		obj = json_tokener_parse_ex(tok, buf, (int)n);
 		e = json_tokener_get_error(tok);
+		diff_pos_advance(&pos, buf, (size_t)n,
+				 e == json_tokener_continue ? (size_t)n : json_tokener_get_parse_end(tok));
 		if (e != json_tokener_continue)
 			break;
 	}
 	if (n < 0)
 		snprintf(err, len, "%s", strerror(errno));
+	else if (e == json_tokener_continue && !pos.first)
+		snprintf(err, len, "not JSON: the file is empty");
 	else if (e == json_tokener_continue)
 		snprintf(err, len, "not JSON (the file ends before the value does)");
 	else if (e != json_tokener_success)
-		snprintf(err, len, "not JSON (%s)", json_tokener_error_desc(e));
+		diff_not_json(&pos, err, len);
 	if (n < 0 || e != json_tokener_success) {
 		json_object_put(obj);
 		obj = NULL;

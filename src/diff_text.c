@@ -1,10 +1,12 @@
 /* diff_text.c - `jmptrace diff`'s text output: the stacks that grew and shrank most, valgrind style. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
+#include "cxxname.h"
 #include "diff.h"
 #include "report_common.h"
 #include "sym.h"
@@ -50,13 +52,14 @@ diff_text_snap(FILE *f, const char *what, const struct jt_diff_snap *s)
 /*
  * The frames of a row, valgrind style but without addresses (they differ
  * between runs, and a row may sum stacks at several), each named by
- * report_frame_label as the report named it:
+ * report_frame_label as the report named it (a C++ function short unless
+ * full, cxxname.h):
  *     at remember (server.c:29)
  *     by __libc_start_main (in libc.so.6)
  *     by libfoo.so+0x1e40
  */
 static void
-diff_text_frames(FILE *f, struct json_object *frames)
+diff_text_frames(FILE *f, struct json_object *frames, int full)
 {
 	size_t n = json_object_array_length(frames), i;
 	char label[REPORT_LABEL_MAX], place[REPORT_PLACE_MAX];
@@ -66,9 +69,17 @@ diff_text_frames(FILE *f, struct json_object *frames)
 	for (i = 0; i < n; i++) {
 		struct jt_frame fr;
 
+		char *name = NULL;
+
 		diff_frame_of(json_object_array_get_idx(frames, i), &fr);
+		if (fr.function && !full) {
+			name = xmalloc(strlen(fr.function) + 1);
+			cxxname_short(fr.function, name, strlen(fr.function) + 1);
+			fr.name = name;
+		}
 		fprintf(f, "    %s %s%s", i ? "by" : "at", report_frame_label(&fr, label, sizeof(label)),
 			report_frame_place(&fr, place, sizeof(place)));
+		free(name);
 		if (fr.inlined)
 			fputs(" (inlined)", f);
 		fputc('\n', f);
@@ -78,7 +89,7 @@ diff_text_frames(FILE *f, struct json_object *frames)
 
 /* "#1: +25,600 bytes (+100 blocks): 51,200 -> 76,800 live bytes", a note for a stack only on one side, the frames. */
 static void
-diff_text_row(FILE *f, const struct jt_diff_row *r, unsigned rank)
+diff_text_row(FILE *f, const struct jt_diff_row *r, unsigned rank, int full)
 {
 	char a[32], b[32], c[32], d[32];
 
@@ -88,7 +99,7 @@ diff_text_row(FILE *f, const struct jt_diff_row *r, unsigned rank)
 		diff_num(c, r->old_bytes, 0), diff_num(d, r->new_bytes, 0),
 		!r->in_old ? " (a stack the old snapshot does not have)"
 		: !r->in_new ? " (a stack the new snapshot does not have)" : "");
-	diff_text_frames(f, r->frames);
+	diff_text_frames(f, r->frames, full);
 }
 
 /* Counts the rows that grew, shrank, and kept their live bytes, with the bytes gained and lost. */
@@ -145,7 +156,7 @@ diff_write_text(FILE *f, const struct jt_diff *d, unsigned top)
 	else
 		fprintf(f, "no stack grew\n\n");
 	for (i = 0; i < shown; i++)
-		diff_text_row(f, &d->rows[i], (unsigned)i + 1);
+		diff_text_row(f, &d->rows[i], (unsigned)i + 1, d->full_names);
 	shown = shrank < top ? shrank : top;
 	if (shrank)
 		fprintf(f, "top %zu of %zu %s that shrank, by live bytes:\n\n", shown, shrank,
@@ -153,7 +164,7 @@ diff_write_text(FILE *f, const struct jt_diff *d, unsigned top)
 	else
 		fprintf(f, "no stack shrank\n\n");
 	for (i = 0; i < shown; i++)
-		diff_text_row(f, &d->rows[d->nrows - 1 - i], (unsigned)i + 1);
+		diff_text_row(f, &d->rows[d->nrows - 1 - i], (unsigned)i + 1, d->full_names);
 	fprintf(f, "SUMMARY: live bytes %s -> %s (%s); %zu %s grew by %s bytes, %zu shrank by %s bytes, "
 		"%zu unchanged\n", diff_num(a, d->old.live_bytes, 0), diff_num(b, d->new.live_bytes, 0),
 		diff_num(c, d->new.live_bytes - d->old.live_bytes, 1), grew,

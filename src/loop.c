@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "regs.h"
 #include "report.h"
+#include "report_common.h"
 #include "restart.h"
 #include "snapshot.h"
 #include "stop.h"
@@ -266,16 +267,18 @@ loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 {
 	struct jt_heap_totals tot;
 	uint64_t now = loop_now_ms();
+	char a[32], b[96], d[32];
 
 	if (now - tr->status_ms < 1000)
 		return;
 	heap_totals(p->heap, &tot);
-	fprintf(stderr, "\rjmptrace: pid %d: %llu events/s, %llu bytes live in %llu blocks, %u stacks",
-		p->pid, (unsigned long long)((tr->events - tr->status_events) * 1000 / (now - tr->status_ms)),
-		(unsigned long long)tot.live_bytes, (unsigned long long)tot.live_blocks,
-		heap_stack_count(p->heap));
+	/* Figures as the report writes them (util_num: 128,512). */
+	fprintf(stderr, "\rjmptrace: pid %d: %s events/s, live %s, %s stacks", p->pid,
+		util_num(a, (tr->events - tr->status_events) * 1000 / (now - tr->status_ms)),
+		report_bytes_blocks(b, sizeof(b), tot.live_bytes, tot.live_blocks),
+		util_num(d, heap_stack_count(p->heap)));
 	if (tr->uprobes)
-		fprintf(stderr, ", %llu lost", (unsigned long long)uprobes_lost(tr->uprobes));
+		fprintf(stderr, ", %s lost", util_num(a, uprobes_lost(tr->uprobes)));
 	fputs("   ", stderr);
 	tr->status_ms = now;
 	tr->status_events = tr->events;

@@ -42,11 +42,13 @@ usage(FILE *f)
 	fprintf(f,
 		"usage: jmptrace [OPTIONS] -- PROGRAM [ARGS...]\n"
 		"       jmptrace [OPTIONS] -p PID\n"
-		"       jmptrace diff [--top N] [--json FILE] OLD.json[:N] NEW.json[:N]\n"
+		"       jmptrace diff [--top N] [--json FILE] [--full-names] OLD.json[:N] NEW.json[:N]\n"
 		"Traces every allocation and free of a program from outside and reports\n"
 		"where its live heap came from, grouped by call stack.\n"
 		"\n"
-		"  -o FILE          write the text report to FILE instead of stderr\n"
+		"  -o FILE          write the text report to FILE instead of stderr (one\n"
+		"                   snapshot per file, as the formats: the last, or numbered\n"
+		"                   with --interval)\n"
 		"      --json FILE  also write every snapshot as JSON to FILE\n"
 		"      --top N      stacks listed in each section of the text report (default 10)\n"
 		"      --sort COST  order of the text report's main list: live (default), peak,\n"
@@ -60,7 +62,8 @@ usage(FILE *f)
 		"                   the live section (LeakSanitizer's format; * matches anything)\n"
 		"      --no-default-suppressions\n"
 		"                   do not suppress what the C and C++ runtimes keep on purpose\n"
-		"      --interval S write a snapshot every S seconds (numbered files)\n"
+		"      --interval S write a snapshot every S seconds (numbered files; the\n"
+		"                   JSON file holds them all)\n"
 		"      --older-than S  count as live, in every report and file, only the blocks\n"
 		"                   allocated at least S seconds (fractions too) before the\n"
 		"                   snapshot: what stays, not what is in flight\n"
@@ -87,6 +90,11 @@ usage(FILE *f)
 		"      --massif FILE      massif.out for ms_print and massif-visualizer\n"
 		"      --csv FILE         a row per stack: counters, histogram and frames\n"
 		"      --dot FILE         a Graphviz call graph of the allocating code\n"
+		"      --full-names       name C++ functions in full (return type, template\n"
+		"                         arguments, parameters) in the text report and every\n"
+		"                         format; by default they are short, as pprof shows\n"
+		"                         them (std::vector::_M_realloc_insert). JSON always\n"
+		"                         has the full names, pprof both (system_name)\n"
 		"                   Every FILE (-o and --json too) may be - for stdout, or a\n"
 		"                   FIFO, a device or /dev/fd/N: written in place, snapshot\n"
 		"                   after snapshot; a regular file is replaced whole by a\n"
@@ -215,6 +223,7 @@ enum {
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
+	OPT_FULL_NAMES,
 };
 
 static const struct option longopts[] = {
@@ -247,6 +256,7 @@ static const struct option longopts[] = {
 	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -328,6 +338,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		return 0;
 	case OPT_SUPPRESSIONS: o->supp_path = arg; return 0;
 	case OPT_NO_DEFAULT_SUPPRESSIONS: o->no_default_supp = 1; return 0;
+	case OPT_FULL_NAMES: o->full_names = 1; return 0;
 	case OPT_LEAK_CHECK: o->leak_check = 1; return 0;
 	case OPT_LEAK_HEURISTICS:
 		if ((r = leak_heur_parse(arg)) < 0)
@@ -433,8 +444,8 @@ parse_args(int argc, char **argv, struct jt_options *o)
  * Every output is taken before the program runs, so that a path that
  * cannot be written is said at once (exit 1), not after the whole run:
  * streams are opened, files checked (outfile.h). What creates a file
- * comes last, so that a refusal leaves nothing behind: --json, then -o's
- * file, put in place now to grow with every snapshot.
+ * comes last, so that a refusal leaves nothing behind: --json. -o's file
+ * is written at each snapshot, by the formats' rule (snapshot.c).
  */
 static int
 open_outputs(struct jt_tracer *tr, const struct jt_options *o)
@@ -448,11 +459,6 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 	}
 	if (o->json_path && !(tr->json = report_json_open(o->json_path))) {
 		perror_msg("cannot write the JSON report '%s'", o->json_path);
-		return -1;
-	}
-	if (tr->out_file && (!(tr->out = outfile_begin(tr->out_file, NULL)) || outfile_publish(tr->out_file) < 0)) {
-		perror_msg("cannot write the report '%s'", o->out_path);
-		tr->out = stderr;
 		return -1;
 	}
 	return 0;

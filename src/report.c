@@ -54,6 +54,7 @@ report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct
 	if (sig) {
 		fr[0] = fr[n - 1];
 		fr[0].function = REPORT_SIGNAL_FRAME;
+		fr[0].name = REPORT_SIGNAL_FRAME;
 		fr[0].file = NULL;
 		fr[0].line = 0;
 		fr[0].inlined = 0;
@@ -181,6 +182,8 @@ report_cost_of(const struct jt_stack *st, enum report_cost c)
 const char *
 report_frame_label(const struct jt_frame *fr, char *buf, size_t len)
 {
+	if (fr->name)
+		return fr->name;
 	if (fr->function)
 		return fr->function;
 	if (fr->module)

@@ -157,21 +157,25 @@ pprof_str(struct pprof *pp, const char *str)
 	return id;	/* ids count from 1, and "" is entry 0 */
 }
 
-/* The id of the function called name in file (may be NULL), added to the table when new. */
+/*
+ * The id of the function shown as name, whose full demangled name is
+ * system_name, in file (may be NULL), added to the table when new. Two
+ * overloads share a short name, never a system name: the key is the latter.
+ */
 static uint64_t
-pprof_function(struct pprof *pp, const char *name, const char *file)
+pprof_function(struct pprof *pp, const char *name, const char *system_name, const char *file)
 {
-	uint64_t n = pprof_str(pp, name), f = pprof_str(pp, file);
+	uint64_t sys = pprof_str(pp, system_name), f = pprof_str(pp, file);
 	int added;
-	uint64_t id = pprof_intern(&pp->funcs, n, f, NULL, &added);
+	uint64_t id = pprof_intern(&pp->funcs, sys, f, NULL, &added);
 
 	if (added) {
 		size_t m = pb_begin(&pp->functions, PROFILE_FUNCTION);
 
 		pb_uint(&pp->functions, FUNCTION_ID, id);
-		pb_uint(&pp->functions, FUNCTION_NAME, n);
-		/* We keep the demangled name only: the system name is the same. */
-		pb_uint(&pp->functions, FUNCTION_SYSTEM_NAME, n);
+		/* As pprof itself does for C++: the short name shown, the full one kept (-symbolize=demangle=full). */
+		pb_uint(&pp->functions, FUNCTION_NAME, pprof_str(pp, name));
+		pb_uint(&pp->functions, FUNCTION_SYSTEM_NAME, sys);
 		pb_uint(&pp->functions, FUNCTION_FILENAME, f);
 		pb_end(&pp->functions, m);
 	}
@@ -225,9 +229,10 @@ pprof_location_write(struct pprof *pp, uint64_t id, uint64_t pc, long map,
 	for (int k = 0; k < n; k++) {
 		char label[REPORT_LABEL_MAX];
 		size_t l = pb_begin(b, LOCATION_LINE);
-
 		/* A frame without a symbol too: pprof would show "[module]", the other formats module+0xOFF. */
-		pb_uint(b, LINE_FUNCTION_ID, pprof_function(pp, report_frame_label(&fr[k], label, sizeof(label)),
+		const char *name = report_frame_label(&fr[k], label, sizeof(label));
+
+		pb_uint(b, LINE_FUNCTION_ID, pprof_function(pp, name, fr[k].function ? fr[k].function : name,
 							       fr[k].file));
 		pb_uint(b, LINE_LINE, fr[k].line > 0 ? (uint64_t)fr[k].line : 0);
 		pb_end(b, l);

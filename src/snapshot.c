@@ -11,15 +11,17 @@
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
+#include "sym.h"
 #include "uprobes.h"
 #include "uprobes.h"
 #include "util.h"
 
 /*
- * The file of snapshot seq for a format's FILE: FILE itself, each snapshot
- * replacing the last; with --interval, FILE with the number before its
- * extension (heap.svg -> heap.3.svg, profile -> profile.3), so every
- * snapshot is kept and each still opens as its kind. Returns a malloc'ed path.
+ * The file of snapshot seq for -o's or a format's FILE: FILE itself, each
+ * snapshot replacing the last; with --interval, FILE with the number before
+ * its extension (heap.svg -> heap.3.svg, report.txt -> report.3.txt,
+ * profile -> profile.3), so every snapshot is kept and each still opens as
+ * its kind. Returns a malloc'ed path.
  */
 static char *
 snapshot_path(const struct jt_options *o, const char *path, unsigned seq)
@@ -95,24 +97,34 @@ snapshot_close_formats(struct jt_tracer *tr)
 	return ret;
 }
 
-/* Writes one format's file of s: every snapshot to a stream, or a file (numbered with --interval) replaced whole. */
+/*
+ * Writes snapshot s to out, the output named opt_path, by the one rule of
+ * every output but JSON: a stream gets every snapshot after the last; a file
+ * holds one, replaced whole by the next, or with --interval numbered.
+ */
 static int
-snapshot_format(struct jt_tracer *tr, int i, const struct jt_snapshot *s)
+snapshot_file(struct jt_tracer *tr, struct jt_outfile *out, const char *opt_path, const char *what,
+	      int (*write)(FILE *, const struct jt_snapshot *), const struct jt_snapshot *s)
 {
-	struct jt_outfile *out = tr->formats[i];
-	char *path = snapshot_path(tr->opt, snapshot_fmt_path(tr->opt, i), s->seq);
+	char *path = snapshot_path(tr->opt, opt_path, s->seq);
 	FILE *f = outfile_begin(out, outfile_is_stream(out) ? NULL : path);
 	int ret = -1;
 
 	if (f) {
-		snapshot_fmts[i].write(f, s);
+		write(f, s);
 		ret = outfile_commit(out);
 	}
 	if (ret < 0)
-		perror_msg("cannot write the %s '%s'", snapshot_fmts[i].what,
-			   outfile_is_stream(out) ? snapshot_fmt_path(tr->opt, i) : path);
+		perror_msg("cannot write the %s '%s'", what, outfile_is_stream(out) ? opt_path : path);
 	free(path);
 	return ret;
+}
+
+static int
+snapshot_format(struct jt_tracer *tr, int i, const struct jt_snapshot *s)
+{
+	return snapshot_file(tr, tr->formats[i], snapshot_fmt_path(tr->opt, i), snapshot_fmts[i].what,
+			     snapshot_fmts[i].write, s);
 }
 
 int
@@ -178,14 +190,15 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
-	/* report_text flushes, which is all stderr needs; -o's output says which error it met. */
-	text = report_text(tr->out, &s);
+	/* Every writer but JSON names frames as --full-names says (sym_resolve's jt_frame.name). */
+	sym_set_full_names(p->sym, o->full_names);
+	/* report_text flushes, which is all stderr needs; -o's file follows the formats' rule. */
 	if (tr->out_file)
-		text = outfile_commit(tr->out_file);
-	if (text < 0) {
-		perror_msg("cannot write the report '%s'", o->out_path ? o->out_path : "(stderr)");
+		text = snapshot_file(tr, tr->out_file, o->out_path, "report", report_text, &s);
+	else if ((text = report_text(tr->out, &s)) < 0)
+		perror_msg("cannot write the report '(stderr)'");
+	if (text < 0)
 		ret = -1;
-	}
 	if (tr->json && report_json_add(tr->json, &s) < 0) {
 		perror_msg("cannot write the JSON report '%s'", o->json_path);
 		ret = -1;

@@ -201,7 +201,7 @@ supp_free(struct jt_supp *sp)
 	free(sp);
 }
 
-/* The first pattern rule that matches frame fr's function, file or module, or NULL. */
+/* The first pattern rule that matches frame fr's function (full or as shown, cxxname.h), file or module, or NULL. */
 static const char *
 supp_match_frame(const struct jt_supp *sp, const struct jt_frame *fr)
 {
@@ -211,7 +211,8 @@ supp_match_frame(const struct jt_supp *sp, const struct jt_frame *fr)
 		const char *pat = sp->rules[i].pattern;
 
 		if (sp->rules[i].kind == SUPP_PATTERN
-		    && (supp_pattern_match(pat, fr->function) || supp_pattern_match(pat, fr->file)
+		    && (supp_pattern_match(pat, fr->function) || supp_pattern_match(pat, fr->name)
+			|| supp_pattern_match(pat, fr->file)
 			|| supp_pattern_match(pat, fr->module)))
 			return pat;
 	}

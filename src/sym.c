@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cxxname.h"
 #include "sym.h"
 #include "sym_int.h"
 #include "util.h"
@@ -90,6 +91,21 @@ sym_intern_function(struct jt_sym *s, const char *name)
 	d = __cxa_demangle(name, NULL, NULL, &status);
 	r = sym_intern(s, status == 0 && d ? d : name);
 	free(d);
+	return r;
+}
+
+/* Interns the short form of function (cxxname_short): the name reports show. */
+static const char *
+sym_intern_short(struct jt_sym *s, const char *function)
+{
+	size_t len = strlen(function) + 1;
+	char small[256], *buf = len <= sizeof(small) ? small : xmalloc(len);
+	const char *r;
+
+	cxxname_short(function, buf, len);
+	r = sym_intern(s, buf);
+	if (buf != small)
+		free(buf);
 	return r;
 }
 
@@ -340,6 +356,7 @@ sym_symbolize(struct jt_sym *s, uint64_t pc, int is_ret, struct jt_frame *f, int
 		f[i].address = pc;
 		f[i].offset = pc - bias;
 		f[i].module = name ? sym_intern(s, name) : NULL;
+		f[i].name = f[i].function ? sym_intern_short(s, f[i].function) : NULL;
 	}
 	return n;
 }
@@ -375,7 +392,7 @@ sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_fram
 {
 	struct jt_frame buf[SYM_MAX_FRAMES];
 	struct sym_cached *c;
-	int is_ret = !!is_return_address;
+	int is_ret = !!is_return_address, n, i;
 
 	if (max < 1)
 		return 0;
@@ -390,8 +407,17 @@ sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_fram
 		c->is_ret = is_ret;
 		s->cache_n++;
 	}
-	memcpy(out, c->frames, (c->n < max ? c->n : max) * sizeof(*out));
-	return c->n < max ? c->n : max;
+	n = c->n < max ? c->n : max;
+	memcpy(out, c->frames, n * sizeof(*out));
+	for (i = 0; s->full_names && i < n; i++)
+		out[i].name = out[i].function;
+	return n;
+}
+
+void
+sym_set_full_names(struct jt_sym *s, int full)
+{
+	s->full_names = full;
 }
 
 /* Returns the module's build id in lower-case hex (interned), or NULL when it has none. */

@@ -204,6 +204,10 @@ subtest 'errors' => sub {
 	JT::spew("$dir/array.json", qq([1, 2]\n));
 	JT::spew("$dir/text.json", "not json at all\n");
 	JT::spew("$dir/cut.json", qq({"snapshots": [{"stacks": []}\n));
+	JT::spew("$dir/syntax.json", qq({"snapshots": [\n  {"a": 1,,}\n]}\n));
+	JT::spew("$dir/nothing.json", "\n");
+	# Our words, never json-c's ("null expected"): the text report is the usual mistake.
+	my $not_json = "a JSON report with '\\{' \\(jmptrace diff reads the files that --json writes\\)\$";
 	my @cases = (
 		[ 'one argument', [$good], 2, qr/give two snapshots, OLD\.json\[:N\] NEW\.json\[:N\]/, 1 ],
 		[ 'three arguments', [$good, $good, $good], 2, qr/give two snapshots/, 1 ],
@@ -213,7 +217,11 @@ subtest 'errors' => sub {
 		[ 'snapshot 0', ["$good:0", $good], 2, qr/'\Q$good\E:0': give FILE or FILE:N/ ],
 		[ 'a missing file', ["$dir/none.json", $good], 1, qr/\Q$dir\E\/none\.json: No such file or directory/ ],
 		[ 'a directory', [$dir, $good], 1, qr/\Q$dir\E: Is a directory/ ],
-		[ 'not JSON', ["$dir/text.json", $good], 1, qr/text\.json: not JSON \(/ ],
+		[ 'not JSON', ["$dir/text.json", $good], 1, qr/text\.json: not JSON: it begins with 'n', $not_json/ ],
+		[ 'the text report', [$good, "$p->{dir}/report.txt"], 1,
+		  qr/report\.txt: not JSON: it begins with '=', $not_json/ ],
+		[ 'a syntax error', ["$dir/syntax.json", $good], 1, qr/syntax\.json: not JSON: a syntax error at line 2, column 11$/ ],
+		[ 'an empty file', ["$dir/nothing.json", $good], 1, qr/nothing\.json: not JSON: the file is empty$/ ],
 		[ 'cut JSON', [$good, "$dir/cut.json"], 1, qr/cut\.json: not JSON \(the file ends before the value does\)/ ],
 		[ 'not a report', ["$dir/array.json", $good], 1, qr/array\.json: not a jmptrace JSON report/ ],
 		[ 'no snapshots', ["$dir/empty.json", $good], 1, qr/empty\.json: the report has no snapshots/ ],

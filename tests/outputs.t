@@ -252,4 +252,70 @@ subtest 'several snapshots (--interval) into FIFOs: every one, in order, each st
 	ok(!glob("$dir/*.1*"), 'no numbered file was made beside the FIFOs');
 };
 
+# The one rule of every file but JSON's: it holds one snapshot, the last, or with --interval
+# each snapshot has its own numbered file; -o's text report is such a file, as the formats are.
+subtest '--interval: -o, like every format, writes one numbered file per snapshot' => sub {
+	my $dir = new_dir();
+	my $r = run_cmd(dir => $dir, timeout => 120,
+			argv => [$JT, '--interval', '0.5', '-o', "$dir/report.txt", '--json', "$dir/r.json",
+				 '--folded', "$dir/heap.folded", '--', prog_path('profile', 'pie'), 2]);
+	is($r->{exit}, 0, 'exit 0') or diag($r->{stderr});
+	my $j = json_of(JT::slurp("$dir/r.json") // '');
+	my $n = scalar @{ $j ? $j->{snapshots} : [] };
+	ok($n >= 3, "the JSON file holds every snapshot ($n)");
+	ok(!-e "$dir/report.txt", 'no report.txt: every snapshot has its number');
+	for my $i (1 .. $n) {
+		my $text = JT::slurp("$dir/report.$i.txt") // '';
+		my $reports = () = $text =~ /^==== jmptrace heap report ====$/mg;
+		is($reports, 1, "report.$i.txt holds one report");
+		ok(-s "$dir/heap.$i.folded", "heap.$i.folded beside it");
+	}
+	like(JT::slurp("$dir/report.$n.txt") // '', qr/^snapshot: exit$/m, "report.$n.txt is the one at exit");
+	ok(!-e "$dir/report." . ($n + 1) . '.txt', "no report." . ($n + 1) . '.txt');
+};
+
+subtest 'without --interval, -o holds the last snapshot, as every format does (-f: a child, then its parent)' => sub {
+	my $dir = new_dir();
+	my $r = run_cmd(dir => $dir, argv => [$JT, '-f', '-o', "$dir/r.txt", '--json', "$dir/r.json",
+					      '--folded', "$dir/heap.folded", '--', prog_path('forker', 'pie')]);
+	is($r->{exit}, 0, 'exit 0') or diag($r->{stderr});
+	my $j = json_of(JT::slurp("$dir/r.json") // '');
+	my @snaps = @{ $j ? $j->{snapshots} : [] };
+	is(scalar(@snaps), 2, 'the JSON file holds both snapshots');
+	my $text = JT::slurp("$dir/r.txt") // '';
+	my $reports = () = $text =~ /^==== jmptrace heap report ====$/mg;
+	is($reports, 1, 'r.txt holds one report');
+	like($text, qr/^pid:      $snaps[-1]{pid}\n/m, "the last: the parent's ($snaps[-1]{pid})") if @snaps;
+	ok(!glob("$dir/r.*.txt") && !glob("$dir/heap.*.folded"), 'no numbered file');
+};
+
+# With -p and stderr a terminal (script(1) gives it one), the status line spells its figures
+# as the report does (128,512, never 128512). heartbeat keeps a 72-byte block every 64 rounds,
+# so its live bytes pass 1,000 once it has run a while.
+subtest 'the status line spells figures as the report does' => sub {
+	my $dir = new_dir();
+	my $hb = "$dir/heartbeat";
+	my $p = JT::spawn(argv => [prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
+	JT::wait_until(sub { (JT::slurp($hb) // 0) > 100 }, 30);
+	my $q = sub { my $s = $_[0]; $s =~ s/'/'\\''/g; "'$s'" };
+	my $s = JT::spawn(dir => $dir, name => 'script',
+			  argv => ['script', '-qfec', join(' ', 'exec', map { $q->($_) } $JT, '-p', $p->{pid}, '-o', "$dir/r.txt"),
+				   '/dev/null']);
+	my $num = qr/\d{1,3}(?:,\d{3})*/;
+	my $grouped = JT::wait_until(sub { (JT::slurp($s->{out}) // '') =~ /, live \d{1,3},\d{3} bytes/ }, 120);
+	ok($grouped, 'a status line with 1,000 live bytes or more');
+	my $out = JT::slurp($s->{out}) // '';
+	kill 'TERM', $1 if $out =~ /never SIGKILL jmptrace \(pid (\d+)\)/;
+	JT::reap($s, 60);
+	kill 'TERM', $p->{pid};
+	JT::reap($p, 10);
+	$out = JT::slurp($s->{out}) // '';
+	my @lines = grep { /^jmptrace: pid \d+: .*events/ } map { s/\s+\z//r } split /\r/, $out;
+	ok(@lines >= 1, scalar(@lines) . ' status lines');
+	my @bad = grep { !/^jmptrace: pid \d+: $num events\/s, live $num bytes in $num blocks?, $num stacks?$/ } @lines;
+	ok(!@bad, 'every status line: "N events/s, live N bytes in N blocks, N stacks", each N grouped by 3')
+		or diag(join("\n", @bad));
+	like(JT::slurp("$dir/r.txt") // '', qr/^  live +$num bytes in $num blocks?$/m, 'the report at the detach spells them alike');
+};
+
 done_testing();

@@ -288,7 +288,14 @@ test_cxx(struct jt_sym *s)
 	sym_resolve(s, addr, 0, f, 4);
 	ok(tr_streq(f[0].function, "operator new(unsigned long)"), "demangled: %s",
 	   f[0].function ? f[0].function : "(null)");
+	ok(tr_streq(f[0].name, "operator new"), "shown short: %s", f[0].name ? f[0].name : "(null)");
 	ok(tr_streq(f[0].module, "libstdc++.so.6"), "module libstdc++.so.6");
+	sym_set_full_names(s, 1);
+	sym_resolve(s, addr, 0, f, 4);
+	ok(tr_streq(f[0].name, "operator new(unsigned long)"), "--full-names: shown in full: %s",
+	   f[0].name ? f[0].name : "(null)");
+	sym_set_full_names(s, 0);
+	sym_resolve(s, addr, 0, f, 4);
 	first = f[0].function;
 	sym_resolve(s, addr, 0, f, 4);
 	ok(first == f[0].function, "a second resolve comes from the cache");
@@ -442,7 +449,7 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 	snprintf(want, sizeof(want),
 		 "#3: 300 bytes in 3 blocks live; 3 allocation calls of 300 bytes in all from this stack;"
 		 " peak 300 bytes in 3 blocks, 0 frees, 0 temporary\n"
-		 "    at 0x%" PRIx64 ": operator new(unsigned long) (in libstdc++.so.6)\n"
+		 "    at 0x%" PRIx64 ": operator new (in libstdc++.so.6)\n"
 		 "    by 0x%" PRIx64 ": libstdc++.so.6+0x11\n"
 		 "    by 0x10: 0x10\n\n", newaddr + 1, STDCXX_BIAS + 0x11);
 	p3 = tr_has_lines(text, want, "stack #3 without debug info");
