@@ -6,10 +6,13 @@
 #   {"click": CSS}          a real mouse click (Input.dispatchMouseEvent) at the centre of
 #                           the first element CSS matches, after scrolling it into view
 #   {"click": CSS, "dx": F} the same at fraction F of its width from its left edge
+#   {"clickat": JS}         a real mouse click at the viewport point [x, y] that the
+#                           JavaScript expression JS gives (null: the step fails)
 #   {"key": KEY}            a real key press (Input.dispatchKeyEvent) to the focused element
 #   {"eval": JS}            the value of a JavaScript expression
 #   {"shot": PNG}           a screenshot of the whole page
-# It prints one JSON object: {"results": [...one per step...], "errors": [...uncaught
+# It prints one JSON object: {"results": [...one per step, {"step_error": WHY} for a step
+# that failed...], "errors": [...uncaught
 # exceptions and console errors...], "requests": [...every URL the page asked for...]}.
 import base64
 import json
@@ -52,18 +55,26 @@ class Page:
         # Two animation frames: the page has handled the event and drawn.
         self.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(1))))")
 
+    def press(self, x, y):
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        self.settle()
+        return [round(x), round(y)]
+
+    def click_at(self, expr):
+        xy = self.eval(expr)
+        if not xy:
+            raise RuntimeError("no point to click: " + expr)
+        return self.press(xy[0], xy[1])
+
     def click(self, css, dx=0.5):
         box = self.eval("(() => { const e = document.querySelector(%s); if (!e) return null;"
                         " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
                         " return [r.left, r.top, r.width, r.height]; })()" % json.dumps(css))
         if not box:
             raise RuntimeError("no element matches " + css)
-        x, y = box[0] + box[2] * dx, box[1] + box[3] / 2
-        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
-        for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
-        self.settle()
-        return [round(x), round(y)]
+        return self.press(box[0] + box[2] * dx, box[1] + box[3] / 2)
 
     def key(self, name):
         code = KEYS[name]
@@ -92,6 +103,18 @@ def launch(page_path, profile):
     raise RuntimeError("chromium gave no DevTools address")
 
 
+def run_step(page, st):
+    if "click" in st:
+        return page.click(st["click"], st.get("dx", 0.5))
+    if "clickat" in st:
+        return page.click_at(st["clickat"])
+    if "key" in st:
+        return page.key(st["key"])
+    if "eval" in st:
+        return page.eval(st["eval"])
+    return page.shot(st["shot"])
+
+
 def main():
     page_path, steps = os.path.abspath(sys.argv[1]), json.load(open(sys.argv[2]))
     profile = tempfile.mkdtemp(prefix="jt-cdp-")
@@ -109,14 +132,10 @@ def main():
         page.settle()
         results = []
         for st in steps:
-            if "click" in st:
-                results.append(page.click(st["click"], st.get("dx", 0.5)))
-            elif "key" in st:
-                results.append(page.key(st["key"]))
-            elif "eval" in st:
-                results.append(page.eval(st["eval"]))
-            elif "shot" in st:
-                results.append(page.shot(st["shot"]))
+            try:
+                results.append(run_step(page, st))
+            except Exception as e:  # the step's answer says why; the later steps still run
+                results.append({"step_error": str(e)[:300]})
         page.settle()
         errors, requests = [], []
         for ev in page.events:
