@@ -29,6 +29,8 @@ struct jt_stack {
 	int filtered;		/* the stack of allocations outside --min-size/--max-size
 				   (heap_filtered_stack): no frames, left out of every breakdown */
 	int dirty;		/* its live figures changed since the peak was last recorded */
+	int tl_dirty;		/* its live figures changed since the last timeline sample */
+	uint64_t tl_bytes;	/* its live bytes as the timeline last listed them (heap_timeline_stacks) */
 };
 
 /*
@@ -67,6 +69,19 @@ struct jt_heap_sample {
 
 /* The timeline takes a sample at the first event this long after the last sample. */
 #define HEAP_SAMPLE_MS 100
+
+/* One stack's live bytes at a timeline sample (heap_timeline_stacks). */
+struct jt_heap_change {
+	uint32_t stack_id;
+	uint64_t live_bytes;
+};
+
+/*
+ * The per-stack changes the timeline keeps, at most (16 bytes each): past
+ * them, older samples' changes are merged into later samples'
+ * (heap_timeline_stacks), so hours of 100 ms samples stay within 16 MiB.
+ */
+#define HEAP_TL_CHANGES_MAX (1u << 20)
 
 /* Process-wide totals kept by the heap. */
 struct jt_heap_totals {
@@ -169,6 +184,21 @@ void heap_sample(struct jt_heap *h, int force);
 
 /* The timeline so far, oldest first; *n gets the count. Valid until the next heap call. */
 const struct jt_heap_sample *heap_timeline(const struct jt_heap *h, size_t *n);
+
+/*
+ * The stacks whose live bytes changed at sample i of heap_timeline (since
+ * sample i - 1; since nothing was live, for sample 0), each with its live
+ * bytes then, in the order they first changed; *n gets the count. A
+ * stack's live bytes at any sample are those of its latest entry at or
+ * before it. Returns NULL (*n = 0) when the run was long enough that
+ * sample i's changes were merged into a later sample's (HEAP_TL_CHANGES_MAX):
+ * its per-stack figures are then unknown, every later sample's exact. The
+ * last sample (a snapshot's, heap_sample with force) is never merged before
+ * a later sample is taken. Valid until the next heap call.
+ */
+const struct jt_heap_change *heap_timeline_stacks(const struct jt_heap *h, size_t i, size_t *n);
+/* Sets the maximum of per-stack changes kept (HEAP_TL_CHANGES_MAX); for tests. */
+void heap_set_timeline_max(struct jt_heap *h, size_t max);
 
 /* The orders heap_rank_stacks knows; every one leaves out the filtered stack. */
 enum heap_rank {

@@ -150,6 +150,7 @@ struct jt_proc {
 	struct jt_usite **usites;	/* its probes (owned by the source) */
 	size_t nusites;
 	uint64_t utramp;		/* the kernel's uretprobe trampoline in it, once seen, or 0 */
+	size_t json_timeline;		/* the samples of its timeline the JSON file already holds */
 };
 
 /* Options from the command line. */

@@ -2,6 +2,7 @@
 #ifndef JT_REPORT_H
 #define JT_REPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -68,6 +69,8 @@ struct jt_snapshot {
 	size_t nuntraced;
 	int source_uprobe;	/* --source uprobe: the events came from kernel uprobes */
 	uint64_t lost_events;	/* of those, how many the kernel dropped (a full ring buffer) */
+	size_t timeline_from;	/* the first timeline sample the JSON lists: those before went into
+				   the same file's earlier snapshots of this process */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

@@ -5,6 +5,7 @@
 
 #include "heap.h"
 #include "heap_table.h"
+#include "heap_tlog.h"
 #include "util.h"
 
 /*
@@ -53,6 +54,10 @@ struct jt_heap {
 	uint64_t origin_ms;		/* the default clock's zero: heap_new */
 	struct jt_heap_sample *tl;
 	size_t ntl, tl_cap;
+	/* The stacks whose live figures changed since the last sample, and the samples' changes. */
+	uint32_t *tdirty;
+	size_t ntdirty, tdirty_cap;
+	struct jt_tlog tlog;
 };
 
 static uint64_t
@@ -116,6 +121,20 @@ heap_peak_record(struct jt_heap *h)
 	h->peak.time_ms = h->peak_ms;
 }
 
+/* Puts stack_id on a list of changed stacks once: *flag says it is there. */
+static void
+dirty_mark(int *flag, uint32_t **list, size_t *n, size_t *cap, uint32_t stack_id)
+{
+	if (*flag)
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		*list = xrealloc(*list, *cap * sizeof(**list));
+	}
+	(*list)[(*n)++] = stack_id;
+	*flag = 1;
+}
+
 /* Adds (add != 0) or removes one block of size bytes to the live figures. */
 static void
 live_account(struct jt_heap *h, uint32_t stack_id, uint64_t size, int add)
@@ -131,14 +150,8 @@ live_account(struct jt_heap *h, uint32_t stack_id, uint64_t size, int add)
 	s->live_blocks += n;
 	h->tot.live_bytes += d;
 	h->tot.live_blocks += n;
-	if (!s->dirty) {
-		if (h->ndirty == h->dirty_cap) {
-			h->dirty_cap = h->dirty_cap ? 2 * h->dirty_cap : 256;
-			h->dirty = xrealloc(h->dirty, h->dirty_cap * sizeof(*h->dirty));
-		}
-		h->dirty[h->ndirty++] = stack_id;
-		s->dirty = 1;
-	}
+	dirty_mark(&s->dirty, &h->dirty, &h->ndirty, &h->dirty_cap, stack_id);
+	dirty_mark(&s->tl_dirty, &h->tdirty, &h->ntdirty, &h->tdirty_cap, stack_id);
 	if (h->tot.live_bytes > h->tot.peak_live_bytes) {
 		h->tot.peak_live_bytes = h->tot.live_bytes;
 		h->peak_ms = now;
@@ -278,6 +291,7 @@ heap_new(void)
 	h->now_ms = heap_default_clock;
 	h->clock_arg = h;
 	h->origin_ms = heap_coarse_ms();
+	tlog_init(&h->tlog, HEAP_TL_CHANGES_MAX);
 	return h;
 }
 
@@ -294,6 +308,8 @@ heap_destroy(struct jt_heap *h)
 	}
 	free(h->dirty);
 	free(h->tl);
+	free(h->tdirty);
+	tlog_free(&h->tlog);
 	for (i = 0; i < h->nchunks; i++)
 		free(h->chunks[i]);
 	free(h->chunks);
@@ -495,6 +511,26 @@ heap_sample(struct jt_heap *h, int force)
 	heap_sample_at(h, h->now_ms(h->clock_arg), force);
 }
 
+/*
+ * Lists the stacks whose live bytes changed since the last sample in the
+ * record of the sample just taken (replace: taken again in the same ms).
+ */
+static void
+heap_tl_record(struct jt_heap *h, int replace)
+{
+	for (size_t i = 0; i < h->ntdirty; i++) {
+		struct jt_stack *s = stack_at(h, h->tdirty[i]);
+
+		s->tl_dirty = 0;
+		if (s->live_bytes == s->tl_bytes)
+			continue;
+		tlog_put(&h->tlog, s->id, s->live_bytes, replace);
+		s->tl_bytes = s->live_bytes;
+	}
+	h->ntdirty = 0;
+	tlog_bound(&h->tlog, h->nstacks);
+}
+
 static void
 heap_sample_at(struct jt_heap *h, uint64_t now, int force)
 {
@@ -510,6 +546,7 @@ heap_sample_at(struct jt_heap *h, uint64_t now, int force)
 	if (last && last->time_ms == now) {
 		last->live_bytes = h->tot.live_bytes;
 		last->live_blocks = h->tot.live_blocks;
+		heap_tl_record(h, 1);
 		return;
 	}
 	if (h->ntl == h->tl_cap) {
@@ -517,6 +554,8 @@ heap_sample_at(struct jt_heap *h, uint64_t now, int force)
 		h->tl = xrealloc(h->tl, h->tl_cap * sizeof(*h->tl));
 	}
 	h->tl[h->ntl++] = (struct jt_heap_sample){ now, h->tot.live_bytes, h->tot.live_blocks };
+	tlog_begin(&h->tlog);
+	heap_tl_record(h, 0);
 }
 
 const struct jt_heap_sample *
@@ -524,4 +563,16 @@ heap_timeline(const struct jt_heap *h, size_t *n)
 {
 	*n = h->ntl;
 	return h->tl;
+}
+
+const struct jt_heap_change *
+heap_timeline_stacks(const struct jt_heap *h, size_t i, size_t *n)
+{
+	return tlog_get(&h->tlog, i, n);
+}
+
+void
+heap_set_timeline_max(struct jt_heap *h, size_t max)
+{
+	h->tlog.max = max;
 }

@@ -152,10 +152,10 @@ json_histogram(FILE *f, const struct jt_stack *st)
 static void
 json_stack(FILE *f, struct jt_sym *sym, const struct jt_stack *st, const char *supp)
 {
-	fprintf(f, "  {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+	fprintf(f, "  {\"id\": %" PRIu32 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
 		", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frees\": %" PRIu64
 		", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", ",
-		st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes, st->frees,
+		st->id, st->live_bytes, st->live_blocks, st->alloc_calls, st->alloc_bytes, st->frees,
 		st->temporary, st->peak_bytes, st->peak_blocks);
 	json_histogram(f, st);
 	if (supp) {
@@ -293,7 +293,27 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 		js->supp_bytes, js->supp_blocks, js->supp_stacks, s->source_uprobe ? "uprobe" : "ptrace", s->lost_events);
 }
 
-/* "peak": the recorded peak, and "timeline": [[time_ms, live_bytes, live_blocks], ...]. */
+/* "stacks": [[id, live_bytes], ...] of sample i, left out when the heap merged it into a later sample's. */
+static void
+json_sample_stacks(FILE *f, const struct jt_heap *h, size_t i)
+{
+	const struct jt_heap_change *ch;
+	size_t n, k;
+
+	if (!(ch = heap_timeline_stacks(h, i, &n)))
+		return;
+	fputs(", \"stacks\": [", f);
+	for (k = 0; k < n; k++)
+		fprintf(f, "%s[%" PRIu32 ", %" PRIu64 "]", k == 0 ? "" : k % 8 ? ", " : ",\n    ",
+			ch[k].stack_id, ch[k].live_bytes);
+	fputc(']', f);
+}
+
+/*
+ * "peak": the recorded peak, and "timeline": the samples since the
+ * previous snapshot of this process in this file (s->timeline_from), each
+ * {"time_ms", "live_bytes", "live_blocks", "stacks"}.
+ */
 static void
 json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 {
@@ -305,10 +325,13 @@ json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 	fprintf(f, ",\n \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
 		", \"time_ms\": %" PRIu64 "},\n \"timeline\": [", pk.live_bytes, pk.live_blocks, pk.time_ms);
 	tl = heap_timeline(s->heap, &n);
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 "]", i == 0 ? "" : i % 4 ? ", " : ",\n  ",
-			tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
-	fputc(']', f);
+	for (i = s->timeline_from; i < n; i++) {
+		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64,
+			i == s->timeline_from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
+		json_sample_stacks(f, s->heap, i);
+		fputc('}', f);
+	}
+	fputs(n > s->timeline_from ? "\n ]" : "]", f);
 }
 
 /* {"bytes": N, "blocks": M} */

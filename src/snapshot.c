@@ -166,6 +166,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	heap_sample(p->heap, 1);
 	tl = heap_timeline(p->heap, &n);
 	s.time_ms = n ? tl[n - 1].time_ms : 0;
+	/* Two snapshots in one ms share the last sample, which the second updates: it lists it again. */
+	s.timeline_from = p->json_timeline < n ? p->json_timeline : n ? n - 1 : 0;
 	s.due = tr->due;
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
@@ -185,6 +187,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		perror_msg("cannot write the HTML report '%s'", o->html_path);
 		ret = -1;
 	}
+	p->json_timeline = n;
 	for (int i = 0; i < SNAPSHOT_NFORMATS; i++)
 		if (tr->formats[i] && snapshot_format(tr, i, &s) < 0)
 			ret = -1;

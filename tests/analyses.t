@@ -92,10 +92,11 @@ for my $mode (@modes) {
 		cmp_ok($pk->{time_ms}, '<=', $s->{time_ms}, 'peak.time_ms before the snapshot');
 		is($s->{seq}, 1, 'seq 1');
 		my @tl = @{ $s->{timeline} // [] };
-		my @back = grep { $tl[$_][0] < $tl[$_ - 1][0] } 1 .. $#tl;
+		my @back = grep { $tl[$_]{time_ms} < $tl[$_ - 1]{time_ms} } 1 .. $#tl;
 		ok(@tl >= 3 && !@back, scalar(@tl) . ' timeline samples, in time order');
-		is_deeply($tl[-1], [$s->{time_ms}, $t->{live_bytes}, $t->{live_blocks}], 'the last sample is the snapshot');
-		my @held = grep { $_->[1] >= 0.99 * $MIB } @tl;
+		is_deeply([@{ $tl[-1] }{qw(time_ms live_bytes live_blocks)}], [$s->{time_ms}, $t->{live_bytes}, $t->{live_blocks}],
+			  'the last sample is the snapshot');
+		my @held = grep { $_->{live_bytes} >= 0.99 * $MIB } @tl;
 		cmp_ok(scalar(@held), '>=', 2, 'the 300 ms holding 1 MiB has samples (every 100 ms)');
 
 		my $l = lists_of($r->{report});

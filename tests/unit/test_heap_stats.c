@@ -1,7 +1,8 @@
-/* test_heap_stats.c - unit test of the heap's per-stack counters, peak, timeline, size histogram and filtered stack. */
+/* test_heap_stats.c - unit test of the heap's per-stack counters, peak, timeline (with its per-stack changes), size histogram and filtered stack. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "heap.h"
 #include "tap.h"
@@ -153,6 +154,113 @@ test_timeline(void)
 	heap_destroy(h);
 }
 
+/* Sample i's record as "id:bytes id:bytes", or "merged". */
+static const char *
+record_of(struct jt_heap *h, size_t i, char *buf, size_t len)
+{
+	const struct jt_heap_change *ch;
+	size_t n, at = 0;
+
+	buf[0] = '\0';
+	if (!(ch = heap_timeline_stacks(h, i, &n)))
+		return "merged";
+	for (size_t k = 0; k < n && at < len; k++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%u:%lu", k ? " " : "", ch[k].stack_id,
+				       (unsigned long)ch[k].live_bytes);
+	return buf;
+}
+
+static void
+is_record(struct jt_heap *h, size_t i, const char *want, const char *name)
+{
+	char buf[256];
+	const char *got = record_of(h, i, buf, sizeof(buf));
+
+	ok(strcmp(got, want) == 0, "%s (got \"%s\", want \"%s\")", name, got, want);
+}
+
+/* Each sample lists the stacks whose live bytes differ from the previous sample's, with their value. */
+static void
+test_timeline_stacks(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000), c = stack_of(h, 0x3000);
+	size_t n;
+
+	heap_alloc(h, 0x1000, 100, a);		/* t=0: sample 0 */
+	test_now = 50;
+	heap_alloc(h, 0x2000, 200, b);
+	test_now = 60;
+	heap_free(h, 0x2000, NULL, 0);		/* b back to 0: no change at the next sample */
+	test_now = 70;
+	heap_alloc(h, 0x3000, 50, a);
+	test_now = 100;
+	heap_alloc(h, 0x4000, 10, c);		/* sample 1 */
+	test_now = 240;
+	heap_sample(h, 1);			/* sample 2: nothing changed */
+	test_now = 300;
+	heap_alloc(h, 0x5000, 7, c);
+	heap_sample(h, 1);			/* sample 3 */
+	heap_free(h, 0x5000, NULL, 0);
+	heap_alloc(h, 0x6000, 1, a);
+	heap_sample(h, 1);			/* the same ms again: sample 3 updated */
+	heap_timeline(h, &n);
+	is_u64(n, 4, "stacks: 4 samples");
+	is_record(h, 0, "0:100", "stacks: sample 0 lists a");
+	is_record(h, 1, "0:150 2:10", "stacks: sample 1 lists a and c, not b (back to 0)");
+	is_record(h, 2, "", "stacks: sample 2 lists nothing (and is not merged)");
+	is_record(h, 3, "2:10 0:151", "stacks: sample 3 taken again: c back to 10, a added, no entry twice");
+	heap_destroy(h);
+}
+
+/*
+ * Past the maximum, older records merge into later ones: each kept sample
+ * still gives every stack's exact live bytes by carrying values forward.
+ */
+static void
+test_timeline_merge(void)
+{
+	struct jt_heap *h = new_heap();
+	uint32_t ids[3];
+	uint64_t want[64][3] = { { 0 } }, got[3] = { 0 }, live[3] = { 0 };
+	size_t n, entries = 0, merged = 0, bad = 0;
+
+	for (int k = 0; k < 3; k++)
+		ids[k] = stack_of(h, 0x1000 * (k + 1));
+	heap_set_timeline_max(h, 8);
+	for (int i = 0; i < 64; i++) {
+		int k = i % 3;
+
+		test_now = 100 * (uint64_t)i;
+		heap_alloc(h, 0x100000 + (uint64_t)i * 0x100, 10 + (uint64_t)i, ids[k]);
+		live[k] += 10 + (uint64_t)i;
+		heap_sample(h, 1);
+		for (int j = 0; j < 3; j++)
+			want[i][j] = live[j];
+	}
+	heap_timeline(h, &n);
+	is_u64(n, 64, "merge: 64 samples");
+	for (size_t i = 0; i < n; i++) {
+		const struct jt_heap_change *ch;
+		size_t m;
+
+		if (!(ch = heap_timeline_stacks(h, i, &m))) {
+			merged++;
+			continue;
+		}
+		entries += m;
+		for (size_t e = 0; e < m; e++)
+			got[ch[e].stack_id] = ch[e].live_bytes;
+		for (int j = 0; j < 3; j++)
+			bad += got[j] != want[i][j];
+	}
+	ok(entries <= 8, "merge: %zu entries kept, at most the maximum 8", entries);
+	ok(merged > 0 && merged < n, "merge: %zu of %zu samples merged into later ones", merged, n);
+	is_u64(bad, 0, "merge: every kept sample's carried-forward figures are exact");
+	ok(heap_timeline_stacks(h, n - 1, &(size_t){ 0 }) != NULL, "merge: the last sample is kept");
+	heap_destroy(h);
+}
+
 static void
 test_filtered_and_ranks(void)
 {
@@ -204,6 +312,8 @@ main(void)
 	test_counters();
 	test_peak();
 	test_timeline();
+	test_timeline_stacks();
+	test_timeline_merge();
 	test_filtered_and_ranks();
 	test_clear_live();
 	return tap_done();
