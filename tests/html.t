@@ -72,6 +72,8 @@ sub band_point {
 		. " return [r.left + x, r.top + y]; return null; })()";
 }
 
+# Each band of the chart: its stack and its live bytes at the snapshot (the timeline's last sample).
+my $BANDS = "Object.fromEntries([...document.querySelectorAll('#chart .band')].map(b => [b.dataset.stack, Number(b.dataset.last)]))";
 my $PANEL = "[...document.querySelectorAll('#frames .frame')].map(e => e.textContent)";
 my $HEAD = "document.getElementById('frames-head')?.textContent";
 sub node_value { "(() => { const g = document.querySelector('#flame .fgnode[data-name=\"$_[0]\"]'); return g && Number(g.dataset.value); })()" }
@@ -109,8 +111,8 @@ my @steps = (
 	{ eval => "document.querySelectorAll('#chart .band').length" },
 	{ clickat => band_point($leak->{id} // 'none') },
 	{ eval => $PANEL }, { eval => $HEAD },
-	# 4-5: the peak is marked with its figure.
-	{ eval => "document.getElementById('peak-label').textContent" },
+	# 4-5: the peak is marked with its figure; each band ends at its stack's live bytes.
+	{ eval => "document.getElementById('peak-label').textContent" }, { eval => $BANDS },
 	{ shot => "$SHOTS/html-chart.png" },
 	# 6-9: the flame graph of live bytes, then of allocation calls (the button clicked).
 	{ eval => node_value(label($leak->{frames}[0])) }, { eval => node_value('all') },
@@ -140,10 +142,10 @@ push @steps, { eval => tree_cells($#up, $up[-1]) }, { eval => tree_cells($#up, l
 # opens it, Home and Enter choose the first).
 my $sel_at = @steps;
 push @steps, { eval => table_rows('live') }, { eval => "document.getElementById('snap').options.length" },
-	{ click => '#snap' }, { key => 'Home' }, { key => 'Enter' },
+	{ click => '#snap' }, { key => 'Home' }, { key => 'Enter' }, { eval => $HEAD },
 	{ eval => table_rows('live') }, { eval => table_rows('calls') },
 	{ eval => "document.getElementById('summary').textContent" },
-	{ eval => "document.querySelectorAll('#chart .band').length" },
+	{ eval => $BANDS }, { eval => "document.getElementById('chart-end').textContent" },
 	{ shot => "$SHOTS/html-snapshot1.png" },
 	{ click => '#table-peak tr.row' }, { eval => $HEAD };
 
@@ -159,15 +161,20 @@ SKIP: {
 	is($res->[4], 'peak ' . commify($last->{peak}{live_bytes}) . ' bytes at ' . commify($last->{peak}{time_ms}) . ' ms',
 	   'the peak is marked with its bytes and time');
 
+	my %bands = map { ($_->{id} => $_->{live_bytes}) } grep { $_->{live_bytes} } @{ $last->{stacks} };
+	$bands{other} = 0;
+	$bands{$_} //= 0 for keys %{ $res->[5] };
+	is_deeply($res->[5], \%bands, 'each band of the chart ends at its stack\'s live bytes at the snapshot, the rest at 0 ('
+		  . join(', ', map { "$_: $bands{$_}" } sort keys %bands) . ')');
 	my $live_sum = 0; $live_sum += $_->{live_bytes} for @{ $last->{stacks} };
 	my $calls_sum = 0; $calls_sum += $_->{alloc_calls} for @{ $last->{stacks} };
-	is($res->[6], $leak->{live_bytes}, "flame graph of live bytes: the leak's frame holds its live bytes ($leak->{live_bytes})");
-	is($res->[7], $live_sum, "... and the root every stack's ($live_sum)");
-	is_deeply($res->[9], [$leak->{alloc_calls}, $churn->{alloc_calls}, $calls_sum],
+	is($res->[7], $leak->{live_bytes}, "flame graph of live bytes: the leak's frame holds its live bytes ($leak->{live_bytes})");
+	is($res->[8], $live_sum, "... and the root every stack's ($live_sum)");
+	is_deeply($res->[10], [$leak->{alloc_calls}, $churn->{alloc_calls}, $calls_sum],
 		  "allocation calls clicked: leak $leak->{alloc_calls}, churn $churn->{alloc_calls}, all $calls_sum");
-	is($res->[11], $res->[12], "a click on $up[-2] zooms: it takes the whole width ($res->[12] px)");
-	like($res->[13], qr/zoomed on \Q$up[-2]\E$/, '... and the page says so');
-	is_deeply($res->[15], frame_lines($leak), "a click on $up[-1] shows the leak's frames");
+	is($res->[12], $res->[13], "a click on $up[-2] zooms: it takes the whole width ($res->[13] px)");
+	like($res->[14], qr/zoomed on \Q$up[-2]\E$/, '... and the page says so');
+	is_deeply($res->[16], frame_lines($leak), "a click on $up[-1] shows the leak's frames");
 
 	my ($lc, $cc) = @$res[$tree_at, $tree_at + 1];
 	is_deeply($lc, [map { commify($leak->{$_}) } qw(live_bytes live_blocks alloc_calls alloc_bytes)],
@@ -184,17 +191,25 @@ SKIP: {
 	is_deeply($res->[$sel_at], [[$leak->{id}, commify($leak->{live_bytes}), commify($leak->{live_blocks}), $where]],
 		  'the last snapshot\'s live table: the leak alone, exact figures');
 	is($res->[$sel_at + 1], scalar @$snaps, 'the selector lists every snapshot');
+	like($res->[$sel_at + 5], qr/^stack \Q$leak1->{id}\E: \Q${\ commify($leak1->{live_bytes})}\E bytes live in \Q$leak1->{live_blocks}\E blocks,/,
+	     "the stack shown stays shown, with the first snapshot's figures ($res->[$sel_at + 5])");
 	my @live1 = sort { $b->{live_bytes} <=> $a->{live_bytes} } grep { $_->{live_bytes} } @{ $snaps->[0]{stacks} };
-	is_deeply($res->[$sel_at + 5], [map { [$_->{id}, commify($_->{live_bytes}), commify($_->{live_blocks}),
+	is_deeply($res->[$sel_at + 6], [map { [$_->{id}, commify($_->{live_bytes}), commify($_->{live_blocks}),
 						label($_->{frames}[0]) . " ($_->{frames}[0]{file}:$_->{frames}[0]{line})"] } @live1],
 		  'first snapshot picked: the live table has its exact figures (' . join(', ', map { $_->{live_bytes} } @live1) . ')');
 	my @calls1 = sort { $b->{alloc_calls} <=> $a->{alloc_calls} } grep { $_->{alloc_calls} } @{ $snaps->[0]{stacks} };
-	is_deeply([map { $_->[1] } @{ $res->[$sel_at + 6] }], [map { commify($_->{alloc_calls}) } @calls1],
+	is_deeply([map { $_->[1] } @{ $res->[$sel_at + 7] }], [map { commify($_->{alloc_calls}) } @calls1],
 		  '... and the calls table its calls');
-	like($res->[$sel_at + 7], qr/^pid \d+, \Q$snaps->[0]{reason}\E at \Q${\ commify($snaps->[0]{time_ms})}\E ms: \Q${\ commify($snaps->[0]{totals}{live_bytes})}\E bytes live/,
-	     "... and the summary its totals ($res->[$sel_at + 7])");
+	like($res->[$sel_at + 8], qr/^pid \d+, \Q$snaps->[0]{reason}\E at \Q${\ commify($snaps->[0]{time_ms})}\E ms: \Q${\ commify($snaps->[0]{totals}{live_bytes})}\E bytes live/,
+	     "... and the summary its totals ($res->[$sel_at + 8])");
+	my %bands1 = map { ($_->{id} => $_->{live_bytes}) } grep { $_->{live_bytes} } @{ $snaps->[0]{stacks} };
+	$bands1{other} = 0;
+	$bands1{$_} //= 0 for keys %{ $res->[$sel_at + 9] };
+	is_deeply($res->[$sel_at + 9], \%bands1, 'the chart shows the first snapshot\'s timeline: each band ends at that snapshot\'s live bytes ('
+		  . join(', ', map { "$_: $bands1{$_}" } sort keys %bands1) . ')');
+	is($res->[$sel_at + 10], commify($snaps->[0]{time_ms}) . ' ms', '... at its time');
 	my ($peak1) = sort { $b->{peak_bytes} <=> $a->{peak_bytes} } @{ $snaps->[0]{stacks} };
-	like($res->[$sel_at + 11], qr/^stack \Q$peak1->{id}\E: .* peak \Q${\ commify($peak1->{peak_bytes})}\E bytes/,
+	like($res->[$sel_at + 13], qr/^stack \Q$peak1->{id}\E: .* peak \Q${\ commify($peak1->{peak_bytes})}\E bytes/,
 	     'a click on the first row of its peak table shows that stack');
 }
 
