@@ -113,6 +113,8 @@ my @steps = (
 	{ eval => $PANEL }, { eval => $HEAD },
 	# 4-5: the peak is marked with its figure; each band ends at its stack's live bytes.
 	{ eval => "document.getElementById('peak-label').textContent" }, { eval => $BANDS },
+	# 6: the chart runs from the first sample of the run, every snapshot's samples joined.
+	{ eval => "[document.getElementById('chart-start').textContent, Number(document.getElementById('chart').dataset.samples)]" },
 	{ shot => "$SHOTS/html-chart.png" },
 	# 6-9: the flame graph of live bytes, then of allocation calls (the button clicked).
 	{ eval => node_value(label($leak->{frames}[0])) }, { eval => node_value('all') },
@@ -166,15 +168,18 @@ SKIP: {
 	$bands{$_} //= 0 for keys %{ $res->[5] };
 	is_deeply($res->[5], \%bands, 'each band of the chart ends at its stack\'s live bytes at the snapshot, the rest at 0 ('
 		  . join(', ', map { "$_: $bands{$_}" } sort keys %bands) . ')');
+	my $nsamples = 0; $nsamples += scalar @{ $_->{timeline} } for grep { $_->{pid} == $last->{pid} } @$snaps;
+	is_deeply($res->[6], [commify($snaps->[0]{timeline}[0]{time_ms}) . ' ms', $nsamples],
+		  "the chart of the last snapshot runs from the run's first sample, over the $nsamples samples of all its snapshots");
 	my $live_sum = 0; $live_sum += $_->{live_bytes} for @{ $last->{stacks} };
 	my $calls_sum = 0; $calls_sum += $_->{alloc_calls} for @{ $last->{stacks} };
-	is($res->[7], $leak->{live_bytes}, "flame graph of live bytes: the leak's frame holds its live bytes ($leak->{live_bytes})");
-	is($res->[8], $live_sum, "... and the root every stack's ($live_sum)");
-	is_deeply($res->[10], [$leak->{alloc_calls}, $churn->{alloc_calls}, $calls_sum],
+	is($res->[8], $leak->{live_bytes}, "flame graph of live bytes: the leak's frame holds its live bytes ($leak->{live_bytes})");
+	is($res->[9], $live_sum, "... and the root every stack's ($live_sum)");
+	is_deeply($res->[11], [$leak->{alloc_calls}, $churn->{alloc_calls}, $calls_sum],
 		  "allocation calls clicked: leak $leak->{alloc_calls}, churn $churn->{alloc_calls}, all $calls_sum");
-	is($res->[12], $res->[13], "a click on $up[-2] zooms: it takes the whole width ($res->[13] px)");
-	like($res->[14], qr/zoomed on \Q$up[-2]\E$/, '... and the page says so');
-	is_deeply($res->[16], frame_lines($leak), "a click on $up[-1] shows the leak's frames");
+	is($res->[13], $res->[14], "a click on $up[-2] zooms: it takes the whole width ($res->[14] px)");
+	like($res->[15], qr/zoomed on \Q$up[-2]\E$/, '... and the page says so');
+	is_deeply($res->[17], frame_lines($leak), "a click on $up[-1] shows the leak's frames");
 
 	my ($lc, $cc) = @$res[$tree_at, $tree_at + 1];
 	is_deeply($lc, [map { commify($leak->{$_}) } qw(live_bytes live_blocks alloc_calls alloc_bytes)],
