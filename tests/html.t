@@ -11,6 +11,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempdir);
 use JSON::PP ();
+use POSIX ();
 use Test::More;
 use JT;
 
@@ -74,6 +75,17 @@ sub band_point {
 
 # Each band of the chart: its stack and its live bytes at the snapshot (the timeline's last sample).
 my $BANDS = "Object.fromEntries([...document.querySelectorAll('#chart .band')].map(b => [b.dataset.stack, Number(b.dataset.last)]))";
+# A row of the live table: id, live bytes and blocks, the oldest block's age when the JSON
+# has ages, where the stack allocated.
+sub live_row {
+	my ($snap, $st) = @_;
+	my $aged = grep { exists $_->{oldest_age_ms} } @{ $snap->{stacks} };
+	my $fr = $st->{frames}[0];
+	return [$st->{id}, commify($st->{live_bytes}), commify($st->{live_blocks}),
+		($aged ? (exists $st->{oldest_age_ms} ? commify($st->{oldest_age_ms}) : '') : ()),
+		label($fr) . (defined $fr->{file} ? " ($fr->{file}:$fr->{line})" : defined $fr->{module} ? " (in $fr->{module})" : '')];
+}
+
 my $PANEL = "[...document.querySelectorAll('#frames .frame')].map(e => e.textContent)";
 my $HEAD = "document.getElementById('frames-head')?.textContent";
 sub node_value { "(() => { const g = document.querySelector('#flame .fgnode[data-name=\"$_[0]\"]'); return g && Number(g.dataset.value); })()" }
@@ -149,7 +161,9 @@ push @steps, { eval => table_rows('live') }, { eval => "document.getElementById(
 	{ eval => "document.getElementById('summary').textContent" },
 	{ eval => $BANDS }, { eval => "document.getElementById('chart-end').textContent" },
 	{ shot => "$SHOTS/html-snapshot1.png" },
-	{ click => '#table-peak tr.row' }, { eval => $HEAD };
+	{ click => '#table-peak tr.row' }, { eval => $HEAD },
+	# The growth table, when the JSON has "growth" (from a process's second snapshot on).
+	{ click => '#snap' }, { key => 'End' }, { key => 'Enter' }, { eval => table_rows('growth') };
 
 my $out = drive($page, \@steps, 'slowleak page');
 SKIP: {
@@ -192,15 +206,12 @@ SKIP: {
 		  "... expanded: its caller $up[-2] appears under it");
 	is_deeply($res->[$tree_at + 7], frame_lines($leak), '... and the click showed the leak\'s frames');
 
-	my $where = "$up[-1] ($leak->{frames}[0]{file}:$leak_line)";
-	is_deeply($res->[$sel_at], [[$leak->{id}, commify($leak->{live_bytes}), commify($leak->{live_blocks}), $where]],
-		  'the last snapshot\'s live table: the leak alone, exact figures');
+	is_deeply($res->[$sel_at], [live_row($last, $leak)], 'the last snapshot\'s live table: the leak alone, exact figures');
 	is($res->[$sel_at + 1], scalar @$snaps, 'the selector lists every snapshot');
 	like($res->[$sel_at + 5], qr/^stack \Q$leak1->{id}\E: \Q${\ commify($leak1->{live_bytes})}\E bytes live in \Q$leak1->{live_blocks}\E blocks,/,
 	     "the stack shown stays shown, with the first snapshot's figures ($res->[$sel_at + 5])");
 	my @live1 = sort { $b->{live_bytes} <=> $a->{live_bytes} } grep { $_->{live_bytes} } @{ $snaps->[0]{stacks} };
-	is_deeply($res->[$sel_at + 6], [map { [$_->{id}, commify($_->{live_bytes}), commify($_->{live_blocks}),
-						label($_->{frames}[0]) . " ($_->{frames}[0]{file}:$_->{frames}[0]{line})"] } @live1],
+	is_deeply($res->[$sel_at + 6], [map { live_row($snaps->[0], $_) } @live1],
 		  'first snapshot picked: the live table has its exact figures (' . join(', ', map { $_->{live_bytes} } @live1) . ')');
 	my @calls1 = sort { $b->{alloc_calls} <=> $a->{alloc_calls} } grep { $_->{alloc_calls} } @{ $snaps->[0]{stacks} };
 	is_deeply([map { $_->[1] } @{ $res->[$sel_at + 7] }], [map { commify($_->{alloc_calls}) } @calls1],
@@ -216,6 +227,17 @@ SKIP: {
 	my ($peak1) = sort { $b->{peak_bytes} <=> $a->{peak_bytes} } @{ $snaps->[0]{stacks} };
 	like($res->[$sel_at + 13], qr/^stack \Q$peak1->{id}\E: .* peak \Q${\ commify($peak1->{peak_bytes})}\E bytes/,
 	     'a click on the first row of its peak table shows that stack');
+	SKIP: {
+		skip 'this JSON has no "growth"', 1 unless $last->{growth};
+		my $g = $last->{growth};
+		my @want = map {
+			my $x = $_;
+			my ($st) = grep { $_->{id} == $x->{id} } @{ $last->{stacks} };
+			[$x->{id}, (map { commify($_) } @{ $x->{live_bytes} }), commify(POSIX::floor($x->{rate_bytes_per_s} + 0.5)),
+			 $x->{grew_every_interval} ? 'grew' : '', live_row($last, $st)->[-1]]
+		} @{ $g->{stacks} };
+		is_deeply($res->[$sel_at + 17], \@want, 'the last snapshot picked again: the growth table has its exact figures');
+	}
 }
 
 # ---- the page to a stream: written once, when the run ends ----
