@@ -247,6 +247,16 @@ like($s->{stdout}, qr/\Aleaked \d+\n<!DOCTYPE html>/, '... the program\'s output
 my @docs = $s->{stdout} =~ /<!DOCTYPE html>/g;
 is(scalar @docs, 1, '... once');
 
+# ---- a name that would end the script early ("</script>", "<!--") is kept as it is ----
+my $odd = '</script><!--<script>x';
+my $o = run_jt('slowleak', 'pie', args => [100, $odd], jt_args => ['--html', 'page.html']);
+unlike(JT::slurp("$o->{dir}/page.html") // '', qr/\Q$odd\E/, 'a command line with </script> is escaped in the page');
+$out = drive("$o->{dir}/page.html", [{ eval => "document.getElementById('title').textContent" }], 'odd command page');
+SKIP: {
+	skip 'Chromium could not be driven', 1 unless $out;
+	is($out->{results}[0], 'jmptrace: ' . last_snapshot($o)->{command}, "... and the page shows it whole ($out->{results}[0])");
+}
+
 # ---- a leak check: the summary and the loss records ----
 my $l = run_jt(undef, undef, path => root() . '/samples/leaky', jt_args => ['--leak-check', '--html', 'page.html']);
 my $lsnap = last_snapshot($l);
