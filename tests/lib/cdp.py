@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -99,6 +100,8 @@ def launch(page_path, profile):
     for line in proc.stderr:
         m = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
         if m:
+            # Whatever Chromium says later must not fill the pipe and stop it.
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
             return proc, int(m.group(1))
     raise RuntimeError("chromium gave no DevTools address")
 
