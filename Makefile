@@ -14,8 +14,10 @@ BUILD   ?= build
 SRCS     = $(wildcard src/*.c src/arch/$(ARCH)/*.c)
 HDRS     = $(wildcard include/*.h src/arch/$(ARCH)/*.h)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
-OBJS     = $(SRCS:src/%.c=$(BUILD)/%.o)
-LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
+# The --html page: report_html_page.S takes the template in whole (.incbin).
+PAGE_OBJ = $(BUILD)/report_html_page.o
+OBJS     = $(SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ)
+LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ)
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 
@@ -30,6 +32,9 @@ $(BUILD)/jmptrace: $(OBJS)
 $(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) $(WARN) -c -o $@ $<
+
+$(PAGE_OBJ): src/report_html_page.S src/report_html_page.html | $(BUILD)
+	$(CC) -c -o $@ $<
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)
 	@mkdir -p $(BUILD)/unit

@@ -180,6 +180,7 @@ struct jt_options {
 	const char *massif_path;	/* --massif */
 	const char *csv_path;		/* --csv */
 	const char *dot_path;		/* --dot */
+	const char *html_path;		/* --html */
 	double interval;		/* --interval: seconds between snapshots, 0 for none */
 	double older_than;		/* --older-than: seconds a block must be old to count as live, 0 for none */
 	const char *supp_path;		/* --suppressions */
@@ -192,6 +193,7 @@ struct jt_options {
 };
 
 struct jt_json_out;
+struct jt_html_out;
 struct jt_outfile;
 struct jt_supp;
 struct jt_due;
@@ -214,6 +216,7 @@ struct jt_tracer {
 	struct jt_thread *threads[1024];	/* tid hash */
 	struct jt_uprobes *uprobes;	/* --source uprobe's event source, or NULL */
 	struct jt_json_out *json;
+	struct jt_html_out *html;	/* --html's page, or NULL */
 	FILE *out;			/* text reports */
 	struct jt_outfile *out_file;	/* -o's output under out, or NULL for stderr */
 	struct jt_outfile *formats[6];	/* the file formats' outputs, in snapshot.h's order, or NULL */

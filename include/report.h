@@ -93,6 +93,22 @@ struct jt_json_out *report_json_open(const char *path);
 int report_json_add(struct jt_json_out *j, const struct jt_snapshot *s);
 /* Closes the file. Returns 0, or -1 with errno set when the last writes failed. */
 int report_json_close(struct jt_json_out *j);
+/* Writes one snapshot as the JSON object report_json_add writes for it. Returns 0, or -1 on a write error. */
+int report_json_snapshot(FILE *f, const struct jt_snapshot *s);
+
+/*
+ * --html: one self-contained page (report_html_page.html) holding every
+ * snapshot of the run as the JSON --json writes. A file is replaced whole
+ * at every snapshot; a stream gets the page once, at the close.
+ */
+struct jt_html_out;
+
+/* Takes path by outfile.h's rule (nothing is written yet). Returns NULL with errno set. */
+struct jt_html_out *report_html_open(const char *path);
+/* Keeps s's JSON and, for a file, rewrites the page with every snapshot so far. Returns 0, or -1 with errno set. */
+int report_html_add(struct jt_html_out *h, const struct jt_snapshot *s);
+/* Writes a stream's page, then closes and frees h (NULL is fine). Returns 0, or -1 with errno set. */
+int report_html_close(struct jt_html_out *h);
 
 /*
  * The file formats. Each writes one snapshot, a whole file's content, to f

@@ -95,6 +95,10 @@ usage(FILE *f)
 		"                         format; by default they are short, as pprof shows\n"
 		"                         them (std::vector::_M_realloc_insert). JSON always\n"
 		"                         has the full names, pprof both (system_name)\n"
+		"      --html FILE        one self-contained page of every snapshot of the run\n"
+		"                         (heap over time, flame graphs, call tree, tables);\n"
+		"                         a file is rewritten whole at each snapshot, a stream\n"
+		"                         gets the page once, at the end\n"
 		"                   Every FILE (-o and --json too) may be - for stdout, or a\n"
 		"                   FIFO, a device or /dev/fd/N: written in place, snapshot\n"
 		"                   after snapshot; a regular file is replaced whole by a\n"
@@ -223,7 +227,7 @@ enum {
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
-	OPT_FULL_NAMES,
+	OPT_FULL_NAMES, OPT_HTML,
 };
 
 static const struct option longopts[] = {
@@ -257,6 +261,7 @@ static const struct option longopts[] = {
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -328,6 +333,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case OPT_MASSIF: o->massif_path = arg; return 0;
 	case OPT_CSV: o->csv_path = arg; return 0;
 	case OPT_DOT: o->dot_path = arg; return 0;
+	case OPT_HTML: o->html_path = arg; return 0;
 	case OPT_INTERVAL:
 		if (parse_duration(arg, &o->interval) < 0 || o->interval < JT_MIN_INTERVAL)
 			return bad_value(c, arg, "give seconds, from 0.1 to " JT_STR(JT_MAX_DURATION));
@@ -461,6 +467,10 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 		perror_msg("cannot write the JSON report '%s'", o->json_path);
 		return -1;
 	}
+	if (o->html_path && !(tr->html = report_html_open(o->html_path))) {
+		perror_msg("cannot write the HTML report '%s'", o->html_path);
+		return -1;
+	}
 	return 0;
 }
 
@@ -473,6 +483,11 @@ close_outputs(struct jt_tracer *tr)
 		tr->report_failed = 1;
 	}
 	tr->json = NULL;
+	if (tr->html && report_html_close(tr->html) < 0) {
+		perror_msg("cannot write the HTML report '%s'", tr->opt->html_path);
+		tr->report_failed = 1;
+	}
+	tr->html = NULL;
 	if (snapshot_close_formats(tr) < 0)
 		tr->report_failed = 1;
 	supp_free(tr->supp);

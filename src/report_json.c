@@ -585,3 +585,10 @@ report_json_close(struct jt_json_out *j)
 	free(j);
 	return r;
 }
+
+int
+report_json_snapshot(FILE *f, const struct jt_snapshot *s)
+{
+	json_snapshot(f, s);
+	return ferror(f) ? -1 : 0;
+}

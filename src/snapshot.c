@@ -203,6 +203,10 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		perror_msg("cannot write the JSON report '%s'", o->json_path);
 		ret = -1;
 	}
+	if (tr->html && report_html_add(tr->html, &s) < 0) {
+		perror_msg("cannot write the HTML report '%s'", o->html_path);
+		ret = -1;
+	}
 	p->json_timeline = n;
 	for (int i = 0; i < SNAPSHOT_NFORMATS; i++)
 		if (tr->formats[i] && snapshot_format(tr, i, &s) < 0)

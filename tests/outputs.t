@@ -1,5 +1,5 @@
 #!/usr/bin/perl
-# outputs.t - where every report goes (-o, --json, the six formats, diff --json): a symlink is
+# outputs.t - where every report goes (-o, --json, the six formats, --html, diff --json): a symlink is
 # followed and stays one, a FIFO, a character device and /dev/fd/N are written in place, "-" is
 # standard output, a symlink planted at a temporary name is never followed, and a path that
 # cannot be written is refused before the program runs, or makes jmptrace exit 1 after it.
@@ -51,6 +51,9 @@ my @KINDS = (
 	{ name => '--massif', opt => '--massif', check => sub { $_[0] =~ /^desc: / && $_[0] =~ /^ *n\d+: 3120 0x[0-9A-F]+: leak_here /m } },
 	{ name => '--csv', opt => '--csv', check => sub { $_[0] =~ /^\d+,3,3120,[^\n]*leak_here/m } },
 	{ name => '--dot', opt => '--dot', check => sub { $_[0] =~ /^digraph / && $_[0] =~ /"leak_here" \[label="leak_here\\nself 3,120 bytes/ } },
+	{ name => '--html', opt => '--html', check => sub {
+		$_[0] =~ /\A<!DOCTYPE html>/ && $_[0] =~ m{</html>\n\z} && $_[0] =~ /"live_bytes": 3120, "live_blocks": 3,[^]]*?"frames": \[\s*\{[^}]*"function": "leak_here"/
+	} },
 	{ name => 'diff --json', diff => 1, check => sub {
 		my $j = json_of($_[0]) or return 0;
 		return json_has_leak($j->{stacks}, 'new_live_bytes') && $j->{live_bytes_delta} == 0;
