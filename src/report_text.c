@@ -136,8 +136,9 @@ text_untraced(FILE *f, const struct jt_snapshot *s)
 static void
 text_nodebug(FILE *f, const struct jt_snapshot *s)
 {
-	size_t n;
-	const char *const *mods = sym_nodebug_modules(s->sym, &n);
+	size_t n = 0;
+	/* A snapshot without frames to name (a unit test's) has no symbolizer. */
+	const char *const *mods = s->sym ? sym_nodebug_modules(s->sym, &n) : NULL;
 
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "NO DEBUG INFO: %s: its frames have no file:line (no debug file was found, on disk or from"
