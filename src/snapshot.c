@@ -1,9 +1,11 @@
 /* snapshot.c - assembles a report of one process from the tracer's tables and hands it to the writers. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "growth.h"
 #include "heap.h"
 #include "leakcheck.h"
 #include "outfile.h"
@@ -139,6 +141,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.heap = p->heap,
 		.sym = p->sym,
 		.top = o->top,
+		.top_rest = o->top_rest == UINT_MAX || o->top_rest > o->top ? o->top : o->top_rest,
+		.sections = o->sections,
 		.sort = (enum report_cost)o->sort,
 		.cost = (enum report_cost)o->cost,
 		.min_size = o->min_size,
@@ -166,6 +170,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	heap_sample(p->heap, 1);
 	tl = heap_timeline(p->heap, &n);
 	s.time_ms = n ? tl[n - 1].time_ms : 0;
+	growth_record(p->growth, p->heap, s.time_ms);
+	s.growth = p->growth;
 	s.due = tr->due;
 	for (int i = 0; i < FN_REPORTED; i++)
 		fns[i] = (enum jt_fn)i;
