@@ -75,7 +75,7 @@ struct jt_snapshot {
 	const struct jt_heap *heap;
 	struct jt_sym *sym;
 	unsigned top;		/* how many stacks the main list of the text report lists */
-	unsigned top_rest;	/* how many stacks each other section lists */
+	unsigned top_rest;	/* how many stacks each other section lists; 0 for top's */
 	unsigned sections;	/* --sections: 1 << enum report_section per section written; 0 for all */
 	enum report_cost sort;	/* --sort: the order of the text report's main list */
 	enum report_cost cost;	/* --folded-cost: the figure of folded, flame graph */

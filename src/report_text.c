@@ -506,7 +506,7 @@ text_lists_write(FILE *f, const struct jt_snapshot *s, const struct text_list *m
 		if (i > 0 && (l == main_list || l->cost == COST_DEFINITELY_LOST))
 			continue;
 		if (text_wants(s, text_list_section(l)))
-			text_list(f, s, l, i == 0, i == 0 ? s->top : s->top_rest, &sup, rl);
+			text_list(f, s, l, i == 0, i == 0 || !s->top_rest ? s->top : s->top_rest, &sup, rl);
 	}
 }
 
