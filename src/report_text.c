@@ -334,8 +334,7 @@ text_runtime_line(FILE *f, const struct text_list *l, const struct text_supp *su
 	if (!sup->rt_stacks)
 		return;
 	if (l->cost == COST_LIVE)
-		fprintf(f, "runtime: %s from %s %s of the C library and the dynamic loader "
-			"(stdio buffers, locale, the loader's own; --show-runtime lists them)\n\n",
+		fprintf(f, "runtime: %s from %s %s of the C library and the dynamic loader (--show-runtime lists them)\n\n",
 			report_bytes_blocks(bb, sizeof(bb), sup->rt_bytes, sup->rt_blocks),
 			util_num(a, sup->rt_stacks), report_plural(sup->rt_stacks, "stack", "stacks"));
 	else

@@ -57,7 +57,10 @@ static const char *const supp_builtin[] = {
  * program's stacks (unless --show-runtime): stdio's buffers (a stream's
  * first write or read allocates one: the 4 KiB of stdout), the locale's
  * data and names (setlocale, gettext's catalogs, iconv's converters), the
- * time zone's rules. Their functions call no code of the program's.
+ * time zone's rules, the name service's modules and configuration (NSS:
+ * getpwuid and the like load them once) and the static result buffer of
+ * the non-reentrant lookups (getpwuid, gethostbyname, ...: getXXbyYY.c).
+ * Their functions call no code of the program's.
  */
 static const char *const supp_runtime_any[] = {
 	"^_IO_file_doallocate$",
@@ -66,6 +69,8 @@ static const char *const supp_runtime_any[] = {
 	"^__gconv*",
 	"^__tzfile_read$",
 	"^tzset_internal$",
+	"^__nss_",
+	"getXXbyYY.c$",
 };
 
 /*
