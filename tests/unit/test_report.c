@@ -597,8 +597,9 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	ok(strstr(text, "\"alloc_calls\": 8, \"bytes_allocated\": 1007810, \"frees\": 2,"
 		  " \"unknown_frees\": 1, \"live_bytes\": 7310, \"live_blocks\": 7,"
 		  " \"peak_live_bytes\": 1007300,") != NULL, "JSON totals figures");
-	ok(strstr(text, "{\"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
+	ok(strstr(text, ", \"live_bytes\": 4000, \"live_blocks\": 1, \"alloc_calls\": 1,"
 		  " \"alloc_bytes\": 4000,") != NULL, "JSON stack figures");
+	ok(strstr(text, "\"stacks\": [\n  {\"id\": ") != NULL, "JSON: a stack's first key is its id");
 	free(text);
 	if (python)
 		ok(tr_python_check(checker, json, 1) == 0, "one snapshot: python's json accepts it");
