@@ -356,7 +356,7 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
 
 /*
  * Writes list l: for a section its header (nothing at all when no stack
- * ranks, or when top is 0; the peak's figures for the peak list, main or
+ * but the runtime's ranks, or when top is 0; the peak's figures for the peak list, main or
  * not), "top N of M stacks by ...", the top stacks with their frames, and
  * what suppressions and the runtime rules left out, in *sup too. Returns M.
  */
@@ -369,7 +369,7 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 
 	ids = text_ranked(s, l, &n, sup, rl);
 	shown = n < top ? n : top;
-	if (top == 0 || (!main_list && n == 0 && sup->stacks == 0 && sup->rt_stacks == 0)) {
+	if (top == 0 || (!main_list && n == 0 && sup->stacks == 0)) {
 		free(ids);
 		return n;
 	}

@@ -56,16 +56,19 @@ static const char *const supp_builtin[] = {
  * which the text report counts on one "runtime" line rather than as the
  * program's stacks (unless --show-runtime): stdio's buffers (a stream's
  * first write or read allocates one: the 4 KiB of stdout), the locale's
- * data and names (setlocale, gettext's catalogs, iconv's converters), the
- * time zone's rules, the name service's modules and configuration (NSS:
- * getpwuid and the like load them once) and the static result buffer of
- * the non-reentrant lookups (getpwuid, gethostbyname, ...: getXXbyYY.c).
+ * data and names (setlocale, gettext's catalogs and domain bindings,
+ * iconv's converters), the time zone's rules, the name service's modules
+ * and configuration (NSS: getpwuid and the like load them once) and the
+ * static result buffer of the non-reentrant lookups (getpwuid,
+ * gethostbyname, ...: getXXbyYY.c).
  * Their functions call no code of the program's.
  */
 static const char *const supp_runtime_any[] = {
 	"^_IO_file_doallocate$",
 	"^setlocale$",
 	"^_nl_*",
+	"^set_binding_values$",
+	"^__textdomain$",
 	"^__gconv*",
 	"^__tzfile_read$",
 	"^tzset_internal$",
