@@ -356,9 +356,10 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
 
 /*
  * Writes list l: for a section its header (nothing at all when no stack
- * but the runtime's ranks, or when top is 0; the peak's figures for the peak list, main or
- * not), "top N of M stacks by ...", the top stacks with their frames, and
- * what suppressions and the runtime rules left out, in *sup too. Returns M.
+ * but the runtime's ranks, or when top is 0; the peak's figures for the
+ * peak list, main or not), "top N of M stacks by ...", the top stacks with
+ * their frames, and what suppressions and the runtime rules left out, in
+ * *sup too. Returns M.
  */
 static uint32_t
 text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int main_list, unsigned top,
@@ -397,7 +398,7 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 	return n;
 }
 
-/* One snapshot's live bytes of stack id, or "..." for the ones left out when there are many. */
+/* Stack id's live bytes at each snapshot: all of them, or the first two and the last two when there are more than six. */
 static void
 text_growth_series(FILE *f, const struct jt_growth *g, uint32_t id)
 {
