@@ -13,7 +13,8 @@ struct growth_row {
 	uint32_t id;			/* the heap's stack id */
 	uint64_t growth;		/* live bytes at the last snapshot less those at the first */
 	double rate;			/* that growth per second between the two snapshots */
-	int every;			/* its live bytes grew in every interval between snapshots */
+	int every;			/* its live bytes grew in every interval between snapshots
+					   in which the heap saw an allocation or a free */
 };
 
 /* Returns a new empty history; never NULL. */
@@ -33,6 +34,8 @@ uint64_t growth_bytes(const struct jt_growth *g, unsigned k, uint32_t id);
 /*
  * The stacks whose live bytes at the last snapshot exceed those at the
  * first, by growth descending (ties: lower id); none before two snapshots.
+ * An interval without an allocation or a free does not count against
+ * "every" (growth_row).
  * Returns a malloc'ed array (NULL when empty), *n gets the count.
  */
 struct growth_row *growth_rank(const struct jt_growth *g, size_t *n);

@@ -5,9 +5,10 @@
 #include "heap.h"
 #include "util.h"
 
-/* One snapshot: when, and the live bytes of the stacks that existed then, by id. */
+/* One snapshot: when, the heap's events so far, and the live bytes of the stacks that existed then, by id. */
 struct growth_point {
 	uint64_t time_ms;
+	uint64_t events;	/* allocations and frees recorded until then */
 	uint32_t nstacks;
 	uint64_t *live;
 };
@@ -37,6 +38,7 @@ growth_destroy(struct jt_growth *g)
 void
 growth_record(struct jt_growth *g, const struct jt_heap *h, uint64_t time_ms)
 {
+	struct jt_heap_totals t;
 	struct growth_point *pt;
 	uint32_t id;
 
@@ -45,7 +47,9 @@ growth_record(struct jt_growth *g, const struct jt_heap *h, uint64_t time_ms)
 		g->pts = xrealloc(g->pts, g->cap * sizeof(*g->pts));
 	}
 	pt = &g->pts[g->n++];
+	heap_totals(h, &t);
 	pt->time_ms = time_ms;
+	pt->events = t.allocs + t.frees + t.unknown_frees;
 	pt->nstacks = heap_stack_count(h);
 	pt->live = xmalloc((pt->nstacks ? pt->nstacks : 1) * sizeof(*pt->live));
 	for (id = 0; id < pt->nstacks; id++)
@@ -70,12 +74,17 @@ growth_bytes(const struct jt_growth *g, unsigned k, uint32_t id)
 	return k < g->n && id < g->pts[k].nstacks ? g->pts[k].live[id] : 0;
 }
 
-/* Whether stack id's live bytes rose from each snapshot to the next. */
+/*
+ * Whether stack id's live bytes rose from each snapshot to the next, in
+ * the intervals in which the heap saw any allocation or free: one without
+ * (a program held stopped, or starved of CPU, while snapshots fell due)
+ * says nothing of how it grows.
+ */
 static int
 growth_every(const struct jt_growth *g, uint32_t id)
 {
 	for (unsigned k = 1; k < g->n; k++)
-		if (growth_bytes(g, k, id) <= growth_bytes(g, k - 1, id))
+		if (g->pts[k].events != g->pts[k - 1].events && growth_bytes(g, k, id) <= growth_bytes(g, k - 1, id))
 			return 0;
 	return 1;
 }

@@ -66,6 +66,17 @@ test_rank(void)
 		ok(rows[2].id == late && rows[2].growth == 50 && !rows[2].every, "the late stack: +50, flat in the last interval");
 	}
 	free(rows);
+	/* Snapshot 4 at 4,000 ms, with no allocation or free since the third: it proves nothing. */
+	growth_record(g, h, 4000);
+	rows = growth_rank(g, &n);
+	ok(n == 3 && rows[0].id == leak && rows[0].every, "an interval without events does not count against \"every\"");
+	ok(n == 3 && rows[0].rate > 99.99 && rows[0].rate < 100.01, "the rate spans it: 300 bytes over 3 s");
+	free(rows);
+	heap_alloc(h, 0x23, 1, churn);
+	growth_record(g, h, 5000);
+	rows = growth_rank(g, &n);
+	ok(n == 3 && rows[0].id == leak && !rows[0].every, "an interval with events where leak did not grow does");
+	free(rows);
 	growth_destroy(g);
 	growth_destroy(NULL);
 	heap_destroy(h);
