@@ -19,6 +19,7 @@
 #define JT_MAX_DEPTH 256
 
 struct leak_result;
+struct jt_growth;
 
 /* One allocator call in flight whose return we wait for. */
 struct jt_call {
@@ -120,6 +121,7 @@ struct jt_proc {
 	int unwinding, unwind_block;
 	const char *unwinder;		/* its backend (--unwinder), for the unwinder of a new image */
 	struct jt_heap *heap;
+	struct jt_growth *growth;	/* its stacks' live bytes at each snapshot (growth.h) */
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
@@ -158,6 +160,9 @@ struct jt_options {
 	const char *out_path;		/* -o */
 	const char *json_path;		/* --json */
 	unsigned top;			/* --top */
+	unsigned top_rest;		/* the text report's other sections' top: --top's (UINT_MAX) or 3 */
+	unsigned sections;		/* --sections: 1 << enum report_section each; 0 for all */
+	int show_runtime;		/* --show-runtime: no runtime rules (supp_add_runtime) */
 	unsigned depth;			/* --depth */
 	pid_t attach_pid;		/* -p */
 	int follow_forks;		/* -f */

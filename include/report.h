@@ -13,6 +13,7 @@ struct jt_sym;
 struct jt_supp;
 struct jt_stack;
 struct leak_result;
+struct jt_growth;
 
 /* What a figure of a stack is, for --sort and --folded-cost (and the formats' cost choice). */
 enum report_cost {
@@ -30,6 +31,26 @@ int report_cost_parse(const char *name);
 const char *report_cost_name(enum report_cost c);
 /* A stack's figure for cost c; 0 for COST_DEFINITELY_LOST, which report_leak_cost (report_leak.h) knows. */
 uint64_t report_cost_of(const struct jt_stack *st, enum report_cost c);
+
+/* The sections of the text report (--sections), in the order it writes them. */
+enum report_section {
+	SECTION_LEAKS,		/* --leak-check's loss records and LEAK SUMMARY */
+	SECTION_GROWTH,		/* live bytes per stack over the snapshots (from the second) */
+	SECTION_LIVE,
+	SECTION_PEAK,
+	SECTION_CALLS,
+	SECTION_BYTES,
+	SECTION_TEMPORARY,
+	SECTION_INVALID,	/* invalid frees by stack */
+	SECTION_TOTALS,		/* calls per function and the totals */
+	SECTION_COUNT
+};
+#define REPORT_SECTIONS_ALL ((1u << SECTION_COUNT) - 1)
+/* The names --sections takes, comma-separated, in enum report_section's order. */
+#define REPORT_SECTION_NAMES "leaks, growth, live, peak, calls, bytes, temporary, invalid, totals"
+
+/* Parses a comma list of section names into 1 << enum report_section bits. Returns 0, or -1 for an unknown or empty name. */
+int report_sections_parse(const char *list, unsigned *mask);
 
 /* When a scheduled snapshot (--interval, --duration) was due, and how late it was taken. */
 struct jt_due {
@@ -54,7 +75,9 @@ struct jt_snapshot {
 	const uint64_t *calls;		/* traced calls per function, nested calls counted once */
 	const struct jt_heap *heap;
 	struct jt_sym *sym;
-	unsigned top;		/* how many stacks each section of the text report lists */
+	unsigned top;		/* how many stacks the main list of the text report lists */
+	unsigned top_rest;	/* how many stacks each other section lists; 0 for top's */
+	unsigned sections;	/* --sections: 1 << enum report_section per section written; 0 for all */
 	enum report_cost sort;	/* --sort: the order of the text report's main list */
 	enum report_cost cost;	/* --folded-cost: the figure of folded, flame graph */
 	uint64_t min_size, max_size;	/* --min-size/--max-size (0 and UINT64_MAX: no filter) */
@@ -72,6 +95,7 @@ struct jt_snapshot {
 	size_t timeline_from;	/* the first timeline sample the JSON lists: those before went into
 				   the same file's earlier snapshots of this process */
 	uint64_t older_than_ms;	/* --older-than: the live figures count only blocks this old (heap_view_begin), 0 for all */
+	const struct jt_growth *growth;	/* the process's live bytes per stack at each snapshot, this one the last (growth.h), or NULL */
 };
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */

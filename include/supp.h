@@ -17,6 +17,16 @@ struct jt_supp *supp_load(const char *path, int no_defaults);
 void supp_free(struct jt_supp *sp);
 
 /*
+ * Adds the runtime rules: what the C library and the dynamic loader
+ * allocate for every program (stdio buffers, locale, time zone, the
+ * loader's own blocks). They suppress as the others do; supp_is_runtime
+ * tells their matches apart, which the text report counts on one line.
+ */
+void supp_add_runtime(struct jt_supp *sp);
+/* 1 when match, a string supp_match returned for sp, is a runtime rule's. */
+int supp_is_runtime(const struct jt_supp *sp, const char *match);
+
+/*
  * Returns the pattern that suppresses st (symbolized with sym), or NULL.
  * sp may be NULL. A pattern suppresses a stack when it matches the
  * function, the source file or the module of any of its frames

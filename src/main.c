@@ -50,7 +50,13 @@ usage(FILE *f)
 		"                   snapshot per file, as the formats: the last, or numbered\n"
 		"                   with --interval)\n"
 		"      --json FILE  also write every snapshot as JSON to FILE\n"
-		"      --top N      stacks listed in each section of the text report (default 10)\n"
+		"      --top N      stacks listed in each section of the text report (default 10\n"
+		"                   in the first list, 3 in the others; 0 lists none)\n"
+		"      --sections LIST\n"
+		"                   the text report's sections, a comma list of leaks, growth,\n"
+		"                   live, peak, calls, bytes, temporary, invalid, totals (default all)\n"
+		"      --show-runtime   list the blocks every program has (stdio buffers, locale,\n"
+		"                   the dynamic loader's own) as stacks, not on one runtime line"
 		"      --sort COST  order of the text report's main list: live (default), peak,\n"
 		"                   calls, bytes, temporary or definitely-lost (--leak-check)\n"
 		"      --min-size N, --max-size N\n"
@@ -227,7 +233,7 @@ enum {
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
-	OPT_FULL_NAMES, OPT_HTML,
+	OPT_FULL_NAMES, OPT_HTML, OPT_SECTIONS, OPT_SHOW_RUNTIME,
 };
 
 static const struct option longopts[] = {
@@ -262,6 +268,8 @@ static const struct option longopts[] = {
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "sections", required_argument, NULL, OPT_SECTIONS },
+	{ "show-runtime", no_argument, NULL, OPT_SHOW_RUNTIME },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -294,7 +302,12 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case 'o': o->out_path = arg; return 0;
 	case OPT_JSON: o->json_path = arg; return 0;
 	case OPT_TOP:
+		o->top_rest = UINT_MAX;	/* then o->top */
 		return parse_uint(arg, UINT_MAX, &o->top) < 0 ? bad_value(c, arg, "give a number") : 0;
+	case OPT_SECTIONS:
+		return report_sections_parse(arg, &o->sections) < 0
+			? bad_value(c, arg, "give a comma list of " REPORT_SECTION_NAMES) : 0;
+	case OPT_SHOW_RUNTIME: o->show_runtime = 1; return 0;
 	case OPT_DEPTH:
 		if (parse_uint(arg, JT_MAX_DEPTH, &o->depth) < 0 || o->depth == 0)
 			return bad_value(c, arg, "give a number from 1 to " JT_STR(JT_MAX_DEPTH));
@@ -394,6 +407,7 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	int c, r;
 
 	o->top = 10;
+	o->top_rest = 3;
 	o->depth = 64;
 	o->leak_heuristics = LEAK_HEUR_ALL;
 	o->show_leak_kinds = 1u << LEAK_DEFINITE | 1u << LEAK_POSSIBLE;
@@ -459,6 +473,8 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 	tr->out = stderr;
 	if (!(tr->supp = supp_load(o->supp_path, o->no_default_supp)) || snapshot_open_formats(tr) < 0)
 		return -1;
+	if (!o->show_runtime)
+		supp_add_runtime(tr->supp);
 	if (o->out_path && !(tr->out_file = outfile_open(o->out_path))) {
 		perror_msg("cannot write the report '%s'", o->out_path);
 		return -1;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "growth.h"
 #include "heap.h"
 #include "leak.h"
 #include "mem.h"
@@ -36,6 +37,7 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 	p->unwinder = tr->opt->unwinder;
 	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	p->heap = heap_new();
+	p->growth = growth_new();
 	p->leak_check = tr->opt->leak_check;
 	p->uprobes = tr->uprobes;
 	p->image = ++proc_images;
@@ -87,6 +89,7 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	bp_table_clear(&p->bps);
 	sym_destroy(p->sym);
 	heap_destroy(p->heap);
+	growth_destroy(p->growth);
 	leak_result_clear(p->leak);
 	free(p->leak);
 	alias_clear(&p->aliases);

@@ -164,6 +164,41 @@ report_cost_name(enum report_cost c)
 	return (unsigned)c < ARRAY_SIZE(report_cost_names) ? report_cost_names[c] : "live";
 }
 
+static const char *const report_section_names[SECTION_COUNT] = {
+	[SECTION_LEAKS] = "leaks", [SECTION_GROWTH] = "growth", [SECTION_LIVE] = "live",
+	[SECTION_PEAK] = "peak", [SECTION_CALLS] = "calls", [SECTION_BYTES] = "bytes",
+	[SECTION_TEMPORARY] = "temporary", [SECTION_INVALID] = "invalid", [SECTION_TOTALS] = "totals",
+};
+
+/* The section named by list[0..len), or -1. */
+static int
+report_section_find(const char *name, size_t len)
+{
+	for (int i = 0; i < SECTION_COUNT; i++)
+		if (strlen(report_section_names[i]) == len && strncmp(name, report_section_names[i], len) == 0)
+			return i;
+	return -1;
+}
+
+int
+report_sections_parse(const char *list, unsigned *mask)
+{
+	const char *p = list, *comma;
+	int sec;
+
+	*mask = 0;
+	for (;;) {
+		comma = strchr(p, ',');
+		sec = report_section_find(p, comma ? (size_t)(comma - p) : strlen(p));
+		if (sec < 0)
+			return -1;
+		*mask |= 1u << sec;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
 uint64_t
 report_cost_of(const struct jt_stack *st, enum report_cost c)
 {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growth.h"
 #include "heap.h"
 #include "outfile.h"
 #include "report.h"
@@ -502,6 +503,37 @@ json_due(FILE *f, const struct jt_due *d)
 	fputs(",\n", f);
 }
 
+/*
+ * "growth", from a process's second snapshot on: when each was taken, and
+ * per stack that grew since the first (growth_rank's order) its live bytes
+ * at each, its rate over the run and whether it grew in every interval.
+ */
+static void
+json_growth(FILE *f, const struct jt_snapshot *s)
+{
+	const struct jt_growth *g = s->growth;
+	unsigned k, nsnap = growth_count(g);
+	struct growth_row *rows;
+	size_t n, i;
+
+	if (nsnap < 2)
+		return;
+	fputs(",\n \"growth\": {\"times_ms\": [", f);
+	for (k = 0; k < nsnap; k++)
+		fprintf(f, "%s%" PRIu64, k ? ", " : "", growth_time(g, k));
+	fputs("], \"stacks\": [", f);
+	rows = growth_rank(g, &n);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s  {\"id\": %" PRIu32 ", \"live_bytes\": [", i ? ",\n" : "\n", rows[i].id);
+		for (k = 0; k < nsnap; k++)
+			fprintf(f, "%s%" PRIu64, k ? ", " : "", growth_bytes(g, k, rows[i].id));
+		fprintf(f, "], \"rate_bytes_per_s\": %.1f, \"grew_every_interval\": %s}", rows[i].rate,
+			rows[i].every ? "true" : "false");
+	}
+	fputs(n ? "\n ]}" : "]}", f);
+	free(rows);
+}
+
 static void
 json_snapshot(FILE *f, const struct jt_snapshot *s)
 {
@@ -525,6 +557,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	json_nodebug(f, s);
 	json_peak_timeline(f, s);
 	json_leak(f, s, &js);
+	json_growth(f, s);
 	free(js.ids);
 	free(js.supp);
 	fputc('}', f);

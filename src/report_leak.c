@@ -176,10 +176,9 @@ report_leak_text(FILE *f, const struct jt_snapshot *s)
 
 	if (!s->leak_check)
 		return;
-	fputc('\n', f);
 	if (!s->leak) {
 		fprintf(f, "LEAK CHECK: no check could run (the process was gone before it could be\n"
-			"stopped with its memory intact: killed by a signal before _exit?)\n");
+			"stopped with its memory intact: killed by a signal before _exit?)\n\n");
 		return;
 	}
 	report_leak_init(&rl, s);
@@ -191,5 +190,6 @@ report_leak_text(FILE *f, const struct jt_snapshot *s)
 			leak_text_record(f, s, rec, s->leak->nrecords);
 	}
 	leak_text_summary(f, &rl);
+	fputc('\n', f);
 	report_leak_free(&rl);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "growth.h"
 #include "heap.h"
 #include "report.h"
 #include "report_common.h"
@@ -53,7 +54,6 @@ text_header(FILE *f, const struct jt_snapshot *s)
 			"          before the attach are unknown: they are not counted as live, and\n"
 			"          frees of them are counted as unknown frees.\n");
 	}
-	fputc('\n', f);
 }
 
 /* Widest label that will be printed in calls: and totals:, so the figures line up. */
@@ -281,10 +281,12 @@ static const struct text_list text_lists[] = {
 	  "no stack lost a block definitely" },
 };
 
-/* What suppressions left out of the live list. */
+/* What suppressions left out of the live list, and the runtime rules (supp_add_runtime) of any list. */
 struct text_supp {
 	uint64_t bytes, blocks;
 	uint32_t stacks;
+	uint64_t rt_bytes, rt_blocks;	/* the runtime's live figures */
+	uint32_t rt_stacks;
 };
 
 /* Orders stack ids by their definitely lost bytes, most first (ties: lower id). */
@@ -318,24 +320,31 @@ text_ranked_lost(const struct jt_snapshot *s, uint32_t *ids, uint32_t *n, const 
 }
 
 /*
- * The ranked ids of list l, and for the live list without the stacks a
- * suppression matches (counted in *sup). Returns a malloc'ed array.
+ * The ranked ids of list l without the stacks of the runtime rules and, for
+ * the live list, those another suppression matches (both counted in *sup).
+ * Returns a malloc'ed array.
  */
 static uint32_t *
 text_ranked(const struct jt_snapshot *s, const struct text_list *l, uint32_t *n, struct text_supp *sup,
 	    const struct report_leak *rl)
 {
 	uint32_t *ids = report_rank(s->heap, l->rank, n), i, kept = 0;
+	const char *match;
 
 	memset(sup, 0, sizeof(*sup));
 	if (l->cost == COST_DEFINITELY_LOST)
 		return text_ranked_lost(s, ids, n, rl);
-	if (l->cost != COST_LIVE || !s->supp)
+	if (!s->supp)
 		return ids;
 	for (i = 0; i < *n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
-		if (supp_match(s->supp, s->sym, st)) {
+		match = supp_match(s->supp, s->sym, st);
+		if (match && supp_is_runtime(s->supp, match)) {
+			sup->rt_bytes += st->live_bytes;
+			sup->rt_blocks += st->live_blocks;
+			sup->rt_stacks++;
+		} else if (match && l->cost == COST_LIVE) {
 			sup->bytes += st->live_bytes;
 			sup->blocks += st->live_blocks;
 			sup->stacks++;
@@ -345,6 +354,23 @@ text_ranked(const struct jt_snapshot *s, const struct text_list *l, uint32_t *n,
 	}
 	*n = kept;
 	return ids;
+}
+
+/* The line that counts what the runtime rules left out of a list: live figures in the live list. */
+static void
+text_runtime_line(FILE *f, const struct text_list *l, const struct text_supp *sup)
+{
+	char a[32], bb[96];
+
+	if (!sup->rt_stacks)
+		return;
+	if (l->cost == COST_LIVE)
+		fprintf(f, "runtime: %s from %s %s of the C library and the dynamic loader (--show-runtime lists them)\n\n",
+			report_bytes_blocks(bb, sizeof(bb), sup->rt_bytes, sup->rt_blocks),
+			util_num(a, sup->rt_stacks), report_plural(sup->rt_stacks, "stack", "stacks"));
+	else
+		fprintf(f, "runtime: %s %s of the C library and the dynamic loader not listed (--show-runtime lists them)\n\n",
+			util_num(a, sup->rt_stacks), report_plural(sup->rt_stacks, "stack", "stacks"));
 }
 
 /* The peak section's header: the peak's figures, as heap_peak recorded them. */
@@ -361,22 +387,23 @@ text_peak_title(FILE *f, const struct jt_snapshot *s)
 
 /*
  * Writes list l: for a section its header (nothing at all when no stack
- * ranks; the peak's figures for the peak list, main or not), "top N of M
- * stacks by ...", the top s->top stacks with their frames, and for the live
- * list what suppressions left out, in *sup too. Returns M.
+ * but the runtime's ranks, or when top is 0; the peak's figures for the
+ * peak list, main or not), "top N of M stacks by ...", the top stacks with
+ * their frames, and what suppressions and the runtime rules left out, in
+ * *sup too. Returns M.
  */
 static uint32_t
-text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int main_list,
+text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int main_list, unsigned top,
 	  struct text_supp *sup, const struct report_leak *rl)
 {
 	uint32_t *ids, n, i, shown;
 	char a[32], bb[96];
 
 	ids = text_ranked(s, l, &n, sup, rl);
-	shown = n < s->top ? n : s->top;
-	if (!main_list && n == 0 && sup->stacks == 0) {
+	shown = n < top ? n : top;
+	if (top == 0 || (!main_list && n == 0 && sup->stacks == 0)) {
 		free(ids);
-		return 0;
+		return n;
 	}
 	if (l->cost == COST_PEAK)
 		text_peak_title(f, s);
@@ -397,65 +424,186 @@ text_list(FILE *f, const struct jt_snapshot *s, const struct text_list *l, int m
 		fprintf(f, "suppressed: %s from %s %s\n\n",
 			report_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks),
 			util_num(a, sup->stacks), report_plural(sup->stacks, "stack", "stacks"));
+	text_runtime_line(f, l, sup);
 	free(ids);
 	return n;
 }
 
+/* Stack id's live bytes at each snapshot: all of them, or the first two and the last two when there are more than six. */
+static void
+text_growth_series(FILE *f, const struct jt_growth *g, uint32_t id)
+{
+	unsigned k, n = growth_count(g);
+	char a[32];
+
+	fprintf(f, "    live bytes at each snapshot:");
+	for (k = 0; k < n; k++) {
+		/* Many snapshots: the first two, then the last two. */
+		if (n > 6 && k == 2) {
+			fprintf(f, " -> ... (%u more)", n - 4);
+			k = n - 3;
+			continue;
+		}
+		fprintf(f, "%s%s", k ? " -> " : " ", util_num(a, growth_bytes(g, k, id)));
+	}
+	fputc('\n', f);
+}
+
 /*
- * The text report, in this order:
+ * GROWTH, from a process's second snapshot on: the stacks whose live bytes
+ * grew since its first snapshot, most first, each with its rate over the
+ * run, whether it grew in every interval (the leak's signature), its live
+ * bytes at each snapshot and its frames.
+ */
+static void
+text_growth(FILE *f, const struct jt_snapshot *s, unsigned top)
+{
+	const struct jt_growth *g = s->growth;
+	unsigned nsnap = growth_count(g);
+	struct growth_row *rows;
+	size_t n, i, shown;
+	char a[32], b[32];
+
+	if (nsnap < 2 || top == 0)
+		return;
+	rows = growth_rank(g, &n);
+	shown = n < top ? n : top;
+	fprintf(f, "GROWTH over %u snapshots, from %s ms to %s ms\n", nsnap, util_num(a, growth_time(g, 0)),
+		util_num(b, growth_time(g, nsnap - 1)));
+	if (n == 0)
+		fprintf(f, "no stack grew since the first snapshot\n\n");
+	else
+		fprintf(f, "top %zu of %zu growing %s by bytes grown:\n\n", shown, n, report_plural(n, "stack", "stacks"));
+	for (i = 0; i < shown; i++) {
+		fprintf(f, "#%zu: grew %s bytes at %s bytes/s, %s every interval\n", i + 1, util_num(a, rows[i].growth),
+			util_num(b, (uint64_t)(rows[i].rate + 0.5)), rows[i].every ? "in" : "not in");
+		text_growth_series(f, g, rows[i].id);
+		report_text_frames(f, s->sym, heap_stack_get(s->heap, rows[i].id));
+	}
+	free(rows);
+}
+
+/* The one-line answer under the header: what is live, what the runtime holds, the peak, the calls. */
+static void
+text_brief(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t, const struct text_supp *sup,
+	   uint32_t nlive)
+{
+	char a[32], b[32], c[32], bb[96];
+
+	fprintf(f, "live:     %s from %s %s", report_bytes_blocks(bb, sizeof(bb), t->live_bytes - sup->bytes - sup->rt_bytes,
+								 t->live_blocks - sup->blocks - sup->rt_blocks),
+		util_num(a, nlive), report_plural(nlive, "stack", "stacks"));
+	if (sup->rt_stacks)
+		fprintf(f, ", runtime %s", report_bytes_blocks(bb, sizeof(bb), sup->rt_bytes, sup->rt_blocks));
+	if (sup->stacks)
+		fprintf(f, ", suppressed %s", report_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks));
+	fprintf(f, "\nin all:   peak %s bytes; %s allocation %s of %s bytes, %s %s\n\n", util_num(a, t->peak_live_bytes),
+		util_num(b, report_alloc_calls(s)), report_plural(report_alloc_calls(s), "call", "calls"),
+		util_num(c, t->bytes_allocated), util_num(bb, t->frees), report_plural(t->frees, "free", "frees"));
+}
+
+/* Whether section sec is to be written (--sections). */
+static int
+text_wants(const struct jt_snapshot *s, enum report_section sec)
+{
+	return !s->sections || (s->sections & (1u << sec));
+}
+
+/* The section a list is, for --sections: the main list by --sort counts as its cost's. */
+static enum report_section
+text_list_section(const struct text_list *l)
+{
+	switch (l->cost) {
+	case COST_PEAK: return SECTION_PEAK;
+	case COST_CALLS: return SECTION_CALLS;
+	case COST_BYTES: return SECTION_BYTES;
+	case COST_TEMPORARY: return SECTION_TEMPORARY;
+	case COST_DEFINITELY_LOST: return SECTION_LEAKS;
+	case COST_LIVE:
+	default: return SECTION_LIVE;
+	}
+}
+
+/* The main list (--sort), then the others in text_lists' order, each as --sections asks. */
+static void
+text_lists_write(FILE *f, const struct jt_snapshot *s, const struct text_list *main_list, const struct report_leak *rl)
+{
+	const struct text_list *l;
+	struct text_supp sup;
+	size_t i;
+
+	for (i = 0; i <= ARRAY_SIZE(text_lists); i++) {
+		l = i == 0 ? main_list : &text_lists[i - 1];
+		if (i > 0 && (l == main_list || l->cost == COST_DEFINITELY_LOST))
+			continue;
+		if (text_wants(s, text_list_section(l)))
+			text_list(f, s, l, i == 0, i == 0 || !s->top_rest ? s->top : s->top_rest, &sup, rl);
+	}
+}
+
+/*
+ * The text report, in this order, the answer first:
  *   a header (command, pid, snapshot reason, how the process stands, and a
- *   note when we attached), the calls per allocator function (non-zero ones,
- *   in the caller's order), the totals (with what --min-size/--max-size left
- *   out, and a NOT TRACED line per traced function without a breakpoint),
- *   the invalid frees by stack (when there are any, see
- *   text_invalid_frees), then the main list: the top s->top stacks in the
- *   order of --sort (live bytes by default; suppressed stacks left out of
- *   the live list and counted after it), each as a figure line
- *   (text_stack_line) followed by its frames (see report_text_frames) and, for a
- *   stack cut at --depth, "... (stack cut at --depth N)". Then the other
- *   lists as sections, each top s->top, skipping the one --sort shows and
- *   those with no stack: LIVE, PEAK, MOST ALLOCATION CALLS, MOST BYTES
- *   ALLOCATED, MOST TEMPORARY ALLOCATIONS. Last a "SUMMARY: N bytes in M
- *   blocks still live from K stacks" line, suppressed stacks not counted.
- *   With --leak-check, the LEAK CHECK section after it (report_leak_text).
- *   --sort definitely-lost makes the main list the stacks by bytes
- *   definitely lost (direct and indirect); it is never a section.
+ *   note when we attached) and two lines of figures (live bytes less what
+ *   the runtime rules and the suppressions hold, those two, the peak, the
+ *   calls); with --leak-check the LEAK CHECK section (report_leak_text);
+ *   from a process's second snapshot on, GROWTH (text_growth); the invalid
+ *   frees by stack (when there are any, see text_invalid_frees); then the
+ *   main list: the top s->top stacks in the order of --sort (live bytes by
+ *   default), each as a figure line (text_stack_line) followed by its
+ *   frames (see report_text_frames) and, for a stack cut at --depth,
+ *   "... (stack cut at --depth N)". Then the other lists as sections, each
+ *   top s->top_rest, skipping the one --sort shows and those with no stack:
+ *   LIVE, PEAK, MOST ALLOCATION CALLS, MOST BYTES ALLOCATED, MOST TEMPORARY
+ *   ALLOCATIONS. Stacks of the runtime rules (supp_add_runtime) are left out
+ *   of every list and counted on one "runtime:" line; the live list leaves
+ *   out suppressed stacks too, counted on a "suppressed:" line. Then the
+ *   calls per allocator function and the totals (with what
+ *   --min-size/--max-size left out, and a NOT TRACED line per traced
+ *   function without a breakpoint). Last a "SUMMARY: N bytes in M blocks
+ *   still live from K stacks" line, suppressed and runtime stacks not
+ *   counted. s->sections (--sections) picks sections; a top of 0 leaves a
+ *   list out, header and all. --sort definitely-lost makes the main list
+ *   the stacks by bytes definitely lost (direct and indirect); it is never
+ *   a section.
  * Figures use thousands separators throughout (see report_num).
  */
 int
 report_text(FILE *f, const struct jt_snapshot *s)
 {
 	struct jt_heap_totals t;
-	struct text_supp sup, other;
+	struct text_supp sup;
 	struct report_leak rl;
-	const struct text_list *main_list = &text_lists[0], *l;
-	uint32_t n, nlive = 0;
+	const struct text_list *main_list = &text_lists[0];
+	uint32_t nlive;
 	size_t i;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], bb[96];
 
 	for (i = 0; i < ARRAY_SIZE(text_lists); i++)
 		if (text_lists[i].cost == s->sort)
 			main_list = &text_lists[i];
 	heap_totals(s->heap, &t);
 	report_leak_init(&rl, s);
+	free(text_ranked(s, &text_lists[0], &nlive, &sup, &rl));
 	text_header(f, s);
-	text_totals(f, s, &t);
-	text_invalid_frees(f, s, &t);
-	/* The main list, then the others in text_lists' order. */
-	for (i = 0; i <= ARRAY_SIZE(text_lists); i++) {
-		l = i == 0 ? main_list : &text_lists[i - 1];
-		if (i > 0 && (l == main_list || l->cost == COST_DEFINITELY_LOST))
-			continue;
-		n = text_list(f, s, l, i == 0, l->cost == COST_LIVE ? &sup : &other, &rl);
-		if (l->cost == COST_LIVE)
-			nlive = n;
-	}
+	text_brief(f, s, &t, &sup, nlive);
+	if (text_wants(s, SECTION_LEAKS))
+		report_leak_text(f, s);
+	if (text_wants(s, SECTION_GROWTH))
+		text_growth(f, s, s->top);
+	if (text_wants(s, SECTION_INVALID))
+		text_invalid_frees(f, s, &t);
+	text_lists_write(f, s, main_list, &rl);
+	if (text_wants(s, SECTION_TOTALS))
+		text_totals(f, s, &t);
 	text_nodebug(f, s);
-	fprintf(f, "SUMMARY: %s bytes in %s %s still live from %s %s\n",
-		util_num(a, t.live_bytes - sup.bytes), util_num(b, t.live_blocks - sup.blocks),
-		report_plural(t.live_blocks - sup.blocks, "block", "blocks"), util_num(c, nlive),
+	fprintf(f, "SUMMARY: %s bytes in %s %s still live from %s %s",
+		util_num(a, t.live_bytes - sup.bytes - sup.rt_bytes), util_num(b, t.live_blocks - sup.blocks - sup.rt_blocks),
+		report_plural(t.live_blocks - sup.blocks - sup.rt_blocks, "block", "blocks"), util_num(c, nlive),
 		report_plural(nlive, "stack", "stacks"));
+	if (sup.rt_stacks)
+		fprintf(f, " (and the runtime's %s)", report_bytes_blocks(bb, sizeof(bb), sup.rt_bytes, sup.rt_blocks));
+	fputc('\n', f);
 	report_leak_free(&rl);
-	report_leak_text(f, s);
 	return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }

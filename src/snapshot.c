@@ -1,9 +1,11 @@
 /* snapshot.c - assembles a report of one process from the tracer's tables and hands it to the writers. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "growth.h"
 #include "heap.h"
 #include "image.h"
 #include "leakcheck.h"
@@ -155,6 +157,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.heap = p->heap,
 		.sym = p->sym,
 		.top = o->top,
+		.top_rest = o->top_rest == UINT_MAX || o->top_rest > o->top ? o->top : o->top_rest,
+		.sections = o->sections,
 		.sort = (enum report_cost)o->sort,
 		.cost = (enum report_cost)o->cost,
 		.min_size = o->min_size,
@@ -185,6 +189,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	s.time_ms = n ? tl[n - 1].time_ms : 0;
 	/* Two snapshots in one ms share the last sample, which the second updates: it lists it again. */
 	s.timeline_from = p->json_timeline < n ? p->json_timeline : n ? n - 1 : 0;
+	growth_record(p->growth, p->heap, s.time_ms);
+	s.growth = p->growth;
 	s.due = tr->due;
 	/* Every writer reads the live figures of this view: the blocks' ages, --older-than's filter. */
 	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);

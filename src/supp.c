@@ -19,6 +19,8 @@ enum supp_kind {
 struct supp_rule {
 	enum supp_kind kind;
 	char *pattern;		/* what supp_match returns: the pattern, or the built-in's name */
+	int runtime;		/* one of supp_runtime's: the report groups it under "runtime" */
+	int inner;		/* matched against the allocator's caller (stack frame 0) only */
 };
 
 struct jt_supp {
@@ -47,6 +49,40 @@ static const char *const supp_builtin[] = {
 	"^_dl_update_slotinfo$",
 	"^_dl_resize_dtv$",
 	"^__libc_setup_tls$",
+};
+
+/*
+ * What the C library and the dynamic loader allocate for any program,
+ * which the text report counts on one "runtime" line rather than as the
+ * program's stacks (unless --show-runtime): stdio's buffers (a stream's
+ * first write or read allocates one: the 4 KiB of stdout), the locale's
+ * data and names (setlocale, gettext's catalogs and domain bindings,
+ * iconv's converters), the time zone's rules, the name service's modules
+ * and configuration (NSS: getpwuid and the like load them once) and the
+ * static result buffer of the non-reentrant lookups (getpwuid,
+ * gethostbyname, ...: getXXbyYY.c).
+ * Their functions call no code of the program's.
+ */
+static const char *const supp_runtime_any[] = {
+	"^_IO_file_doallocate$",
+	"^setlocale$",
+	"^_nl_*",
+	"^set_binding_values$",
+	"^__textdomain$",
+	"^__gconv*",
+	"^__tzfile_read$",
+	"^tzset_internal$",
+	"^__nss_",
+	"getXXbyYY.c$",
+};
+
+/*
+ * The dynamic loader's own blocks (link maps, search paths, TLS), known by
+ * the allocator's caller being in ld.so: one further out would also take
+ * what a library's constructor allocates, which the loader only calls.
+ */
+static const char *const supp_runtime_inner[] = {
+	"^ld-linux-x86-64.so.2$",
 };
 
 /* The name supp_match gives the SUPP_CXX_INIT rule. */
@@ -100,7 +136,7 @@ supp_pattern_match(const char *pattern, const char *text)
 	}
 }
 
-static void
+static struct supp_rule *
 supp_add(struct jt_supp *sp, enum supp_kind kind, const char *pattern, size_t len)
 {
 	if (sp->n == sp->cap) {
@@ -111,7 +147,9 @@ supp_add(struct jt_supp *sp, enum supp_kind kind, const char *pattern, size_t le
 	sp->rules[sp->n].pattern = xmalloc(len + 1);
 	memcpy(sp->rules[sp->n].pattern, pattern, len);
 	sp->rules[sp->n].pattern[len] = '\0';
-	sp->n++;
+	sp->rules[sp->n].runtime = 0;
+	sp->rules[sp->n].inner = 0;
+	return &sp->rules[sp->n++];
 }
 
 /*
@@ -181,11 +219,34 @@ supp_load(const char *path, int no_defaults)
 		return NULL;
 	}
 	if (!no_defaults) {
-		for (i = 0; i < sizeof(supp_builtin) / sizeof(supp_builtin[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(supp_builtin); i++)
 			supp_add(sp, SUPP_PATTERN, supp_builtin[i], strlen(supp_builtin[i]));
 		supp_add(sp, SUPP_CXX_INIT, SUPP_CXX_INIT_NAME, strlen(SUPP_CXX_INIT_NAME));
 	}
 	return sp;
+}
+
+void
+supp_add_runtime(struct jt_supp *sp)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(supp_runtime_any); i++)
+		supp_add(sp, SUPP_PATTERN, supp_runtime_any[i], strlen(supp_runtime_any[i]))->runtime = 1;
+	for (i = 0; i < ARRAY_SIZE(supp_runtime_inner); i++) {
+		struct supp_rule *r = supp_add(sp, SUPP_PATTERN, supp_runtime_inner[i], strlen(supp_runtime_inner[i]));
+
+		r->runtime = r->inner = 1;
+	}
+}
+
+int
+supp_is_runtime(const struct jt_supp *sp, const char *match)
+{
+	for (size_t i = 0; sp && match && i < sp->n; i++)
+		if (sp->rules[i].pattern == match)
+			return sp->rules[i].runtime;
+	return 0;
 }
 
 void
@@ -201,16 +262,20 @@ supp_free(struct jt_supp *sp)
 	free(sp);
 }
 
-/* The first pattern rule that matches frame fr's function (full or as shown, cxxname.h), file or module, or NULL. */
+/*
+ * The first pattern rule that matches frame fr's function (full or as shown,
+ * cxxname.h), file or module, or NULL; outer says that fr is not of the
+ * stack's frame 0.
+ */
 static const char *
-supp_match_frame(const struct jt_supp *sp, const struct jt_frame *fr)
+supp_match_frame(const struct jt_supp *sp, const struct jt_frame *fr, int outer)
 {
 	size_t i;
 
 	for (i = 0; i < sp->n; i++) {
 		const char *pat = sp->rules[i].pattern;
 
-		if (sp->rules[i].kind == SUPP_PATTERN
+		if (sp->rules[i].kind == SUPP_PATTERN && !(outer && sp->rules[i].inner)
 		    && (supp_pattern_match(pat, fr->function) || supp_pattern_match(pat, fr->name)
 			|| supp_pattern_match(pat, fr->file)
 			|| supp_pattern_match(pat, fr->module)))
@@ -259,7 +324,7 @@ supp_match(const struct jt_supp *sp, struct jt_sym *sym, const struct jt_stack *
 	for (i = 0; i < st->depth; i++) {
 		n = report_resolve(sym, st, i, fr);
 		for (k = 0; k < n; k++)
-			if ((pat = supp_match_frame(sp, &fr[k])))
+			if ((pat = supp_match_frame(sp, &fr[k], i > 0)))
 				return pat;
 	}
 	for (r = 0; r < sp->n; r++)

@@ -58,7 +58,7 @@ sub fmt { my $n = reverse $_[0]; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar reve
 
 for my $mode (@modes) {
 	subtest "profile-$mode: the sections and the counters" => sub {
-		my $r = run_jt('profile', $mode);
+		my $r = run_jt('profile', $mode, jt_args => ['--top', '10']);	# every section whole: 4 stacks each
 		is($r->{exit}, 0, 'exit 0');
 		is($r->{stderr}, '', 'nothing on stderr');
 		my $s = snapshot_of($r, "profile-$mode") or return;

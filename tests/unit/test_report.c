@@ -615,6 +615,7 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	ok(strstr(text, "{\"id\": 1, \"live_bytes\": 4000, \"live_blocks\": 1, \"oldest_age_ms\": 250,"
 		  " \"newest_age_ms\": 250, \"alloc_calls\": 1, \"alloc_bytes\": 4000,") != NULL,
 	   "JSON stack figures: the id first, the ages after the live figures");
+	ok(strstr(text, "\"stacks\": [\n  {\"id\": ") != NULL, "JSON: a stack's first key is its id");
 	free(text);
 	if (python)
 		ok(tr_python_check(checker, json, 1) == 0, "one snapshot: python's json accepts it");
