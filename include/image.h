@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 struct jt_proc;
+struct jt_tracer;
 
 /*
  * Called at the exec stop (or after attaching): reads the modules, puts a
@@ -31,10 +32,12 @@ int image_update(struct jt_proc *p, int may_refuse);
  * Looks for the breakpoints the kernel took back (bp_check_taken): says
  * each on stderr and in the reports' untraced list, and moves it past its
  * function's first instruction where that is proven (prologue_move), so
- * that later calls are counted again. Called at every tick and before a
- * snapshot: calls between the take and then are missed, and said so.
+ * that later calls are counted again; the calls in flight that would
+ * return through it get their return address back. Called at every tick
+ * and before a snapshot: calls between the take and then are missed, and
+ * said so (and one that returned meanwhile ran the function again).
  */
-void image_check_taken(struct jt_proc *p);
+void image_check_taken(struct jt_tracer *tr, struct jt_proc *p);
 
 /* Non-zero once malloc and free have breakpoints (the image is being traced). */
 int image_ready(const struct jt_proc *p);

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "arch.h"
+#include "call.h"
 #include "heap.h"
 #include "image.h"
 #include "mem.h"
@@ -199,6 +200,7 @@ image_untraced_add(struct jt_proc *p, const struct jt_module *m, int fn, uint64_
 	u->addr = addr;
 	u->module = xstrdup(m->path);
 	u->reason = xstrdup(why);
+	u->missed_until_ms = 0;
 }
 
 /*
@@ -298,6 +300,7 @@ image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 struct image_taken {
 	int fn[FN_COUNT];
 	uint64_t entry[FN_COUNT];
+	uint64_t addr[FN_COUNT];	/* where the breakpoint was: its calls' return trampoline */
 	size_t n;
 };
 
@@ -308,18 +311,47 @@ image_on_taken(void *arg, struct jt_bp *bp)
 
 	if (tk->n < FN_COUNT) {
 		tk->fn[tk->n] = bp->addr == bp->entry ? bp->fn : -1;	/* -1: already moved, no second move */
+		tk->addr[tk->n] = bp->addr;
 		tk->entry[tk->n++] = bp->entry;
 	}
 }
 
+/*
+ * The calls in flight whose return address we replaced by the taken
+ * breakpoint's address (call.c returns through the function's own
+ * breakpoint): that address is plain code now, and a return there would
+ * run the function again. Each gets its real return address back and is
+ * forgotten (its block is not recorded).
+ */
+static void
+image_unhijack(struct jt_tracer *tr, struct jt_proc *p, uint64_t addr)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext) {
+			if (t->proc->vm_owner != p)
+				continue;
+			for (int k = t->ncalls - 1; k >= 0; k--) {
+				struct jt_call *c = &t->calls[k];
+
+				if (c->fn == CALL_SIGNAL || c->trampoline != addr)
+					continue;
+				mem_write(t->tid, c->entry_sp, &c->ret_addr, sizeof(c->ret_addr));
+				memmove(c, c + 1, (size_t)(t->ncalls - k - 1) * sizeof(*c));
+				t->ncalls--;
+			}
+		}
+}
+
 void
-image_check_taken(struct jt_proc *p)
+image_check_taken(struct jt_tracer *tr, struct jt_proc *p)
 {
 	struct image_taken tk = { .n = 0 };
 	char why[640];
 
 	if (p->vm_owner != p || !bp_check_taken(&p->bps, p->pid, image_on_taken, &tk))
 		return;
+	for (size_t i = 0; i < tk.n; i++)
+		image_unhijack(tr, p, tk.addr[i]);
 	for (size_t i = 0; i < tk.n; i++) {
 		struct jt_module *m = modules_find(&p->mods, tk.entry[i]);
 		const struct jt_bp *bp = bp_find_entry(&p->bps, tk.entry[i]);

@@ -408,7 +408,7 @@ loop_tick(struct jt_tracer *tr, struct jt_tthread *tt)
 	/* A kernel uprobe registered since the last tick takes our breakpoint at its first hit: say it, move it. */
 	for (p = tr->procs; p; p = p->next)
 		if (!p->exited)
-			image_check_taken(p);
+			image_check_taken(tr, p);
 	/* The timer signal reaches tracer thread 0 only; it passes the tick on (and makes up for lost wakes). */
 	tthread_wake_all(&tr->tthreads);
 	if (tr->show_status && (p = proc_find(tr, tr->main_pid)))

@@ -140,7 +140,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	uprobes_drain(tr->uprobes);
 	/* And it says which breakpoints the kernel took since the last tick. */
 	if (!p->exited)
-		image_check_taken(p);
+		image_check_taken(tr, p);
 	s = (struct jt_snapshot){
 		.reason = reason,
 		.pid = p->pid,

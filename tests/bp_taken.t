@@ -68,21 +68,34 @@ sub program_pid {
 my ($off, $orig) = malloc_in_file();
 BAIL_OUT("cannot find malloc in $LIBC") unless defined $off;
 
+# The byte at $addr in $pid, or ''.
+sub byte_at {
+	my ($pid, $addr) = @_;
+	my $b = '';
+	if (open(my $mem, '<:raw', "/proc/$pid/mem")) {
+		sysseek($mem, $addr, 0) && sysread($mem, $b, 1);
+		close($mem);
+	}
+	return $b;
+}
+
 # slowleak for 4 s (a malloc every 2 ms in sl_churn, a leak of 1000 bytes every 100 ms),
-# traced; 1 s in, malloc's first byte goes back as the kernel would put it.
+# traced; 1 s in, malloc's first byte goes back as the kernel would put it. A call in flight
+# returns through that breakpoint (call.c), so the byte is written while the program sleeps
+# between two calls, in nanosleep (/proc/PID/syscall: 35, or clock_nanosleep's 230).
 my $jt = spawn(argv => [$JT, '--json', "$dir/r.json", '-o', "$dir/r.txt", '--', $PROG, 4000], dir => $dir, name => 'jt');
 my $pid;
 wait_until(sub { $pid = program_pid($jt->{pid}) }, 30);
-select(undef, undef, undef, 1.0);
 my $addr = $pid ? address_in($pid, $off) : undef;
-my $byte_was = '';
+my $held = defined $addr && wait_until(sub { byte_at($pid, $addr) eq "\xcc" }, 120);
+ok($held, "malloc's entry holds jmptrace's breakpoint");
+select(undef, undef, undef, 1.0);
 my $wrote = 0;
-if (defined $addr && open(my $mem, '+<:raw', "/proc/$pid/mem")) {
-	sysseek($mem, $addr, 0) && sysread($mem, $byte_was, 1);
+if ($held && open(my $mem, '+<:raw', "/proc/$pid/mem")) {
+	wait_until(sub { (JT::slurp("/proc/$pid/syscall") // '') =~ /^(35|230) / }, 30);
 	$wrote = sysseek($mem, $addr, 0) && syswrite($mem, $orig, 1);
 	close($mem);
 }
-is(unpack('H2', $byte_was), 'cc', "malloc's entry held jmptrace's breakpoint");
 ok($wrote, "malloc's first byte written back, as the kernel's unapply_uprobe does");
 my $st = reap($jt, 120);
 my $r = { exit => defined $st ? $st >> 8 : -1, stdout => JT::slurp($jt->{out}) // '', stderr => JT::slurp($jt->{err}) // '',
