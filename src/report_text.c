@@ -46,7 +46,7 @@ text_header(FILE *f, const struct jt_snapshot *s)
 	fprintf(f, "snapshot: %s\n", s->reason ? s->reason : "(unknown)");
 	text_status(f, s);
 	if (s->older_than_ms)
-		fprintf(f, "live:     only the blocks allocated at least %s ms before this snapshot\n"
+		fprintf(f, "age:      only the blocks allocated at least %s ms before this snapshot\n"
 			"          count as live (--older-than); the peak and the timeline count all\n",
 			util_num(num, s->older_than_ms));
 	if (s->attached) {

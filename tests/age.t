@@ -89,7 +89,7 @@ for my $mode ($ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static))
 			is($s->{totals}{live_blocks} - $s->{totals}{suppressed}{live_blocks}, sum_field('live_blocks', @live),
 			   "#$s->{seq}: the totals count the same blocks");
 		}
-		like($texts[0] // '', qr/^live:     only the blocks allocated at least 500 ms before this snapshot$/m,
+		like($texts[0] // '', qr/^age:      only the blocks allocated at least 500 ms before this snapshot$/m,
 		     'text: the header says which blocks count');
 
 		# Snapshots k-1, k, k+1 with k+1 less than 480 ms after k but 500 ms or more after k-1
@@ -157,7 +157,7 @@ for my $mode ($ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static))
 			or diag($r->{json_error} // '');
 		my @texts = text_snapshots($r->{stderr});
 		is(scalar(@texts), scalar(@snaps), 'as many text snapshots');
-		unlike($texts[0] // '', qr/^live: /m, 'text: no --older-than line');
+		unlike($texts[0] // '', qr/^age: /m, 'text: no --older-than line');
 		ok(!exists $_->{older_than_ms}, "#$_->{seq}: no older_than_ms") for @snaps;
 		my $first_leak;
 		my $checked = 0;
