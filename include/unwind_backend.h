@@ -48,14 +48,13 @@ struct uw_stack_copy {
 	uint64_t base;
 	const uint8_t *data;
 	size_t len;
-	int ended;			/* the unwind asked for bytes above the copy: it was cut short by the copy's end */
 };
 
 /* The state of one unwind in progress, owned by its caller (one per tracer thread). */
 struct jt_unwind_ctx {
 	struct uw_overrides ov;		/* cleared when each unwind_stack_ctx returns */
 	struct uw_stack_copy stack;	/* likewise */
-	int copy_ended;			/* the last unwind_stack_ctx was cut short by its stack copy's end */
+	int copy_ended;			/* the last unwind_stack_ctx asked for bytes above its stack copy: cut short there */
 	void *scratch[UW_NBACKENDS];	/* each backend's, made at its first unwind */
 };
 
@@ -70,7 +69,7 @@ void uw_overrides_add(struct uw_overrides *ov, uint64_t addr, uint64_t value);
  * stack copy: returns 0 with the bytes copied out of it into out, 1 when
  * the range lies in one module of mods and is to be read live (its bytes
  * do not change as the thread runs on), else -1 (and, for a range above
- * the copy, marks ctx's copy as ended). Overrides are the caller's to apply.
+ * the copy, sets ctx's copy_ended). Overrides are the caller's to apply.
  */
 int uw_stack_read(struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out,
 		  size_t len);

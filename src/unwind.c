@@ -121,7 +121,7 @@ unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t value)
 void
 unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len)
 {
-	ctx->stack = (struct uw_stack_copy) { 1, base, data, len, 0 };
+	ctx->stack = (struct uw_stack_copy) { 1, base, data, len };
 }
 
 int
@@ -133,7 +133,7 @@ unwind_ctx_copy_ended(const struct jt_unwind_ctx *ctx)
 int
 uw_stack_read(struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out, size_t len)
 {
-	struct uw_stack_copy *s = &ctx->stack;
+	const struct uw_stack_copy *s = &ctx->stack;
 	const struct jt_module *mod;
 
 	if (addr >= s->base && addr - s->base <= s->len && len <= s->len - (addr - s->base)) {
@@ -145,7 +145,7 @@ uw_stack_read(struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t
 		return 1;
 	/* The stack grows down: a frame above the copy is one the copy was too short for. */
 	if (addr + len > s->base + s->len && addr >= s->base)
-		s->ended = 1;
+		ctx->copy_ended = 1;
 	return -1;
 }
 
@@ -153,9 +153,10 @@ int
 unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *regs,
 		 uint64_t *pcs, int max)
 {
-	int n = u->be->stack(u->state, ctx, tid, regs, pcs, max);
+	int n;
 
-	ctx->copy_ended = ctx->stack.ended;
+	ctx->copy_ended = 0;
+	n = u->be->stack(u->state, ctx, tid, regs, pcs, max);
 	ctx->ov.n = 0;
 	ctx->stack = (struct uw_stack_copy) { 0 };
 	return n;
