@@ -310,7 +310,7 @@ image_on_taken(void *arg, struct jt_bp *bp)
 	struct image_taken *tk = arg;
 
 	if (tk->n < FN_COUNT) {
-		tk->fn[tk->n] = bp->addr == bp->entry ? bp->fn : -1;	/* -1: already moved, no second move */
+		tk->fn[tk->n] = bp->fn;
 		tk->addr[tk->n] = bp->addr;
 		tk->entry[tk->n++] = bp->entry;
 	}
@@ -354,10 +354,10 @@ image_check_taken(struct jt_tracer *tr, struct jt_proc *p)
 		image_unhijack(tr, p, tk.addr[i]);
 	for (size_t i = 0; i < tk.n; i++) {
 		struct jt_module *m = modules_find(&p->mods, tk.entry[i]);
-		const struct jt_bp *bp = bp_find_entry(&p->bps, tk.entry[i]);
-		int fn = bp ? bp->fn : FN_MALLOC;
-		const char *fail = tk.fn[i] < 0 || !m ? IMAGE_TAKEN_BP : image_place_moved(p, m, fn, tk.entry[i], IMAGE_TAKEN_BP);
-
+		int fn = tk.fn[i];
+		/* One already moved past its first instruction has no second move. */
+		const char *fail = tk.addr[i] != tk.entry[i] || !m ? IMAGE_TAKEN_BP
+								     : image_place_moved(p, m, fn, tk.entry[i], IMAGE_TAKEN_BP);
 		uint64_t now = heap_clock_ms(p->heap);
 
 		/* Its calls from the take to now were missed either way: jmptrace never saw them. */
