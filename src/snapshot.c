@@ -15,7 +15,6 @@
 #include "snapshot.h"
 #include "sym.h"
 #include "uprobes.h"
-#include "uprobes.h"
 #include "util.h"
 
 /*
