@@ -16,13 +16,13 @@ struct jt_uprobes;
  * ptrace, for what is rare and must be seen in order (exec, fork, clone,
  * exit, signals, the dynamic linker's rendezvous, _exit under --leak-check),
  * but the allocators' entries and returns are kernel uprobes: a perf event
- * per (thread, probe, CPU), opened with perf_event_open's uprobe PMU on the
+ * per (thread, probe), opened with perf_event_open's uprobe PMU on the
  * thread alone, so that no other process that maps the same library traps.
  * A hit copies the registers and the top of the user stack into the ring
- * buffer of its CPU and the thread runs on: nothing stops it. The rings are
- * read by a reader thread of jmptrace, and by whoever handles a ptrace stop
- * first (uprobes_drain), merged by their timestamps, so that a free on one
- * thread and the malloc on another that returns the same block apply in
+ * buffer of its thread and the thread runs on: nothing stops it. The rings
+ * are read by a reader thread of jmptrace, and by whoever handles a ptrace
+ * stop first (uprobes_drain), merged by their timestamps, so that a free on
+ * one thread and the malloc on another that returns the same block apply in
  * order. When jmptrace's descriptors close, for any reason, SIGKILL
  * included, the kernel removes the probes.
  */
@@ -35,7 +35,7 @@ int uprobes_usable(const char **why);
 
 /*
  * The session's source: stack_copy bytes of user stack per entry sample,
- * ring_bytes per CPU (a power of two of pages). Returns NULL after saying why.
+ * ring_bytes per traced thread (a power of two of pages). Returns NULL after saying why.
  */
 struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes);
 /* Stops the reader, closes every event (the kernel removes the probes) and frees u. NULL is a no-op. */
@@ -95,8 +95,9 @@ int uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t);
 void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
 
 /*
- * Applies every sample the rings hold now, in time order (tr->tthreads.lock
- * held). Called before any ptrace stop is handled, so that the stop sees
+ * Applies, in time order, every sample the rings hold that was taken before
+ * this call began (tr->tthreads.lock held); later ones wait for the next
+ * call. Called before any ptrace stop is handled, so that the stop sees
  * every event its thread made before it.
  */
 void uprobes_drain(struct jt_uprobes *u);

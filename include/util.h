@@ -56,6 +56,9 @@ char *util_argv_line(char *const argv[]);
 /* Microseconds of CLOCK_MONOTONIC: the tracer's clock for intervals, durations and pauses. */
 uint64_t util_now_us(void);
 
+/* The same clock in nanoseconds: the one the uprobe source's samples are stamped with. */
+uint64_t util_now_ns(void);
+
 /* n rounded up to a power of two of pages (at least one page). */
 uint64_t util_pow2_pages(uint64_t n);
 

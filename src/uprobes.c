@@ -29,6 +29,7 @@
 #include "proc.h"
 #include "uevent.h"
 #include "unwind.h"
+#include "up_ring.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -45,17 +46,6 @@
  * code, and closed at the end (up_defs_release).
  */
 
-/* One thread's ring buffer: its first event's, every other event of the thread writes through it. */
-struct up_ring {
-	int fd;
-	struct perf_event_mmap_page *meta;
-	uint8_t *data;
-	uint64_t size;			/* bytes of data, a power of two */
-	uint64_t pos, head;		/* the next record to read, and where the kernel's writing ended */
-	uint8_t *rec;			/* the record at pos (in data, or copied to scratch when it wraps) */
-	uint64_t time;
-	uint8_t scratch[65536 + 16];	/* a record's size is a u16 */
-};
 
 /* One tracefs probe definition: a file offset, entry or return; shared by every site and process on it. */
 struct up_def {
@@ -212,75 +202,6 @@ up_keeper(void)
 	return pid;
 }
 
-/* ---- the ring buffers ---- */
-
-static void
-up_ring_close(struct up_ring *r)
-{
-	if (r->meta)
-		munmap(r->meta, r->size + (uint64_t)sysconf(_SC_PAGESIZE));
-	free(r);
-}
-
-/* Maps the ring of event fd (a thread's first). NULL with errno set on failure. */
-static struct up_ring *
-up_ring_map(const struct jt_uprobes *u, int fd)
-{
-	struct up_ring *r = xcalloc(1, sizeof(*r));
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	void *m;
-
-	r->fd = fd;
-	r->size = u->ring_bytes;
-	m = mmap(NULL, page + r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		free(r);
-		return NULL;
-	}
-	r->meta = m;
-	r->data = (uint8_t *)m + page;
-	r->pos = r->meta->data_tail;
-	return r;
-}
-
-/* The record at r->pos (NULL when none is left before r->head), with its time (0 for what is not a sample). */
-static uint8_t *
-up_ring_peek(struct up_ring *r)
-{
-	struct perf_event_header *h;
-	uint64_t off;
-
-	if (r->pos >= r->head)
-		return r->rec = NULL;
-	off = r->pos & (r->size - 1);
-	h = (struct perf_event_header *)(r->data + off);
-	if (off + sizeof(*h) > r->size || off + h->size > r->size) {
-		/* It wraps: copy it out, header first, piece by piece. */
-		uint64_t first = r->size - off;
-		struct perf_event_header hh;
-
-		for (size_t i = 0; i < sizeof(hh); i++)
-			((uint8_t *)&hh)[i] = r->data[(off + i) & (r->size - 1)];
-		first = first > hh.size ? hh.size : first;
-		memcpy(r->scratch, r->data + off, first);
-		memcpy(r->scratch + first, r->data, hh.size - first);
-		r->rec = r->scratch;
-	} else {
-		r->rec = (uint8_t *)h;
-	}
-	h = (struct perf_event_header *)r->rec;
-	r->time = h->type == PERF_RECORD_SAMPLE && h->size >= 32 ? *(uint64_t *)(r->rec + 24) : 0;
-	/*
-	 * The kernel wrote it from another CPU: each line the reader touches
-	 * is a miss. Ask for the registers and the stack copy's last word (its
-	 * dyn_size) now, while the records before it are applied.
-	 */
-	__builtin_prefetch(r->rec + 64);
-	__builtin_prefetch(r->rec + 128);
-	__builtin_prefetch(r->rec + h->size - 8);
-	return r->rec;
-}
-
 /* ---- event ids ---- */
 
 static void
@@ -396,7 +317,6 @@ up_defs_release(struct jt_uprobes *u)
 
 /* ---- the session ---- */
 
-/* Closes t's events and ring (the kernel takes its probes out of it); tr->thread_gone. */
 /* Events the kernel dropped on t's events so far (PERF_FORMAT_LOST). */
 static uint64_t
 up_thread_lost(const struct jt_thread *t)
@@ -409,6 +329,7 @@ up_thread_lost(const struct jt_thread *t)
 	return lost;
 }
 
+/* Closes t's events and ring (the kernel takes its probes out of it); tr->thread_gone. */
 static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
@@ -664,7 +585,7 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, uin
 	if (fd < 0)
 		return -1;
 	if (!t->uring) {
-		if (!(t->uring = up_ring_map(u, fd)))
+		if (!(t->uring = up_ring_map(fd, u->ring_bytes)))
 			goto fail;
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->uring->fd) < 0) {
 		goto fail;
@@ -944,47 +865,31 @@ up_record(struct jt_uprobes *u, const uint8_t *rec)
 	}
 }
 
+static void
+up_apply(void *arg, const uint8_t *rec)
+{
+	up_record(arg, rec);
+}
+
 void
 uprobes_drain(struct jt_uprobes *u)
 {
-	struct up_ring **rings = NULL, *best;
+	struct up_ring **rings = NULL;
 	size_t n = 0, cap = 0;
 
 	if (!u)
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
-			struct up_ring *r = t->uring;
-
-			if (!r)
-				continue;
-			r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-			if (!up_ring_peek(r))
+			if (!t->uring)
 				continue;
 			if (n == cap) {
 				cap = cap ? 2 * cap : 16;
 				rings = xrealloc(rings, cap * sizeof(*rings));
 			}
-			rings[n++] = r;
+			rings[n++] = t->uring;
 		}
-	/*
-	 * Merge: the oldest record of all rings first, up to each ring's head
-	 * as read above. A record of one thread that follows another's in
-	 * time because it waited for the other (a block freed, then returned
-	 * by malloc) was written after it: both are seen, in order.
-	 */
-	for (;;) {
-		best = NULL;
-		for (size_t i = 0; i < n; i++)
-			if (rings[i]->rec && (!best || rings[i]->time < best->time))
-				best = rings[i];
-		if (!best)
-			break;
-		up_record(u, best->rec);
-		best->pos += ((struct perf_event_header *)best->rec)->size;
-		up_ring_peek(best);
-	}
-	for (size_t i = 0; i < n; i++)
-		__atomic_store_n(&rings[i]->meta->data_tail, rings[i]->pos, __ATOMIC_RELEASE);
+	/* The kernel stamps with CLOCK_MONOTONIC (up_event_open), the clock read here. */
+	up_ring_merge(rings, n, util_now_ns(), up_apply, u);
 	free(rings);
 }

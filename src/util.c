@@ -123,12 +123,18 @@ util_num(char *buf, uint64_t v)
 }
 
 uint64_t
-util_now_us(void)
+util_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+util_now_us(void)
+{
+	return util_now_ns() / 1000;
 }
 
 char *
