@@ -258,6 +258,10 @@ my @opts = $help->{stdout} =~ /^\s+((?:-\w, )?--?[\w-]+)/mg;
 
 subtest '--help, the manual page and the README list every option' => sub {
 	is($help->{exit}, 0, '--help exits 0');
+	# An option glued to the end of the line before it is missing from @opts, so from the
+	# checks below (--sort was, after --show-runtime's text).
+	my @glued_opts = $help->{stdout} =~ /^([^\n]*\S {2,}--?[a-zA-Z][^\n]*)$/mg;
+	is(join(' / ', @glued_opts), '', '--help: every option starts a line of its own');
 	like($help->{stdout}, qr/^Never stop jmptrace with SIGKILL \(kill -9\): a launched program dies with it,\nand an attached process is left with breakpoints in its code and is killed\nby SIGTRAP at the next one \(not with --source uprobe, unless --leak-check\)\.\n\z/m,
 	     '--help warns against SIGKILL');
 	my @names = map { my @n = split /, /; @n } @opts;
