@@ -59,7 +59,7 @@ check: check-plain check-asan check-uprobe
 
 # Every link mode, threads, C++, signals in handlers, fork, exec and -f, leak checks.
 # Not sigstack.t: a handler on an alternate stack is unwound from a copy of that
-# stack alone, so its stack stops at the signal frame (README); nor frees.t, whose
+# stack alone, so its stack stops at the signal frame (doc/uprobe.md); nor frees.t, whose
 # hundreds of short runs each pay the probes' setup (it takes 9 minutes so).
 UPROBE_SUITES = tests/integration.t tests/lifecycle.t tests/sigtrap.t tests/leakcheck.t
 

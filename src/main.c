@@ -56,7 +56,7 @@ usage(FILE *f)
 		"                   the text report's sections, a comma list of leaks, growth,\n"
 		"                   live, peak, calls, bytes, temporary, invalid, totals (default all)\n"
 		"      --show-runtime   list the blocks every program has (stdio buffers, locale,\n"
-		"                   the dynamic loader's own) as stacks, not on one runtime line"
+		"                   the dynamic loader's own) as stacks, not on one runtime line\n"
 		"      --sort COST  order of the text report's main list: live (default), peak,\n"
 		"                   calls, bytes, temporary or definitely-lost (--leak-check)\n"
 		"      --min-size N, --max-size N\n"

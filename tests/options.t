@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # options.t - the command line: every bad value refused with one line and exit 2 (and
 # --duration without -p), each option accepted and seen to take effect, every option
-# documented in --help, the manual page and the README, a program that cannot be run
+# documented in --help, the manual page and the README (whose links to doc/ all resolve), a program that cannot be run
 # named with the reason, a stack cut at --depth marked in both reports, and the attach
 # line and --help warning against SIGKILL.
 use strict;
@@ -258,6 +258,10 @@ my @opts = $help->{stdout} =~ /^\s+((?:-\w, )?--?[\w-]+)/mg;
 
 subtest '--help, the manual page and the README list every option' => sub {
 	is($help->{exit}, 0, '--help exits 0');
+	# An option glued to the end of the line before it is missing from @opts, so from the
+	# checks below (--sort was, after --show-runtime's text).
+	my @glued_opts = $help->{stdout} =~ /^([^\n]*\S {2,}--?[a-zA-Z][^\n]*)$/mg;
+	is(join(' / ', @glued_opts), '', '--help: every option starts a line of its own');
 	like($help->{stdout}, qr/^Never stop jmptrace with SIGKILL \(kill -9\): a launched program dies with it,\nand an attached process is left with breakpoints in its code and is killed\nby SIGTRAP at the next one \(not with --source uprobe, unless --leak-check\)\.\n\z/m,
 	     '--help warns against SIGKILL');
 	my @names = map { my @n = split /, /; @n } @opts;
@@ -288,6 +292,48 @@ subtest '--help, the manual page and the README list every option' => sub {
 		$r = JT::run_cmd(argv => ['groff', '-man', '-Tutf8', '-ww', root() . '/doc/jmptrace.1'], timeout => 60);
 		is($r->{stderr}, '', 'groff -ww gives no warning');
 	}
+};
+
+# GitHub's anchor of a heading: lower case, punctuation but - and _ dropped, spaces to -.
+sub anchor_of {
+	my ($h) = @_;
+	$h = lc $h;
+	$h =~ s/[^\w\- ]//g;
+	$h =~ s/ /-/g;
+	return $h;
+}
+
+# README.md is the short one a newcomer reads; the rest is in doc/*.md, each linked from
+# it, and every relative link of those files (with its #anchor) leads somewhere.
+subtest 'README: short, and every doc/ file and link reachable' => sub {
+	my $readme = JT::slurp(root() . '/README.md') // '';
+	my $lines = () = $readme =~ /\n/g;
+	cmp_ok($lines, '<=', 250, 'README.md is at most 250 lines (the rest goes to doc/)');
+	my @docs = map { s{^\Q${\root()}\E/}{}r } glob(root() . '/doc/*.md');
+	ok(@docs >= 5, 'doc/ has the moved sections') or diag("doc: @docs");
+	for my $d (@docs) {
+		ok($readme =~ /\]\(\Q$d\E[)#]/, "README links $d");
+	}
+	my @bad;
+	for my $f ('README.md', @docs) {
+		my $text = JT::slurp(root() . "/$f") // '';
+		(my $dir = $f) =~ s{[^/]*$}{};
+		$text =~ s/^```.*?^```//msg;    # code: `operator new[](nothrow)` is no link
+		$text =~ s/`[^`\n]*`//g;
+		while ($text =~ /\]\(([^)\s]+)\)/g) {
+			my $link = $1;
+			my ($target, $frag) = split /#/, $link, 2;
+			next if $target =~ m{^[a-z]+:};
+			my $path = $target eq '' ? $f : $dir . $target;
+			1 while $path =~ s{[^/]+/\.\./}{};
+			my $dest = JT::slurp(root() . "/$path");
+			if (!defined $dest) { push @bad, "$f: $link (no such file)"; next }
+			next unless defined $frag;
+			my %anchors = map { anchor_of($_) => 1 } $dest =~ /^#+ +(.*?)\s*$/mg;
+			push @bad, "$f: $link (no such heading)" unless $anchors{$frag};
+		}
+	}
+	is(join("\n", @bad), '', 'every relative link resolves, anchors included');
 };
 
 # The leak program's one big leak, checked exactly (as integration.t does).
