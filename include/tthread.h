@@ -70,9 +70,11 @@ struct jt_tthread *tthread_self(void);
 
 /*
  * Makes the calling thread tracer thread 0 of set, serving tr, and sets up
- * the lock. Call it once, before any thread is traced.
+ * the lock; with prio_inherit, a holder of the lock runs at the priority of
+ * its most urgent waiter (the uprobe source's real-time reader). Call it
+ * once, before any thread is traced.
  */
-void tthread_init(struct jt_tthreads *set, struct jt_tracer *tr);
+void tthread_init(struct jt_tthreads *set, struct jt_tracer *tr, int prio_inherit);
 
 /*
  * Starts tracer threads 1..n-1, each running loop(tt). The signals the main

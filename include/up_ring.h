@@ -17,6 +17,7 @@ struct up_ring {
 	uint64_t pos, head;		/* the next record to read, and where the kernel's writing ended */
 	uint8_t *rec;			/* the record at pos (in data, or copied to scratch when it wraps) */
 	uint64_t time;			/* rec's sample time, 0 for a record that is not a sample */
+	int hup;			/* its thread ended: poll would say so at once, every time */
 	uint8_t scratch[65536 + 16];	/* a record's size is a u16 */
 };
 

@@ -617,7 +617,7 @@ main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	jt_debug = opt.verbose;
 	tr.opt = &opt;
-	tthread_init(&tr.tthreads, &tr);
+	tthread_init(&tr.tthreads, &tr, opt.source_uprobe);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
 	if (opt.source_uprobe && uprobes_usable(&why) < 0) {
 		error_msg("--source uprobe: %s", why);

@@ -30,7 +30,7 @@ tthread_on_wake(int sig)
 }
 
 void
-tthread_init(struct jt_tthreads *set, struct jt_tracer *tr)
+tthread_init(struct jt_tthreads *set, struct jt_tracer *tr, int prio_inherit)
 {
 	struct jt_tthread *tt = &set->t[0];
 	pthread_mutexattr_t ma;
@@ -45,9 +45,16 @@ tthread_init(struct jt_tthreads *set, struct jt_tracer *tr)
 	/*
 	 * Held for a couple of microseconds per stop: a waiter that spins a
 	 * little gets it sooner than one that sleeps in futex and is woken.
+	 * The uprobe source's reader runs at real-time priority and takes it
+	 * to apply what the rings hold: a holder of ordinary priority that the
+	 * program's busy threads keep off the CPU would hold the reader back
+	 * until the rings overflow (8 busy threads on 2 CPUs: waits of 600 ms),
+	 * so there the holder inherits the reader's priority while it waits.
 	 */
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	if (prio_inherit)
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
 	pthread_mutex_init(&set->lock, &ma);
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&set->cond, NULL);

@@ -77,6 +77,20 @@ struct jt_uprobes {
 	pthread_t reader;
 	int reader_running;
 	volatile int quit;
+	/* What ended threads leave to close, and the thread that closes it (up_closer). */
+	pthread_mutex_t graves_lock;
+	pthread_cond_t graves_cond;
+	struct up_grave *graves;
+	pthread_t closer;
+	int closer_running, closer_quit;
+};
+
+/* An ended thread's event descriptors and ring, waiting for up_closer. */
+struct up_grave {
+	int *fds;
+	int nfds;
+	struct up_ring *ring;
+	struct up_grave *next;
 };
 
 static long
@@ -329,20 +343,74 @@ up_thread_lost(const struct jt_thread *t)
 	return lost;
 }
 
-/* Closes t's events and ring (the kernel takes its probes out of it); tr->thread_gone. */
+static void
+up_grave_close(struct up_grave *g)
+{
+	for (int i = 0; i < g->nfds; i++)
+		close(g->fds[i]);
+	free(g->fds);
+	up_ring_close(g->ring);
+	free(g);
+}
+
+/*
+ * Closes what ended threads left. Closing a thread's events can take the
+ * kernel 150 ms (8 threads ending together on 2 CPUs): under the tracer
+ * lock that held the reader back while the other threads' rings filled.
+ */
+static void *
+up_closer(void *arg)
+{
+	struct jt_uprobes *u = arg;
+	struct up_grave *g;
+
+	pthread_mutex_lock(&u->graves_lock);
+	for (;;) {
+		while (!u->graves && !u->closer_quit)
+			pthread_cond_wait(&u->graves_cond, &u->graves_lock);
+		if (!(g = u->graves))
+			break;
+		u->graves = g->next;
+		pthread_mutex_unlock(&u->graves_lock);
+		up_grave_close(g);
+		pthread_mutex_lock(&u->graves_lock);
+	}
+	pthread_mutex_unlock(&u->graves_lock);
+	return NULL;
+}
+
+/*
+ * Takes t's events and ring off it and closes them (the kernel takes its
+ * probes out of the thread): by up_closer when later suits, at once
+ * otherwise. What the rings held was applied before (uprobes_drain).
+ */
+static void
+up_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later)
+{
+	struct up_grave *g = xcalloc(1, sizeof(*g));
+
+	if (u)
+		u->lost += up_thread_lost(t);
+	*g = (struct up_grave){ .fds = t->ufds, .nfds = t->nufds, .ring = t->uring };
+	t->ufds = NULL;
+	t->nufds = 0;
+	t->uring = NULL;
+	if (!later || !u || !u->closer_running) {
+		up_grave_close(g);
+		return;
+	}
+	pthread_mutex_lock(&u->graves_lock);
+	g->next = u->graves;
+	u->graves = g;
+	pthread_cond_signal(&u->graves_cond);
+	pthread_mutex_unlock(&u->graves_lock);
+}
+
+/* tr->thread_gone: a traced thread ended. */
 static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
-	if (tr->uprobes)
-		tr->uprobes->lost += up_thread_lost(t);
-	for (int i = 0; i < t->nufds; i++)
-		close(t->ufds[i]);
-	free(t->ufds);
-	t->ufds = NULL;
-	t->nufds = 0;
-	if (t->uring)
-		up_ring_close(t->uring);
-	t->uring = NULL;
+	up_thread_close(tr->uprobes, t, 1);
 }
 
 struct jt_uprobes *
@@ -367,27 +435,50 @@ uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes)
 	u->stack_copy = stack_copy;
 	u->ring_bytes = ring_bytes;
 	u->ctx = unwind_ctx_new();
+	pthread_mutex_init(&u->graves_lock, NULL);
+	pthread_cond_init(&u->graves_cond, NULL);
 	tr->thread_gone = up_thread_gone;
 	return u;
 }
 
-/* The ring descriptors of every traced thread, for poll. Returns how many (tracer lock held). */
+/*
+ * The ring descriptors of every traced thread, for poll, and their rings in
+ * the same order. Returns how many (tracer lock held). A ring whose thread
+ * ended is left out: its events hang up, and poll would return at once
+ * until the stop that tells of the end is handled and the ring closed.
+ */
 static nfds_t
-up_poll_set(struct jt_uprobes *u, struct pollfd **pf, size_t *cap)
+up_poll_set(struct jt_uprobes *u, struct pollfd **pf, struct up_ring ***rings, size_t *cap)
 {
 	nfds_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
-			if (!t->uring)
+			if (!t->uring || t->uring->hup)
 				continue;
 			if (n == *cap) {
 				*cap = *cap ? 2 * *cap : 64;
 				*pf = xrealloc(*pf, *cap * sizeof(**pf));
+				*rings = xrealloc(*rings, *cap * sizeof(**rings));
 			}
+			(*rings)[n] = t->uring;
 			(*pf)[n++] = (struct pollfd){ .fd = t->uring->fd, .events = POLLIN };
 		}
 	return n;
+}
+
+/* Marks the rings poll found hung up, those that are still some thread's (tracer lock held). */
+static void
+up_poll_hup(struct jt_uprobes *u, const struct pollfd *pf, struct up_ring **rings, nfds_t n)
+{
+	for (nfds_t k = 0; k < n; k++) {
+		if (!(pf[k].revents & (POLLHUP | POLLERR)))
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+			for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+				if (t->uring == rings[k] && t->uring->fd == pf[k].fd)
+					t->uring->hup = 1;
+	}
 }
 
 static void *
@@ -395,9 +486,11 @@ up_reader(void *arg)
 {
 	struct jt_uprobes *u = arg;
 	struct pollfd *pf = NULL;
+	struct up_ring **rings = NULL;
 	struct sched_param sp = { .sched_priority = 1 };
 	size_t cap = 0;
 	nfds_t n;
+	int r;
 
 	/*
 	 * Nothing makes the program wait for us: when its threads keep every
@@ -409,19 +502,22 @@ up_reader(void *arg)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	pthread_mutex_lock(&u->tr->tthreads.lock);
 	while (!u->quit) {
-		n = up_poll_set(u, &pf, &cap);
+		n = up_poll_set(u, &pf, &rings, &cap);
 		pthread_mutex_unlock(&u->tr->tthreads.lock);
 		/*
-		 * Woken by a quarter-full ring, or every 20 ms so that a slow
-		 * trickle is seen soon. A descriptor closed meanwhile (a thread
-		 * ended) only wakes us early.
+		 * Woken by a ring an eighth full (wakeup_watermark), or every
+		 * 20 ms so that a slow trickle is seen soon. A descriptor
+		 * closed meanwhile (a thread ended) only wakes us early.
 		 */
-		poll(pf, n, 20);
+		r = poll(pf, n, 20);
 		pthread_mutex_lock(&u->tr->tthreads.lock);
+		if (r > 0)
+			up_poll_hup(u, pf, rings, n);
 		uprobes_drain(u);
 	}
 	pthread_mutex_unlock(&u->tr->tthreads.lock);
 	free(pf);
+	free(rings);
 	return NULL;
 }
 
@@ -437,6 +533,9 @@ uprobes_start(struct jt_uprobes *u)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&u->reader, NULL, up_reader, u);
+	/* Without the closer, ended threads' events are closed at once (up_thread_close). */
+	if (!r && !u->closer_running)
+		u->closer_running = pthread_create(&u->closer, NULL, up_closer, u) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		errno = r;
@@ -456,9 +555,17 @@ uprobes_free(struct jt_uprobes *u)
 		u->quit = 1;
 		pthread_join(u->reader, NULL);
 	}
+	if (u->closer_running) {
+		pthread_mutex_lock(&u->graves_lock);
+		u->closer_quit = 1;
+		pthread_cond_signal(&u->graves_cond);
+		pthread_mutex_unlock(&u->graves_lock);
+		pthread_join(u->closer, NULL);
+		u->closer_running = 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			up_thread_gone(u->tr, t);
+			up_thread_close(u, t, 0);
 	u->tr->thread_gone = NULL;
 	up_defs_release(u);
 	if (u->keeper > 0) {
@@ -471,6 +578,8 @@ uprobes_free(struct jt_uprobes *u)
 	free(u->ids);
 	free(u->id_site);
 	unwind_ctx_free(u->ctx);
+	pthread_mutex_destroy(&u->graves_lock);
+	pthread_cond_destroy(&u->graves_cond);
 	free(u);
 }
 
@@ -482,7 +591,7 @@ uprobes_detach(struct jt_uprobes *u)
 	uprobes_drain(u);
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			up_thread_gone(u->tr, t);
+			up_thread_close(u, t, 0);
 }
 
 uint64_t

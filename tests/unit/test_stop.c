@@ -95,7 +95,7 @@ test_classify_trap(void)
 	memset(&tr, 0, sizeof(tr));
 	memset(&p, 0, sizeof(p));
 	memset(&t, 0, sizeof(t));
-	tthread_init(&tr.tthreads, &tr);
+	tthread_init(&tr.tthreads, &tr, 0);
 	p.pid = pid;
 	p.vm_owner = &p;
 	bp_table_init(&p.bps);
