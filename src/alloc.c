@@ -56,7 +56,7 @@ struct alloc_kind {
 	const char *name;
 	enum jt_fn_kind kind;
 	uint8_t size_arg, size_arg2, ptr_arg;
-	uint8_t nargs;		/* the arguments it has: the last must be a register one */
+	uint8_t nargs;		/* the arguments up to the last it reads, which must be in a register */
 };
 
 static const struct alloc_kind alloc_kinds[] = {
@@ -64,7 +64,7 @@ static const struct alloc_kind alloc_kinds[] = {
 	{ "calloc", FK_CALLOC, 0, 1, NA, 2 },
 	{ "realloc", FK_REALLOC, 1, NA, 0, 2 },
 	{ "free", FK_FREE, NA, NA, 0, 1 },
-	{ "free_sized", FK_FREE, NA, NA, 0, 2 },
+	{ "free_sized", FK_FREE, NA, NA, 0, 1 },	/* its size is not read */
 	{ "memalign", FK_ALLOC, 1, NA, NA, 2 },
 	{ "aligned_alloc", FK_ALLOC, 1, NA, NA, 2 },
 	{ "posix_memalign", FK_MEMALIGN_PTR, 2, NA, 0, 3 },
@@ -179,9 +179,12 @@ alloc_named_add_as(const char *spec, int optional, char *why, size_t len)
 		return -1;
 	}
 	if (colon && (shift = alloc_arg_parse(colon + 1, k)) < 0) {
-		snprintf(why, len, "ARG, the argument where %s's %d argument%s start, is 1 to %d "
-			 "(the first %d arguments are in registers)", k->name, k->nargs, k->nargs == 1 ? "" : "s",
-			 ARCH_NARGS - k->nargs + 1, ARCH_NARGS);
+		if (k->nargs == 1)
+			snprintf(why, len, "ARG, the argument that is %s's, is 1 to %d (the arguments in registers)",
+				 k->name, ARCH_NARGS);
+		else
+			snprintf(why, len, "ARG, the first of %s's %d arguments, is 1 to %d (the last must be one "
+				 "of the %d in registers)", k->name, k->nargs, ARCH_NARGS - k->nargs + 1, ARCH_NARGS);
 		return -1;
 	}
 	if (alloc_nnamed == ALLOC_NAMED_MAX) {

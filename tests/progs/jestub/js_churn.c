@@ -11,7 +11,7 @@ js_churn(unsigned long n)
 		je_free(p);
 	}
 	for (unsigned long i = 0; i < n / 2; i++) {
-		void *p = je_mallocx(opaque_size(32), 0); /* SITE:js_churn_mallocx */
+		void *p = je_mallocx(opaque_size(32), 0); /* SITE:js_churn_x */
 		sink(p, 32);
 		je_sdallocx(p, 32, 0);
 	}
