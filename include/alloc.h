@@ -2,6 +2,7 @@
 #ifndef JT_ALLOC_H
 #define JT_ALLOC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* How a traced function behaves, which decides what its entry and return mean. */
@@ -41,7 +42,43 @@ enum jt_fn {
 	FN_COUNT
 };
 
-extern const struct jt_fn_desc alloc_fns[FN_COUNT];
+/*
+ * Functions named by --alloc and --alloc-preset come after FN_COUNT, in the
+ * order given, up to alloc_fn_end(): they are reported as calls, after the
+ * standard ones, under the names given.
+ */
+#define ALLOC_NAMED_MAX 64
+#define FN_MAX (FN_COUNT + ALLOC_NAMED_MAX)
+
+/* Filled at option parsing (alloc_named_add), read-only once tracing starts. */
+extern struct jt_fn_desc alloc_fns[FN_MAX];
+
+/* One past the last traced function: FN_COUNT plus the named ones. */
+int alloc_fn_end(void);
+
+/*
+ * --alloc NAME=KIND[:ARG]: traces the function NAME as one of the standard
+ * kinds (malloc, calloc, realloc, free, free_sized, memalign, aligned_alloc,
+ * posix_memalign), whose arguments start at the ARG-th (1-based, default 1)
+ * instead of the first. Returns 0, or -1 with why (a clause) in why.
+ */
+int alloc_named_add(const char *spec, char *why, size_t len);
+
+/* --alloc-preset NAME: the functions of a prefixed allocator build. Returns 0, or -1 for an unknown NAME. */
+int alloc_preset_add(const char *name);
+/* The presets' names, as a comma list for messages. */
+#define ALLOC_PRESET_NAMES "jemalloc-je, mimalloc or tcmalloc"
+#define ALLOC_NPRESETS 3
+/* Preset i's name, and the function whose definition says a program has that allocator. */
+const char *alloc_preset_name(int i);
+const char *alloc_preset_key(int i);
+/* Non-zero when preset i was asked for. */
+int alloc_preset_used(int i);
+
+/* Named function fn was found in a module of a traced image. */
+void alloc_named_found(int fn);
+/* The first function named by --alloc (not by a preset) never found so far, or -1. */
+int alloc_named_missing(void);
 
 /* A traced function jmptrace could not put its breakpoint on, and why; every report lists it. */
 struct jt_untraced {
@@ -52,6 +89,13 @@ struct jt_untraced {
 	uint64_t missed_until_ms;	/* 0: no call is counted; else calls are counted again since then (heap clock),
 					   its breakpoint moved after the kernel took it: only earlier ones may be missing */
 };
+
+/* Non-zero when fn's calls are listed in reports: a standard allocator function or a named one. */
+static inline int
+alloc_fn_reported(int fn)
+{
+	return fn < FN_REPORTED || (fn >= FN_COUNT && fn < alloc_fn_end());
+}
 
 /* Non-zero when the function releases a block: its calls are frees, not allocation calls. */
 static inline int

@@ -42,4 +42,20 @@ void image_check_taken(struct jt_tracer *tr, struct jt_proc *p);
 /* Non-zero once malloc and free have breakpoints (the image is being traced). */
 int image_ready(const struct jt_proc *p);
 
+/*
+ * When a function named by --alloc was found in no image traced so far,
+ * says so in one line, naming p's program, and returns 1; else returns 0.
+ * Callers ask at the end of tracing, or at the start of a static program
+ * (nothing else can define it).
+ */
+int image_named_missing_say(const struct jt_proc *p);
+
+/*
+ * When p's program defines the allocator of a preset not asked for
+ * (je_malloc, mi_malloc, tc_malloc) and no traced function was called
+ * but by the C runtime's own code, offers that preset in one line on
+ * stderr.
+ */
+void image_offer_preset(const struct jt_proc *p);
+
 #endif

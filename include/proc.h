@@ -125,7 +125,8 @@ struct jt_proc {
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
-	uint64_t calls[FN_COUNT];
+	uint64_t calls[FN_MAX];		/* by enum jt_fn, then the functions named by --alloc */
+	int preset_seen;		/* 1 + the --alloc-preset not asked for whose malloc it defines, or 0 */
 	/* Traced functions without a breakpoint (image.c), in any image it ran: kept for every report. */
 	struct jt_untraced *untraced;
 	size_t nuntraced;
@@ -248,6 +249,7 @@ struct jt_tracer {
 	uint64_t events;		/* breakpoint hits handled */
 	int image_seen;			/* the first program image was set up */
 	int fatal;			/* the program cannot be traced; stop */
+	int bad_names;			/* a function named by --alloc is defined nowhere: exit status 2 */
 	int detached;			/* we let the attached process go */
 	int detaching;			/* letting every process go: hold every thread that stops */
 	int show_status;		/* print a status line (attached, stderr a terminal) */

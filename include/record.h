@@ -21,6 +21,9 @@ int record_max_pcs(const struct jt_options *opt);
 /* Bytes the call of fn asks for, from its arguments in regs (calloc's product saturates). */
 uint64_t record_size(int fn, const arch_regs *regs);
 
+/* The block a free-kind call of fn releases, from its arguments in regs (--alloc may move it). */
+uint64_t record_free_ptr(int fn, const arch_regs *regs);
+
 /* Non-zero when size is inside --min-size/--max-size: the allocation is broken down by stack. */
 int record_broken_down(uint64_t size, const struct jt_options *opt);
 

@@ -201,7 +201,7 @@ call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(regs) + bp->sp_delta;	/* as it was at the entry */
-	uint64_t ptr = arch_arg(regs, 0);
+	uint64_t ptr = record_free_ptr(bp->fn, regs);
 	/*
 	 * delete[] -> delete -> free reach us back to back with the same pointer:
 	 * count the outer one. Each link is another function; the same function

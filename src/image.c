@@ -15,6 +15,7 @@
 #include "mem.h"
 #include "proc.h"
 #include "prologue.h"
+#include "supp.h"
 #include "sym.h"
 #include "uevent.h"
 #include "uprobes.h"
@@ -298,9 +299,9 @@ image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 
 /* The breakpoints bp_check_taken found, to be replaced once it is done with the table. */
 struct image_taken {
-	int fn[FN_COUNT];
-	uint64_t entry[FN_COUNT];
-	uint64_t addr[FN_COUNT];	/* where the breakpoint was: its calls' return trampoline */
+	int fn[FN_MAX];
+	uint64_t entry[FN_MAX];
+	uint64_t addr[FN_MAX];	/* where the breakpoint was: its calls' return trampoline */
 	size_t n;
 };
 
@@ -309,7 +310,7 @@ image_on_taken(void *arg, struct jt_bp *bp)
 {
 	struct image_taken *tk = arg;
 
-	if (tk->n < FN_COUNT) {
+	if (tk->n < FN_MAX) {
 		tk->fn[tk->n] = bp->fn;
 		tk->addr[tk->n] = bp->addr;
 		tk->entry[tk->n++] = bp->entry;
@@ -383,6 +384,45 @@ image_untraced_say(const struct jt_proc *p, size_t from, const char *then)
 			  p->untraced[i].reason, then);
 }
 
+/*
+ * Puts the breakpoint of fn on its first definition in order[0..n). A
+ * function named by --alloc may be a LOCAL one in any program: the user
+ * named it, and a program's own pool is often static to its file.
+ */
+static void
+image_resolve_fn(struct jt_proc *p, struct jt_module **order, size_t n, int fn)
+{
+	int named = fn >= FN_COUNT;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr;
+
+		if ((p->is_static || named ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
+					   : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
+			continue;
+		if (named)
+			alloc_named_found(fn);
+		if (!image_placed(p, addr) && !image_untraced_known(p, fn, addr))
+			image_place(p, order[i], fn, addr);
+		return;
+	}
+}
+
+/* Notes the first preset not asked for whose allocator a module defines (image_offer_preset says it). */
+static void
+image_detect_preset(struct jt_proc *p, struct jt_module **order, size_t n)
+{
+	for (int k = 0; k < ALLOC_NPRESETS && !p->preset_seen; k++) {
+		uint64_t addr;
+
+		if (alloc_preset_used(k))
+			continue;
+		for (size_t i = 0; i < n && !p->preset_seen; i++)
+			if (sym_lookup_static(p->sym, order[i]->path, alloc_preset_key(k), &addr) == 0)
+				p->preset_seen = k + 1;
+	}
+}
+
 /* Puts a breakpoint on the first definition of every traced function, in link-map order. */
 static void
 image_resolve(struct jt_proc *p)
@@ -390,20 +430,10 @@ image_resolve(struct jt_proc *p)
 	struct jt_module *order[MAX_LINK_MAP];
 	size_t n = image_link_order(p, order, ARRAY_SIZE(order));
 
-	for (int fn = 0; fn < FN_DL_DEBUG_STATE; fn++) {
-		if (fn == FN_EXIT && !p->leak_check)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t addr;
-
-			if ((p->is_static ? sym_lookup_static(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)
-					  : sym_lookup(p->sym, order[i]->path, alloc_fns[fn].symbol, &addr)) < 0)
-				continue;
-			if (!image_placed(p, addr) && !image_untraced_known(p, fn, addr))
-				image_place(p, order[i], fn, addr);
-			break;
-		}
-	}
+	for (int fn = 0; fn < alloc_fn_end(); fn++)
+		if (fn < FN_DL_DEBUG_STATE ? fn != FN_EXIT || p->leak_check : fn >= FN_COUNT)
+			image_resolve_fn(p, order, n, fn);
+	image_detect_preset(p, order, n);
 	p->mods_gen = p->mods.generation;
 }
 
@@ -426,18 +456,77 @@ image_find_rtld(struct jt_proc *p)
 	}
 }
 
-int
-image_ready(const struct jt_proc *p)
+/* Non-zero when fn is malloc or free, or any function named by --alloc with named set. */
+static int
+image_is_core(int fn, int named)
+{
+	return fn == FN_MALLOC || fn == FN_FREE || (named && fn >= FN_COUNT);
+}
+
+/* Non-zero when one of the functions image_is_core(named) accepts has its breakpoint or uprobe. */
+static int
+image_has_core(const struct jt_proc *p, int named)
 {
 	for (uint32_t i = 0; i <= p->bps.mask; i++) {
 		const struct jt_bp *bp = p->bps.slots[i];
-		if (bp && (bp->fn == FN_MALLOC || bp->fn == FN_FREE))
+		if (bp && image_is_core(bp->fn, named))
 			return 1;
 	}
 	for (size_t i = 0; i < p->nusites; i++)
-		if (p->usites[i]->fn == FN_MALLOC || p->usites[i]->fn == FN_FREE)
+		if (image_is_core(p->usites[i]->fn, named))
 			return 1;
 	return 0;
+}
+
+int
+image_ready(const struct jt_proc *p)
+{
+	return image_has_core(p, 0);
+}
+
+int
+image_named_missing_say(const struct jt_proc *p)
+{
+	int fn = alloc_named_missing();
+
+	if (fn < 0)
+		return 0;
+	error_msg("--alloc %s: %s defines no function of that name%s", alloc_fns[fn].symbol,
+		  p->exe ? p->exe : p->command, p->is_static ? "" : ", nor does any library it loaded");
+	return 1;
+}
+
+/*
+ * Non-zero when a stack allocated that is not the C or C++ runtime's own
+ * (the built-in suppressions of supp.c: a static program's startup
+ * mallocs, stdio's buffers), whatever --suppressions, --show-runtime and
+ * --no-default-suppressions say for the reports.
+ */
+static int
+image_program_allocated(const struct jt_proc *p)
+{
+	struct jt_supp *rt = supp_load(NULL, 0);
+	int found = 0;
+
+	supp_add_runtime(rt);
+	for (uint32_t id = 0; id < heap_stack_count(p->heap) && !found; id++) {
+		const struct jt_stack *st = heap_stack_get(p->heap, id);
+
+		found = st->alloc_calls && !supp_match(rt, p->sym, st);
+	}
+	supp_free(rt);
+	return found;
+}
+
+void
+image_offer_preset(const struct jt_proc *p)
+{
+	int k = p->preset_seen - 1;
+
+	if (k >= 0 && !image_program_allocated(p))
+		error_msg("%s defines %s, and the standard allocator functions were called only by the C runtime: to trace its allocator, "
+			  "run again with --alloc-preset %s", p->exe ? p->exe : p->command, alloc_preset_key(k),
+			  alloc_preset_name(k));
 }
 
 int
@@ -460,12 +549,16 @@ image_setup(struct jt_proc *p)
 		image_untraced_say(p, untraced, "");
 		return -1;
 	}
-	if (p->r_debug || image_ready(p))
+	if (p->r_debug || image_has_core(p, 1))
 		return 0;
 	exe = image_main_module(p);
 	if (exe && !sym_module_has_symbols(p->sym, exe->path))
 		error_msg("%s: no allocator symbols: the program is statically linked and stripped, "
 			  "so malloc and free cannot be found", exe->path);
+	else if (p->preset_seen)
+		error_msg("%s: no allocator symbols (malloc, free) found in the program, but %s: "
+			  "run again with --alloc-preset %s", exe ? exe->path : p->command,
+			  alloc_preset_key(p->preset_seen - 1), alloc_preset_name(p->preset_seen - 1));
 	else
 		error_msg("%s: no allocator symbols (malloc, free) found in the program",
 			  exe ? exe->path : p->command);

@@ -274,6 +274,13 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		lifecycle_exec_untraceable(tr, p, NULL);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
+	/* A static program loads nothing later: a name of --alloc it does not define is defined nowhere. */
+	if (!tr->image_seen && p->is_static && image_named_missing_say(p)) {
+		kill(p->pid, SIGKILL);
+		tr->fatal = 1;
+		tr->bad_names = 1;
+		return restart_decide(RESTART_NONE, 0, 0, NULL);
+	}
 	tr->image_seen = 1;
 	return restart_decide(RESTART_CONT, t->tid, 0, "on its new image");
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "attach.h"
 #include "detach.h"
 #include "diff.h"
@@ -114,6 +115,16 @@ usage(FILE *f)
 		"  -p PID           attach to a running process and all its threads\n"
 		"      --duration S with -p: detach by itself after S seconds (at most a year)\n"
 		"  -f               follow forked children\n"
+		"      --alloc NAME=KIND[:ARG]\n"
+		"                   also trace the function NAME as an allocator of KIND:\n"
+		"                   malloc, calloc, realloc, free, free_sized, memalign,\n"
+		"                   aligned_alloc or posix_memalign; its arguments start at\n"
+		"                   the ARG-th (1 to 6, default 1), e.g. arena_alloc=malloc:2\n"
+		"                   for arena_alloc(arena, size). Repeatable. A NAME that no\n"
+		"                   traced program or library defines is an error (exit 2):\n"
+		"                   at the start of a static program, else at the end\n"
+		"      --alloc-preset NAME  the functions of jemalloc-je (je_malloc...),\n"
+		"                   mimalloc (mi_malloc...) or tcmalloc (tc_malloc...)\n"
 		"      --source S   where allocation events come from: ptrace (the default:\n"
 		"                   a breakpoint of ours stops the thread at every call) or\n"
 		"                   uprobe (kernel uprobes record each call and the thread runs\n"
@@ -234,6 +245,7 @@ enum {
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
 	OPT_FULL_NAMES, OPT_HTML, OPT_SECTIONS, OPT_SHOW_RUNTIME,
+	OPT_ALLOC, OPT_ALLOC_PRESET,
 };
 
 static const struct option longopts[] = {
@@ -270,6 +282,8 @@ static const struct option longopts[] = {
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
 	{ "show-runtime", no_argument, NULL, OPT_SHOW_RUNTIME },
+	{ "alloc", required_argument, NULL, OPT_ALLOC },
+	{ "alloc-preset", required_argument, NULL, OPT_ALLOC_PRESET },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -296,6 +310,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 {
 	unsigned pid;
 	uint64_t size;
+	char why[200];
 	int r;
 
 	switch (c) {
@@ -387,6 +402,10 @@ parse_one(int c, const char *arg, struct jt_options *o)
 			return bad_value(c, arg, "give bytes from 64k to 4g, e.g. 64m");
 		o->buffer_size = size;
 		return 0;
+	case OPT_ALLOC:
+		return alloc_named_add(arg, why, sizeof(why)) < 0 ? bad_value(c, arg, why) : 0;
+	case OPT_ALLOC_PRESET:
+		return alloc_preset_add(arg) < 0 ? bad_value(c, arg, "give " ALLOC_PRESET_NAMES) : 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)
@@ -530,6 +549,18 @@ close_outputs(struct jt_tracer *tr)
 }
 
 /*
+ * At the end of tracing: offers a preset the program seems to need, and
+ * says a name of --alloc that no traced image defined. Returns the exit
+ * status that calls for, 2, or else 0.
+ */
+static int
+run_end_names(const struct jt_proc *p)
+{
+	image_offer_preset(p);
+	return image_named_missing_say(p) ? 2 : 0;
+}
+
+/*
  * -p: attach, trace until a signal, --duration or the process's exit, then
  * leave it as it was. Returns 0, or 1 when attaching failed or a report could not be written.
  */
@@ -538,6 +569,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 {
 	struct jt_proc *p;
 	struct jt_thread *t;
+	int r;
 
 	/*
 	 * Before the first breakpoint goes in: a SIGINT, SIGTERM or SIGHUP that
@@ -563,6 +595,12 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		close_outputs(tr);
 		return 1;
 	}
+	/* A static program loads nothing later: a name it does not define is defined nowhere. */
+	if (p->is_static && image_named_missing_say(p)) {
+		detach_all(tr);
+		close_outputs(tr);
+		return 2;
+	}
 	stopall_resume(tr, p);
 	/*
 	 * Whoever stops us must know that kill -9 is the one way to harm the
@@ -584,8 +622,9 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
 		detach_all(tr);	/* an internal error: never leave trap bytes behind */
+	r = run_end_names(p);
 	close_outputs(tr);
-	return tr->report_failed ? 1 : 0;
+	return tr->report_failed ? 1 : r;
 }
 
 /* The exit status of jmptrace: the program's own, or 128+signal. */
@@ -660,9 +699,10 @@ main(int argc, char **argv)
 	r = 1;
 	if (loop_run(&tr) == 0 && tr.main_exited) {
 		snapshot_write(&tr, p, "exit");
-		r = exit_code(tr.main_status);
+		/* A name of --alloc defined nowhere is a usage error, and outweighs the program's status. */
+		r = run_end_names(p) ? 2 : exit_code(tr.main_status);
 	}
 	close_outputs(&tr);
 	/* A report that could not be written outweighs the program's status, as the manual says. */
-	return tr.report_failed ? 1 : r;
+	return tr.report_failed ? 1 : tr.bad_names ? 2 : r;
 }

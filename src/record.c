@@ -26,6 +26,12 @@ record_size(int fn, const arch_regs *regs)
 	return size;
 }
 
+uint64_t
+record_free_ptr(int fn, const arch_regs *regs)
+{
+	return arch_arg(regs, alloc_fns[fn].ptr_arg);
+}
+
 int
 record_broken_down(uint64_t size, const struct jt_options *opt)
 {

@@ -128,11 +128,26 @@ snapshot_format(struct jt_tracer *tr, int i, const struct jt_snapshot *s)
 			     snapshot_fmts[i].write, s);
 }
 
+/* The functions whose calls a report lists, the standard ones then those named by --alloc, and their calls. */
+static unsigned
+snapshot_call_fns(const struct jt_proc *p, enum jt_fn *fns, uint64_t *calls)
+{
+	unsigned n = 0;
+
+	for (int fn = 0; fn < alloc_fn_end(); fn++)
+		if (alloc_fn_reported(fn)) {
+			fns[n] = (enum jt_fn)fn;
+			calls[n++] = p->calls[fn];
+		}
+	return n;
+}
+
 int
 snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 {
 	const struct jt_options *o = tr->opt;
-	enum jt_fn fns[FN_REPORTED];
+	enum jt_fn fns[FN_MAX];
+	uint64_t calls[FN_MAX];
 	struct jt_snapshot s;
 
 	/* --source uprobe: the snapshot counts every event made until now. */
@@ -150,9 +165,9 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.exit_status = p->exit_status,
 		.killed_by = p->killed_by,
 		.attached = p->attached,
-		.ncalls = FN_REPORTED,
+		.ncalls = snapshot_call_fns(p, fns, calls),
 		.call_fns = fns,
-		.calls = p->calls,
+		.calls = calls,
 		.heap = p->heap,
 		.sym = p->sym,
 		.top = o->top,
@@ -193,8 +208,6 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	s.due = tr->due;
 	/* Every writer reads the live figures of this view: the blocks' ages, --older-than's filter. */
 	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);
-	for (int i = 0; i < FN_REPORTED; i++)
-		fns[i] = (enum jt_fn)i;
 	/* Every writer but JSON names frames as --full-names says (sym_resolve's jt_frame.name). */
 	sym_set_full_names(p->sym, o->full_names);
 	/* report_text flushes, which is all stderr needs; -o's file follows the formats' rule. */

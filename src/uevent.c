@@ -239,8 +239,8 @@ static void
 uevent_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usample *s, const struct jt_options *opt)
 {
 	uint64_t sp = arch_sp(&s->regs) + s->site->sp_delta;
-	uint64_t ptr = arch_arg(&s->regs, 0);
 	int fn = s->site->fn;
+	uint64_t ptr = record_free_ptr(fn, &s->regs);
 	/* delete[] -> delete -> free: the same pointer back to back, each link another function (call.c). */
 	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr && fn != t->free_fn;
 

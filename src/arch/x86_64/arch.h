@@ -56,6 +56,9 @@ arch_root_words(const arch_regs *r, uint64_t *w)
 	return ARCH_ROOT_WORDS;
 }
 
+/* The integer arguments passed in registers (arch_arg's n is below it). */
+#define ARCH_NARGS 6
+
 /* SysV AMD64 integer argument n (0-based, up to 5). */
 static inline uint64_t
 arch_arg(const arch_regs *r, unsigned n)
