@@ -11,6 +11,7 @@
 
 #include "mem.h"
 #include "modules.h"
+#include "plt.h"
 #include "unwind_backend.h"
 #include "unwind_dw.h"
 #include "util.h"
@@ -248,11 +249,44 @@ ud_is_sigreturn(pid_t tid, uint64_t addr)
 	return mem_read(tid, addr, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
 }
 
+/* Whether the code at exact pc addr is a PLT stub's jump (plt_is_stub_jump). */
+static int
+ud_is_plt_jump(pid_t tid, uint64_t addr)
+{
+	uint8_t b[PLT_STUB_JUMP_LEN];
+
+	return mem_read(tid, addr, b, sizeof(b)) == 0 && plt_is_stub_jump(b);
+}
+
+/*
+ * The rule of a function's first instruction: the CFA just above the
+ * return address at the stack pointer, the registers the caller keeps
+ * untouched.
+ */
+static void
+ud_rule_entry(struct ud_rule *r)
+{
+	int32_t cfa_off = (int32_t) arch_sp_after_ret(0);
+	int i;
+
+	r->kind = UD_CFI;
+	r->cfa_how = UD_VAL;
+	r->cfa_base = UD_SP;
+	r->cfa_off = cfa_off;
+	for (i = 0; i < UD_NSAVED; i++) {
+		r->how[i] = arch_dwarf_saved[i] == UD_RA ? UD_AT : UD_SAME;
+		r->base[i] = UD_CFA;
+		r->off[i] = -cfa_off;
+	}
+}
+
 /*
  * Builds the rule for lookup address pc, whose frame's code is at code
  * (pc + 1 for a return address). The trampoline's CFI is marked as a
  * signal frame, and describes the signal frame with expressions; we read
  * the registers there directly instead, also where there is no CFI at all.
+ * Where no CFI covers an exact pc (pc == code) on a PLT stub's jump, the
+ * rule is the entry's: a signal lands there too (plt.h).
  * Runs for u->tid, under u->lock for writing.
  */
 static void
@@ -279,6 +313,8 @@ ud_rule_build(struct uw_dw *u, uint64_t pc, uint64_t code, struct ud_rule *r)
 	if (!found) {
 		if (ud_is_sigreturn(u->tid, code))
 			r->kind = UD_SIGNAL;
+		else if (pc == code && ud_is_plt_jump(u->tid, pc))
+			ud_rule_entry(r);
 		return;
 	}
 	if (dwarf_frame_info(f, NULL, NULL, &signal) != UD_RA)

@@ -9,6 +9,7 @@
 #include "libunwind_glue.h"
 #include "mem.h"
 #include "modules.h"
+#include "plt.h"
 #include "unwind.h"
 #include "unwind_backend.h"
 #include "util.h"
@@ -422,6 +423,40 @@ uwl_is_sigreturn(struct uwl_ctx *c, uint64_t ip)
 	return modules_find(c->u->mods, ip) && uw_copy(c, ip, b, sizeof(b)) == 0 && arch_is_sigreturn(b);
 }
 
+/*
+ * Steps where libunwind has no rule: frame cur at exact pc ip (frame 0's,
+ * or the one a signal interrupted) on a PLT stub's jump that no CFI
+ * covers (plt.h). libunwind knows only a lazy-binding stub without CFI,
+ * and would go on by the frame pointer into garbage; the stack there is as
+ * at a function's entry. Fills *caller with the stub's caller's registers
+ * (its pc as a lookup address, see uwl_stack) and *ret with the return
+ * address. Returns 1, or 0 anywhere else.
+ */
+static int
+uwl_plt_step(struct uwl_ctx *c, unw_cursor_t *cur, uint64_t ip, arch_regs *caller, uint64_t *ret)
+{
+	uint8_t code[PLT_STUB_JUMP_LEN];
+	unw_proc_info_t pi;
+	unw_word_t v;
+
+	if (!modules_find(c->u->mods, ip) || uw_copy(c, ip, code, sizeof(code)) < 0 || !plt_is_stub_jump(code)
+	    || uw_find_proc_info(c->u->as, ip, &pi, 0, c) == 0)
+		return 0;
+	arch_lu_regs_of(cur, caller);
+	if (uw_access_mem(c->u->as, arch_ret_slot(caller), &v, 0, c) < 0 || v == 0)
+		return 0;
+	*ret = v;
+	arch_set_sp(caller, arch_sp_after_ret(arch_ret_slot(caller)));
+	/*
+	 * libunwind looks a first frame's CFI up at its pc as it is, but a
+	 * return address's belongs to the call before it (which may be its
+	 * function's last instruction); the sigreturn trampoline is known at
+	 * the trampoline itself.
+	 */
+	arch_set_pc(caller, uwl_is_sigreturn(c, v) ? v : v - 1);
+	return 1;
+}
+
 /* Readies c for one unwind of tid by u. */
 static void
 uwl_ctx_begin(struct uwl_ctx *c, struct uw_libunwind *u, struct jt_unwind_ctx *ctx, pid_t tid,
@@ -447,20 +482,28 @@ uwl_stack(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *re
 	struct uw_libunwind *u = state;
 	struct uwl_ctx *c = uw_ctx_scratch(ctx, &uw_backend_libunwind);
 	unw_cursor_t cur;
-	unw_word_t ip;
-	int n = 0;
+	arch_regs caller;
+	uint64_t ip;
+	unw_word_t w;
+	int n = 0, ok;
 
 	if (max < 1)
 		return -1;
 	uwl_sync(u);
 	uwl_ctx_begin(c, u, ctx, tid, regs);
 	pcs[n++] = arch_pc(regs);
-	if (unw_init_remote(&cur, u->as, c) == 0) {
-		while (n < max && unw_step(&cur) > 0) {
-			if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
-				break;
-			pcs[n++] = ip | (uwl_is_sigreturn(c, ip) ? UNWIND_PC_SIGNAL : 0);
+	ok = unw_init_remote(&cur, u->as, c) == 0;
+	while (ok && n < max) {
+		/* Past a PLT stub libunwind cannot step, it starts over from the caller. */
+		if ((n == 1 || pcs[n - 2] & UNWIND_PC_SIGNAL) && uwl_plt_step(c, &cur, pcs[n - 1], &caller, &ip)) {
+			c->regs = &caller;
+			ok = unw_init_remote(&cur, u->as, c) == 0;
+		} else if (unw_step(&cur) > 0 && unw_get_reg(&cur, UNW_REG_IP, &w) == 0 && w != 0) {
+			ip = w;
+		} else {
+			break;
 		}
+		pcs[n++] = ip | (uwl_is_sigreturn(c, ip) ? UNWIND_PC_SIGNAL : 0);
 	}
 	c->regs = NULL;
 	return n;

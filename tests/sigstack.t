@@ -7,7 +7,10 @@
 # handler allocates too: two replaced return addresses in flight. Every link mode, both
 # unwinder backends; exact blocks, bytes and frames (function, file:line from markers).
 # The same in 4 threads at once. Then, as the issue saw it, a 1 kHz SIGALRM whose handler allocates lands wherever it
-# lands in a loop of allocator calls: each of its 300 blocks' stacks reaches main too.
+# lands in a loop of allocator calls: each of its 300 blocks' stacks reaches main too. Between those calls the
+# loop calls memset through the PLT 10000 times, so that in the static executable, whose stubs into the
+# ifunc-chosen memset have no CFI, a few of the 300 land on the stub's jump in nearly every run (8 to 13 in
+# most; the unwinders stopped there, or went into garbage, before they knew a stub as a function's entry).
 #
 # Environment: JMPTRACE (the binary under test), JT_TIMEOUT, JT_MODES (e.g. "pie static").
 use strict;

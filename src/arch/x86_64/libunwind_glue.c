@@ -27,3 +27,14 @@ arch_lu_reg(const arch_regs *regs, unw_regnum_t reg, unw_word_t *val)
 	*val = arch_dwarf_reg(regs, reg);
 	return 0;
 }
+
+void
+arch_lu_regs_of(unw_cursor_t *cur, arch_regs *regs)
+{
+	unw_word_t v;
+
+	memset(regs, 0, sizeof(*regs));
+	for (int i = 0; i < ARCH_DWARF_NREGS; i++)
+		if (unw_get_reg(cur, i, &v) == 0)
+			memcpy((char *) regs + arch_dwarf_offset[i], &v, sizeof(v));
+}

@@ -1,4 +1,4 @@
-/* libunwind_glue.h - what the libunwind backend needs that libunwind spells per architecture: its table search and register numbers (the contract every src/arch/<arch>/libunwind_glue.h fills). */
+/* libunwind_glue.h - what the libunwind backend needs that libunwind spells per architecture: its table search and register numbers both ways (the contract every src/arch/<arch>/libunwind_glue.h fills). */
 #ifndef JT_ARCH_LIBUNWIND_GLUE_H
 #define JT_ARCH_LIBUNWIND_GLUE_H
 
@@ -20,5 +20,12 @@ int arch_lu_search_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
  * arch_regs does not hold.
  */
 int arch_lu_reg(const arch_regs *regs, unw_regnum_t reg, unw_word_t *val);
+
+/*
+ * The registers libunwind's cursor cur holds for its frame, into *regs
+ * (zeroed first): the ones it cannot give, such as registers a call does
+ * not keep, stay 0.
+ */
+void arch_lu_regs_of(unw_cursor_t *cur, arch_regs *regs);
 
 #endif

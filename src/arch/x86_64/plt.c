@@ -1,4 +1,4 @@
-/* plt.c - x86-64: finds the GOT slot a call read its target from (call *slot(%rip), or a call to a PLT stub). */
+/* plt.c - x86-64: finds the GOT slot a call read its target from (call *slot(%rip), or a call to a PLT stub), and knows a stub's jump. */
 #include <string.h>
 
 #include "mem.h"
@@ -14,9 +14,9 @@ plt_disp32(const uint8_t *p)
 	return (int64_t)(int32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
 }
 
-/* Finds the GOT slot an indirect jump or call at code reads: "ff 25/15 disp32", after endbr64/bnd. */
-static uint64_t
-plt_got_of(const uint8_t *code, size_t len, uint64_t addr)
+/* Where the instruction of a PLT stub starts in code: past an endbr64 and a bnd prefix. */
+static size_t
+plt_skip_prefixes(const uint8_t *code, size_t len)
 {
 	size_t i = 0;
 
@@ -24,9 +24,26 @@ plt_got_of(const uint8_t *code, size_t len, uint64_t addr)
 		i = 4;
 	if (i < len && code[i] == 0xf2)	/* bnd prefix */
 		i++;
+	return i;
+}
+
+/* Finds the GOT slot an indirect jump or call at code reads: "ff 25/15 disp32", after endbr64/bnd. */
+static uint64_t
+plt_got_of(const uint8_t *code, size_t len, uint64_t addr)
+{
+	size_t i = plt_skip_prefixes(code, len);
+
 	if (i + 6 > len || code[i] != 0xff || (code[i + 1] != 0x25 && code[i + 1] != 0x15))
 		return 0;
 	return addr + i + 6 + plt_disp32(code + i + 2);
+}
+
+int
+plt_is_stub_jump(const uint8_t code[PLT_STUB_JUMP_LEN])
+{
+	size_t i = plt_skip_prefixes(code, PLT_STUB_JUMP_LEN);
+
+	return i + 6 <= PLT_STUB_JUMP_LEN && code[i] == 0xff && code[i + 1] == 0x25;
 }
 
 uint64_t

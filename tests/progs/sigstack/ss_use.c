@@ -3,8 +3,11 @@
  * of all three for the timer; main's blocks are freed.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "../common/sink.h"
 #include "sigstack.h"
+
+#define SS_CHURN_STUBS 10000
 
 __attribute__((noinline, noipa)) void
 ss_use_malloc(void)
@@ -52,12 +55,21 @@ ss_use_nested(void)
 	free(p);
 }
 
+/*
+ * Between the allocator calls, memset through the PLT over and over: the timer lands on
+ * the stub's jump then, in most runs of a static executable, whose stubs into the
+ * ifunc-chosen memset have no CFI (the unwinder must know the stack is as at an entry).
+ */
 __attribute__((noinline, noipa)) void
 ss_churn(void)
 {
 	/* In this order the allocator gets every block back, unless a handler took one between. */
 	void *q = calloc(opaque_size(2), 24), *p = malloc(opaque_size(32));
+	char b[16];
 
+	for (int i = 0; i < SS_CHURN_STUBS; i++)
+		memset(b, i, opaque_size(sizeof(b)));
+	sink(b, 1);
 	p = realloc(p, opaque_size(64));
 	sink(p, 1);
 	sink(q, 1);
