@@ -9,6 +9,7 @@
 
 struct jt_thread;
 struct jt_proc;
+struct jt_heap;
 struct jt_call;
 struct jt_options;
 
@@ -30,6 +31,8 @@ int record_broken_down(uint64_t size, const struct jt_options *opt);
  * a copied stack (--stack-copy), so the stack is marked as cut there.
  */
 uint32_t record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt);
+/* record_intern into the stack table of h (the page table's, --pages). */
+uint32_t record_intern_in(struct jt_heap *h, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt);
 
 /*
  * Fills c as a call of fn entered with its return address ret in the slot

@@ -149,10 +149,11 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	/* Past a moved breakpoint's first instruction, the slot is where it was at the entry. */
 	uint64_t slot = arch_ret_slot(regs) + bp->sp_delta, ret;
 	struct jt_call *c;
-	int fn = bp->fn, n = 0;
+	int fn = bp->fn, n = 0, pages = alloc_fn_is_pages(fn);
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
 	uint64_t size = record_size(fn, regs);
-	int broken_down = record_broken_down(size, opt);
+	int broken_down = pages || record_broken_down(size, opt);
+	uint32_t stack_id;
 
 	if (broken_down)
 		n = call_unwind(t, io, regs, pcs, record_max_pcs(opt));
@@ -167,8 +168,13 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls];
-	record_call_fill(c, fn, slot, ret, bp->addr, size, regs,
-			 broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap));
+	stack_id = pages ? record_intern_in(p->pages, pcs, n, 0, opt)
+	    : broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap);
+	record_call_fill(c, fn, slot, ret, bp->addr, size, regs, stack_id);
+	if (pages) {
+		c->len2 = arch_arg(regs, 1);
+		c->flags = arch_arg(regs, 3);
+	}
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -332,6 +338,7 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 			call_return(t, io, i, regs);
 			return CALL_RESUME;
 		}
+		/* Nested: an allocator's own mmap or sbrk (a large block, an arena): its pages are the heap's. */
 		if (!call_is_nested(t, io, sp + bp->sp_delta))
 			call_enter_alloc(t, io, bp, regs, opt);
 		else

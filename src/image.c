@@ -391,7 +391,7 @@ image_resolve(struct jt_proc *p)
 	size_t n = image_link_order(p, order, ARRAY_SIZE(order));
 
 	for (int fn = 0; fn < FN_DL_DEBUG_STATE; fn++) {
-		if (fn == FN_EXIT && !p->leak_check)
+		if ((fn == FN_EXIT && !p->leak_check) || (alloc_fn_is_pages(fn) && !p->pages))
 			continue;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t addr;

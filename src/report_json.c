@@ -364,6 +364,66 @@ json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 	fputs(n > s->timeline_from ? "\n ]" : "]", f);
 }
 
+/* The pages' "timeline": as the heap's, with "live_regions". */
+static void
+json_pages_timeline(FILE *f, const struct jt_snapshot *s)
+{
+	const struct jt_heap_sample *tl;
+	size_t n, i;
+
+	tl = heap_timeline(s->pages, &n);
+	fputs(", \"timeline\": [", f);
+	for (i = s->pages_timeline_from; i < n; i++) {
+		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"live_regions\": %" PRIu64,
+			i == s->pages_timeline_from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
+		json_sample_stacks(f, s->pages, i);
+		fputc('}', f);
+	}
+	fputs(n > s->pages_timeline_from ? "\n ]" : "]", f);
+}
+
+/*
+ * --pages: "pages", the program's own mappings, a view apart from the
+ * heap's: {"view": "pages", "live_bytes", "live_regions", "peak_bytes",
+ * "peak": {...}, "calls": {"mmap": n, ...}, "stacks": [{"id", "bytes",
+ * "regions", "peak_bytes", "peak_regions", "mappings", "frames"}, ...] (the
+ * stacks with live pages, most first), "timeline"}.
+ */
+static void
+json_pages(FILE *f, const struct jt_snapshot *s)
+{
+	struct jt_heap_totals t;
+	struct jt_heap_peak pk;
+	uint32_t n, i, *ids;
+
+	if (!s->pages)
+		return;
+	heap_totals(s->pages, &t);
+	heap_peak(s->pages, &pk);
+	fprintf(f, ",\n \"pages\": {\"view\": \"pages\", \"live_bytes\": %" PRIu64 ", \"live_regions\": %" PRIu64
+		", \"peak_bytes\": %" PRIu64 ", \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_regions\": %" PRIu64
+		", \"time_ms\": %" PRIu64 "}, \"calls\": {", t.live_bytes, t.live_blocks, pk.live_bytes, pk.live_bytes,
+		pk.live_blocks, pk.time_ms);
+	for (i = FN_MMAP; i <= FN_BRK; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i == FN_MMAP ? "" : ", ", alloc_fns[i].name, s->calls[i]);
+	fputs("},\n  \"stacks\": [", f);
+	ids = report_rank(s->pages, HEAP_RANK_LIVE, &n);
+	for (i = 0; i < n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->pages, ids[i]);
+
+		fprintf(f, "%s{\"id\": %" PRIu32 ", \"bytes\": %" PRIu64 ", \"regions\": %" PRIu64
+			", \"peak_bytes\": %" PRIu64 ", \"peak_regions\": %" PRIu64 ", \"mappings\": %" PRIu64 ", ",
+			i ? ",\n  " : "\n  ", st->id, st->live_bytes, st->live_blocks, st->peak_bytes, st->peak_blocks,
+			st->alloc_calls);
+		json_frames(f, s->sym, st);
+		fputc('}', f);
+	}
+	fputs(n ? "\n  ]" : "]", f);
+	free(ids);
+	json_pages_timeline(f, s);
+	fputc('}', f);
+}
+
 /* {"bytes": N, "blocks": M} */
 static void
 json_bb(FILE *f, uint64_t bytes, uint64_t blocks)
@@ -558,6 +618,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	json_peak_timeline(f, s);
 	json_leak(f, s, &js);
 	json_growth(f, s);
+	json_pages(f, s);
 	free(js.ids);
 	free(js.supp);
 	fputc('}', f);
