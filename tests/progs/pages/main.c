@@ -24,20 +24,20 @@ __attribute__((noinline)) static void
 map_a(void **v)
 {
 	for (int i = 0; i < 6; i++)
-		v[i] = map_one(); /* PAGES_A */
+		v[i] = map_one(); /* PAGES_MAP_A */
 }
 
 __attribute__((noinline)) static void
 map_b(void **v)
 {
 	for (int i = 0; i < 4; i++)
-		v[i] = map_one(); /* PAGES_B */
+		v[i] = map_one(); /* PAGES_MAP_B */
 }
 
 __attribute__((noinline)) static void
 grow_brk(void)
 {
-	if (sbrk(opaque_size(65536)) == (void *)-1) /* PAGES_BRK */
+	if (sbrk(opaque_size(65536)) == (void *)-1) /* PAGES_SBRK */
 		abort();
 }
 
@@ -50,7 +50,7 @@ main(void)
 	map_a(a);
 	map_b(b);
 	/* Not counted as pages: malloc's own mmap of a large block, and a shared mapping. */
-	sink(malloc(opaque_size(4 * MIB)), 1);
+	sink(malloc(opaque_size(4 * MIB)), 1); /* PAGES_MALLOC */
 	shared = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sink(shared, 1);
 	/* Four whole regions go: a[0], a[1], b[0], b[1]. */
