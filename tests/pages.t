@@ -11,6 +11,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempdir);
+use JSON::PP ();
 use POSIX qw(WIFEXITED WEXITSTATUS);
 use Test::More;
 use JT;
@@ -69,6 +70,17 @@ for my $mode (@modes) {
 		     'text: the largest stack first');
 	};
 }
+
+subtest '--html embeds the pages' => sub {
+	my $r = run_jt('pages', 'pie', jt_args => ['--pages', '--html', 'page.html']);
+	is($r->{exit}, 0, 'exit 0');
+	my $page = JT::slurp("$r->{dir}/page.html") // '';
+	my ($data) = $page =~ m{<script type="application/json" id="jt-data">(.*?)</script>}s;
+	my $j = eval { JSON::PP->new->decode($data // '') };
+	ok($j, 'the page holds the JSON') or return;
+	is_deeply($j->{snapshots}[-1]{pages}, last_snapshot($r)->{pages}, 'its pages are --json\'s');
+	like($page, qr/function drawPages\(/, 'and the page draws them');
+};
 
 subtest 'without --pages nothing changes' => sub {
 	my $r = run_jt('pages', 'pie');
