@@ -82,6 +82,7 @@ struct jt_snapshot {
 	 */
 	const struct jt_heap *pages;
 	size_t pages_timeline_from;	/* as timeline_from, for the pages' timeline */
+	const uint64_t *pages_calls;	/* the traced calls of mmap, munmap, mremap, sbrk, brk (FN_MMAP..FN_BRK) */
 	struct jt_sym *sym;
 	unsigned top;		/* how many stacks the main list of the text report lists */
 	unsigned top_rest;	/* how many stacks each other section lists; 0 for top's */

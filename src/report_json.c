@@ -316,6 +316,9 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 		", \"peak_live_bytes\": %" PRIu64 ",\n  \"temporary\": %" PRIu64,
 		report_alloc_calls(s), t->bytes_allocated, t->frees, t->unknown_frees,
 		t->live_bytes, t->live_blocks, t->peak_live_bytes, temporary);
+	/* Beside --pages' own object, the view these figures are. */
+	if (s->pages)
+		fputs(", \"view\": \"heap\"", f);
 	json_filtered(f, s);
 	/* Then the source, and what it lost: with a loss every figure is a lower bound. */
 	fprintf(f, ", \"suppressed\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
@@ -405,7 +408,7 @@ json_pages(FILE *f, const struct jt_snapshot *s)
 		", \"time_ms\": %" PRIu64 "}, \"calls\": {", t.live_bytes, t.live_blocks, pk.live_bytes, pk.live_bytes,
 		pk.live_blocks, pk.time_ms);
 	for (i = FN_MMAP; i <= FN_BRK; i++)
-		fprintf(f, "%s\"%s\": %" PRIu64, i == FN_MMAP ? "" : ", ", alloc_fns[i].name, s->calls[i]);
+		fprintf(f, "%s\"%s\": %" PRIu64, i == FN_MMAP ? "" : ", ", alloc_fns[i].name, s->pages_calls[i - FN_MMAP]);
 	fputs("},\n  \"stacks\": [", f);
 	ids = report_rank(s->pages, HEAP_RANK_LIVE, &n);
 	for (i = 0; i < n; i++) {

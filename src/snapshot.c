@@ -192,6 +192,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		heap_sample(p->pages, 1);
 		heap_timeline(p->pages, &npg);
 		s.pages = p->pages;
+		s.pages_calls = &p->calls[FN_MMAP];
 		s.pages_timeline_from = p->json_pages_timeline < npg ? p->json_pages_timeline : npg ? npg - 1 : 0;
 	}
 	growth_record(p->growth, p->heap, s.time_ms);

@@ -47,6 +47,7 @@ for my $mode (@modes) {
 		my $s = last_snapshot($r) or return fail("no snapshot: " . ($r->{json_error} // '') . $r->{stderr});
 		my $pg = $s->{pages} or return fail('no "pages" object');
 		is($pg->{view}, 'pages', 'the object says its view');
+		is($s->{totals}{view}, 'heap', 'and the totals theirs');
 		# map_a: 512 KiB + 3 MiB (mremap'ed) + 1 MiB + 2 x 384 KiB; map_b: 1 MiB + 1 MiB - 64 KiB.
 		pages_stack_is($pg, 'map_a', 'map_a', 'PAGES_MAP_A', $MIB / 2 + 3 * $MIB + $MIB + 768 * 1024, 5);
 		pages_stack_is($pg, 'map_b', 'map_b', 'PAGES_MAP_B', 2 * $MIB - 65536, 2);
