@@ -343,46 +343,38 @@ json_sample_stacks(FILE *f, const struct jt_heap *h, size_t i)
 }
 
 /*
- * "peak": the recorded peak, and "timeline": the samples since the
- * previous snapshot of this process in this file (s->timeline_from), each
- * {"time_ms", "live_bytes", "live_blocks", "stacks"}.
+ * "timeline": [...], h's samples from the from-th (those before went into
+ * this file's earlier snapshots of this process), each {"time_ms",
+ * "live_bytes", blocks (the count's key: "live_blocks", the pages'
+ * "live_regions"), "stacks"}.
  */
+static void
+json_timeline(FILE *f, const struct jt_heap *h, size_t from, const char *blocks)
+{
+	const struct jt_heap_sample *tl;
+	size_t n, i;
+
+	tl = heap_timeline(h, &n);
+	fputs("\"timeline\": [", f);
+	for (i = from; i < n; i++) {
+		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"%s\": %" PRIu64,
+			i == from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, blocks, tl[i].live_blocks);
+		json_sample_stacks(f, h, i);
+		fputc('}', f);
+	}
+	fputs(n > from ? "\n ]" : "]", f);
+}
+
+/* "peak": the recorded peak, and the heap's "timeline" since s->timeline_from. */
 static void
 json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 {
-	const struct jt_heap_sample *tl;
 	struct jt_heap_peak pk;
-	size_t n, i;
 
 	heap_peak(s->heap, &pk);
 	fprintf(f, ",\n \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-		", \"time_ms\": %" PRIu64 "},\n \"timeline\": [", pk.live_bytes, pk.live_blocks, pk.time_ms);
-	tl = heap_timeline(s->heap, &n);
-	for (i = s->timeline_from; i < n; i++) {
-		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64,
-			i == s->timeline_from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
-		json_sample_stacks(f, s->heap, i);
-		fputc('}', f);
-	}
-	fputs(n > s->timeline_from ? "\n ]" : "]", f);
-}
-
-/* The pages' "timeline": as the heap's, with "live_regions". */
-static void
-json_pages_timeline(FILE *f, const struct jt_snapshot *s)
-{
-	const struct jt_heap_sample *tl;
-	size_t n, i;
-
-	tl = heap_timeline(s->pages, &n);
-	fputs(", \"timeline\": [", f);
-	for (i = s->pages_timeline_from; i < n; i++) {
-		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"live_regions\": %" PRIu64,
-			i == s->pages_timeline_from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
-		json_sample_stacks(f, s->pages, i);
-		fputc('}', f);
-	}
-	fputs(n > s->pages_timeline_from ? "\n ]" : "]", f);
+		", \"time_ms\": %" PRIu64 "},\n ", pk.live_bytes, pk.live_blocks, pk.time_ms);
+	json_timeline(f, s->heap, s->timeline_from, "live_blocks");
 }
 
 /*
@@ -423,7 +415,8 @@ json_pages(FILE *f, const struct jt_snapshot *s)
 	}
 	fputs(n ? "\n  ]" : "]", f);
 	free(ids);
-	json_pages_timeline(f, s);
+	fputs(", ", f);
+	json_timeline(f, s->pages, s->pages_timeline_from, "live_regions");
 	fputc('}', f);
 }
 
