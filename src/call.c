@@ -152,7 +152,8 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	int fn = bp->fn, n = 0, pages = alloc_fn_is_pages(fn);
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
 	uint64_t size = record_size(fn, regs);
-	int broken_down = pages || record_broken_down(size, opt);
+	/* munmap only takes pages away: its stack is never kept, so it is not unwound. */
+	int broken_down = pages ? fn != FN_MUNMAP : record_broken_down(size, opt);
 	uint32_t stack_id;
 
 	if (broken_down)
@@ -168,8 +169,10 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls];
-	stack_id = pages ? record_intern_in(p->pages, pcs, n, 0, opt)
-	    : broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap);
+	if (pages)
+		stack_id = broken_down ? record_intern_in(p->pages, pcs, n, 0, opt) : heap_filtered_stack(p->pages);
+	else
+		stack_id = broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap);
 	record_call_fill(c, fn, slot, ret, bp->addr, size, regs, stack_id);
 	if (pages) {
 		c->len2 = arch_arg(regs, 1);
