@@ -86,6 +86,9 @@ alloc_fn_args(enum jt_fn fn)
 		args |= 1u << d->size_arg2;
 	if (d->ptr_arg != 0xff)
 		args |= 1u << d->ptr_arg;
+	/* --pages: mremap's old length and mmap's and mremap's flags too (record_pages_fill). */
+	if (alloc_fn_is_pages(fn))
+		args |= 0xf;
 	return args;
 }
 

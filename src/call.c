@@ -149,12 +149,10 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	/* Past a moved breakpoint's first instruction, the slot is where it was at the entry. */
 	uint64_t slot = arch_ret_slot(regs) + bp->sp_delta, ret;
 	struct jt_call *c;
-	int fn = bp->fn, n = 0, pages = alloc_fn_is_pages(fn);
+	int fn = bp->fn, n = 0;
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
 	uint64_t size = record_size(fn, regs);
-	/* munmap only takes pages away: its stack is never kept, so it is not unwound. */
-	int broken_down = pages ? fn != FN_MUNMAP : record_broken_down(size, opt);
-	uint32_t stack_id;
+	int broken_down = record_unwinds(fn, size, opt);
 
 	if (broken_down)
 		n = call_unwind(t, io, regs, pcs, record_max_pcs(opt));
@@ -169,15 +167,8 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls];
-	if (pages)
-		stack_id = broken_down ? record_intern_in(p->pages, pcs, n, 0, opt) : heap_filtered_stack(p->pages);
-	else
-		stack_id = broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap);
-	record_call_fill(c, fn, slot, ret, bp->addr, size, regs, stack_id);
-	if (pages) {
-		c->len2 = arch_arg(regs, 1);
-		c->flags = arch_arg(regs, 3);
-	}
+	record_call_fill(c, fn, slot, ret, bp->addr, size, regs, record_stack(p, fn, broken_down, pcs, n, 0, opt));
+	record_pages_fill(c, regs);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;

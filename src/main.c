@@ -76,7 +76,7 @@ usage(FILE *f)
 		"      --pages      also trace the program's own anonymous private mappings and\n"
 		"                   brk growth (mmap, munmap, mremap, sbrk, brk made outside\n"
 		"                   malloc): every report shows them as pages, beside the heap,\n"
-		"                   by stack (not with --source uprobe)\n"
+		"                   by stack\n"
 		"\n"
 		"Leak check, as valgrind's memcheck does it, from outside:\n"
 		"      --leak-check     at every snapshot and when the program calls _exit, stop\n"
@@ -444,10 +444,6 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	}
 	if ((o->stack_copy || o->buffer_size) && !o->source_uprobe) {
 		error_msg("--stack-copy and --buffer-size need --source uprobe");
-		return -1;
-	}
-	if (o->pages && o->source_uprobe) {
-		error_msg("--pages needs --source ptrace: the uprobe source does not trace mmap, munmap, mremap, sbrk or brk");
 		return -1;
 	}
 	if (o->source_uprobe) {

@@ -34,19 +34,44 @@ record_broken_down(uint64_t size, const struct jt_options *opt)
 	return size >= opt->min_size && (!opt->max_size || size <= opt->max_size);
 }
 
-uint32_t
-record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
-{
-	return record_intern_in(p->heap, pcs, n, copy_ended, opt);
-}
-
-uint32_t
+/* record_intern into the stack table h (the heap's, or the page table's). */
+static uint32_t
 record_intern_in(struct jt_heap *h, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
 {
 	int cut = n > (int)opt->depth + 1;
 
 	return heap_stack_intern_cut(h, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0,
 				     cut ? HEAP_CUT_DEPTH : copy_ended ? HEAP_CUT_COPY : 0);
+}
+
+uint32_t
+record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
+{
+	return record_intern_in(p->heap, pcs, n, copy_ended, opt);
+}
+
+int
+record_unwinds(int fn, uint64_t size, const struct jt_options *opt)
+{
+	return alloc_fn_is_pages(fn) ? fn != FN_MUNMAP : record_broken_down(size, opt);
+}
+
+uint32_t
+record_stack(struct jt_proc *p, int fn, int unwound, const uint64_t *pcs, int n, int copy_ended,
+	     const struct jt_options *opt)
+{
+	struct jt_heap *h = alloc_fn_is_pages(fn) ? p->pages : p->heap;
+
+	return unwound ? record_intern_in(h, pcs, n, copy_ended, opt) : heap_filtered_stack(h);
+}
+
+void
+record_pages_fill(struct jt_call *c, const arch_regs *regs)
+{
+	if (!alloc_fn_is_pages(c->fn))
+		return;
+	c->len2 = arch_arg(regs, 1);
+	c->flags = arch_arg(regs, 3);
 }
 
 void
