@@ -15,6 +15,11 @@ enum jt_fn_kind {
 	FK_UNWIND,	/* a C++ unwinder entry: hijacked returns must be put back first */
 	FK_RTLD,	/* the dynamic linker's rendezvous: the link map changed */
 	FK_EXIT,	/* _exit: the process ends with its memory intact (--leak-check only) */
+	FK_MMAP,	/* --pages: mmap(addr, len, prot, flags, fd, off) returns the mapping */
+	FK_MUNMAP,	/* --pages: munmap(addr, len) */
+	FK_MREMAP,	/* --pages: mremap(old, old_len, new_len, flags, ...) returns where it went */
+	FK_SBRK,	/* --pages: sbrk(incr) returns the old break */
+	FK_BRK,		/* --pages: brk(addr) returns 0 once the break is addr */
 };
 
 struct jt_fn_desc {
@@ -38,6 +43,7 @@ enum jt_fn {
 	FN_REPORTED,	/* functions below are traced but not reported as calls */
 	FN_UNWIND_RAISE = FN_REPORTED, FN_UNWIND_RETHROW, FN_UNWIND_FORCED,
 	FN_EXIT,		/* a breakpoint only under --leak-check */
+	FN_MMAP, FN_MUNMAP, FN_MREMAP, FN_SBRK, FN_BRK,	/* breakpoints only under --pages */
 	FN_DL_DEBUG_STATE,	/* looked up in the dynamic linker only */
 	FN_COUNT
 };
@@ -104,6 +110,13 @@ alloc_fn_is_free(enum jt_fn fn)
 	return alloc_fns[fn].kind == FK_FREE;
 }
 
+/* Non-zero when fn maps or unmaps pages (--pages): its calls change the page table, not the heap. */
+static inline int
+alloc_fn_is_pages(enum jt_fn fn)
+{
+	return fn >= FN_MMAP && fn <= FN_BRK;
+}
+
 /* Bit n set for each argument n the entry handler of fn reads (its size, second factor and pointer). */
 static inline unsigned
 alloc_fn_args(enum jt_fn fn)
@@ -117,6 +130,9 @@ alloc_fn_args(enum jt_fn fn)
 		args |= 1u << d->size_arg2;
 	if (d->ptr_arg != 0xff)
 		args |= 1u << d->ptr_arg;
+	/* --pages: mremap's old length and mmap's and mremap's flags too (record_pages_fill). */
+	if (alloc_fn_is_pages(fn))
+		args |= 0xf;
 	return args;
 }
 

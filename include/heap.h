@@ -135,6 +135,21 @@ int heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_i
  */
 int heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary);
 
+/*
+ * Takes [lo, hi) out of the live block at addr (clipped to it), as munmap
+ * takes pages out of a mapping: what is left below and above stays live, as
+ * blocks of the same stack and age, counting no allocation; a block taken
+ * whole is freed (heap_free). Returns 0, or -1 when addr is no live block.
+ */
+int heap_carve(struct jt_heap *h, uint64_t addr, uint64_t lo, uint64_t hi);
+
+/*
+ * Records a live block counting no allocation: a piece of one counted
+ * before, moved (mremap). Returns 0, or -1 when addr is 0 or already live,
+ * size is 0, or stack_id is unknown (nothing recorded).
+ */
+int heap_place(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id);
+
 /* Counts a free of an address that was no live block and may have been one allocated unseen (before an attach). */
 void heap_unknown_free(struct jt_heap *h);
 

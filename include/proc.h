@@ -29,7 +29,9 @@ struct jt_call {
 	uint64_t trampoline;	/* where the call now returns: the function's own entry breakpoint */
 	uint64_t size;		/* bytes requested */
 	uint64_t ptr_arg;	/* realloc's old block, posix_memalign's out pointer */
-	uint32_t stack_id;
+	uint32_t stack_id;	/* in the heap's stack table, or for a pages function (--pages) the pages' */
+	uint64_t len2;		/* --pages: mremap's old length */
+	uint64_t flags;		/* --pages: mmap's and mremap's flags */
 };
 
 /*
@@ -121,6 +123,13 @@ struct jt_proc {
 	int unwinding, unwind_block;
 	const char *unwinder;		/* its backend (--unwinder), for the unwinder of a new image */
 	struct jt_heap *heap;
+	/*
+	 * --pages: the anonymous private mappings and brk growth the program
+	 * made itself, one region a block (pages.h), or NULL; and the break
+	 * as its last sbrk or brk left it, 0 before one.
+	 */
+	struct jt_heap *pages;
+	uint64_t brk_cur;
 	struct jt_growth *growth;	/* its stacks' live bytes at each snapshot (growth.h) */
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
@@ -154,6 +163,7 @@ struct jt_proc {
 	size_t nusites;
 	uint64_t utramp;		/* the kernel's uretprobe trampoline in it, once seen, or 0 */
 	size_t json_timeline;		/* the samples of its timeline the JSON file already holds */
+	size_t json_pages_timeline;	/* and of its pages' timeline (--pages) */
 };
 
 /* Options from the command line. */
@@ -193,6 +203,7 @@ struct jt_options {
 	int no_default_supp;		/* --no-default-suppressions */
 	int full_names;			/* --full-names: C++ functions named in full, not short (cxxname.h) */
 	int leak_check;			/* --leak-check */
+	int pages;			/* --pages: mmap/munmap/mremap/sbrk/brk made outside the allocator, by stack */
 	unsigned leak_heuristics;	/* --leak-heuristics: enum leak_heuristic bits */
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind listed */
 	char **argv;			/* program and arguments in launch mode */

@@ -9,6 +9,7 @@
 
 struct jt_thread;
 struct jt_proc;
+struct jt_heap;
 struct jt_call;
 struct jt_options;
 
@@ -33,6 +34,21 @@ int record_broken_down(uint64_t size, const struct jt_options *opt);
  * a copied stack (--stack-copy), so the stack is marked as cut there.
  */
 uint32_t record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt);
+/*
+ * Whether an entry of fn asking for size bytes is unwound: an allocation
+ * inside --min-size/--max-size, and every pages function (--pages) but
+ * munmap, which only takes pages away.
+ */
+int record_unwinds(int fn, uint64_t size, const struct jt_options *opt);
+/*
+ * The stack an entry of fn is recorded under: the one unwound into
+ * pcs[0..n) (record_intern's rules) when unwound, else the filtered one;
+ * in the page table's stack table for a pages function, else the heap's.
+ */
+uint32_t record_stack(struct jt_proc *p, int fn, int unwound, const uint64_t *pcs, int n, int copy_ended,
+		      const struct jt_options *opt);
+/* A pages function's call c also keeps mremap's old length and the flags, from regs at its entry. */
+void record_pages_fill(struct jt_call *c, const arch_regs *regs);
 
 /*
  * Fills c as a call of fn entered with its return address ret in the slot

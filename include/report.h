@@ -43,11 +43,12 @@ enum report_section {
 	SECTION_TEMPORARY,
 	SECTION_INVALID,	/* invalid frees by stack */
 	SECTION_TOTALS,		/* calls per function and the totals */
+	SECTION_PAGES,		/* --pages: live pages, their peak and stacks */
 	SECTION_COUNT
 };
 #define REPORT_SECTIONS_ALL ((1u << SECTION_COUNT) - 1)
 /* The names --sections takes, comma-separated, in enum report_section's order. */
-#define REPORT_SECTION_NAMES "leaks, growth, live, peak, calls, bytes, temporary, invalid, totals"
+#define REPORT_SECTION_NAMES "leaks, growth, live, peak, calls, bytes, temporary, invalid, totals, pages"
 
 /* Parses a comma list of section names into 1 << enum report_section bits. Returns 0, or -1 for an unknown or empty name. */
 int report_sections_parse(const char *list, unsigned *mask);
@@ -74,6 +75,14 @@ struct jt_snapshot {
 	const enum jt_fn *call_fns;	/* the functions whose calls are listed, in report order */
 	const uint64_t *calls;		/* traced calls per function, nested calls counted once */
 	const struct jt_heap *heap;
+	/*
+	 * --pages: the program's own anonymous mappings and brk growth, one
+	 * region a block (pages.h), on heap's clock and symbolized by sym; NULL
+	 * without --pages. A view apart: the heap's figures never count them.
+	 */
+	const struct jt_heap *pages;
+	size_t pages_timeline_from;	/* as timeline_from, for the pages' timeline */
+	const uint64_t *pages_calls;	/* the traced calls of mmap, munmap, mremap, sbrk, brk (FN_MMAP..FN_BRK) */
 	struct jt_sym *sym;
 	unsigned top;		/* how many stacks the main list of the text report lists */
 	unsigned top_rest;	/* how many stacks each other section lists; 0 for top's */

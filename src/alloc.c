@@ -48,6 +48,12 @@ struct jt_fn_desc alloc_fns[FN_MAX] = {
 	[FN_UNWIND_RETHROW] = { "_Unwind_Resume_or_Rethrow", "_Unwind_Resume_or_Rethrow", FK_UNWIND, NA, NA, NA },
 	[FN_UNWIND_FORCED] = { "_Unwind_ForcedUnwind", "_Unwind_ForcedUnwind", FK_UNWIND, NA, NA, NA },
 	[FN_EXIT]          = { "_exit", "_exit", FK_EXIT, NA, NA, NA },
+	/* --pages: the size is the length (mremap's new one), the pointer the region (brk's new break). */
+	[FN_MMAP]          = { "mmap", "mmap", FK_MMAP, 1, NA, NA },
+	[FN_MUNMAP]        = { "munmap", "munmap", FK_MUNMAP, 1, NA, 0 },
+	[FN_MREMAP]        = { "mremap", "mremap", FK_MREMAP, 2, NA, 0 },
+	[FN_SBRK]          = { "sbrk", "sbrk", FK_SBRK, 0, NA, NA },
+	[FN_BRK]           = { "brk", "brk", FK_BRK, 0, NA, 0 },
 	[FN_DL_DEBUG_STATE] = { "_dl_debug_state", "_dl_debug_state", FK_RTLD, NA, NA, NA },
 };
 

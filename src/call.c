@@ -152,7 +152,7 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	int fn = bp->fn, n = 0;
 	/* --min-size/--max-size: an allocation left out of the breakdown is not unwound at all. */
 	uint64_t size = record_size(fn, regs);
-	int broken_down = record_broken_down(size, opt);
+	int broken_down = record_unwinds(fn, size, opt);
 
 	if (broken_down)
 		n = call_unwind(t, io, regs, pcs, record_max_pcs(opt));
@@ -167,8 +167,8 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls];
-	record_call_fill(c, fn, slot, ret, bp->addr, size, regs,
-			 broken_down ? record_intern(p, pcs, n, 0, opt) : heap_filtered_stack(p->heap));
+	record_call_fill(c, fn, slot, ret, bp->addr, size, regs, record_stack(p, fn, broken_down, pcs, n, 0, opt));
+	record_pages_fill(c, regs);
 	/* Make the call return into our own breakpoint, so every exit path is seen. */
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
 		return;
@@ -332,6 +332,7 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 			call_return(t, io, i, regs);
 			return CALL_RESUME;
 		}
+		/* Nested: an allocator's own mmap or sbrk (a large block, an arena): its pages are the heap's. */
 		if (!call_is_nested(t, io, sp + bp->sp_delta))
 			call_enter_alloc(t, io, bp, regs, opt);
 		else

@@ -432,6 +432,53 @@ heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary)
 	return 0;
 }
 
+/* Puts a live block in the table with its stamp, counting no allocation: a piece of one counted before. */
+static void
+live_put(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp)
+{
+	int fresh;
+	struct jt_slot *slot = table_claim(&h->live, addr, &fresh);
+
+	slot->val = val_pack(h, addr, size, stack_id);
+	h->live.stamps[slot - h->live.slots] = stamp;
+	live_account(h, stack_id, size, 1);
+}
+
+int
+heap_carve(struct jt_heap *h, uint64_t addr, uint64_t lo, uint64_t hi)
+{
+	uint64_t size;
+	uint32_t sid, stamp;
+	long i = live_find(h, addr, &size, &sid);
+
+	if (i < 0)
+		return -1;
+	lo = lo > addr ? lo : addr;
+	hi = hi < addr + size ? hi : addr + size;
+	if (lo >= hi)
+		return 0;
+	if (lo == addr && hi == addr + size)
+		return heap_free(h, addr, NULL, 0);
+	stamp = h->live.stamps[i];
+	val_release(h, addr, h->live.slots[i].val);
+	table_remove_at(&h->live, (size_t)i);
+	live_account(h, sid, size, 0);
+	if (lo > addr)
+		live_put(h, addr, lo - addr, sid, stamp);
+	if (hi < addr + size)
+		live_put(h, hi, addr + size - hi, sid, stamp);
+	return 0;
+}
+
+int
+heap_place(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
+{
+	if (!addr || !size || stack_id >= h->nstacks || heap_lookup(h, addr, NULL, NULL) == 0)
+		return -1;
+	live_put(h, addr, size, stack_id, heap_event_stamp(h));
+	return 0;
+}
+
 void
 heap_unknown_free(struct jt_heap *h)
 {

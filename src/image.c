@@ -430,9 +430,13 @@ image_resolve(struct jt_proc *p)
 	struct jt_module *order[MAX_LINK_MAP];
 	size_t n = image_link_order(p, order, ARRAY_SIZE(order));
 
-	for (int fn = 0; fn < alloc_fn_end(); fn++)
-		if (fn < FN_DL_DEBUG_STATE ? fn != FN_EXIT || p->leak_check : fn >= FN_COUNT)
-			image_resolve_fn(p, order, n, fn);
+	for (int fn = 0; fn < alloc_fn_end(); fn++) {
+		if (fn >= FN_DL_DEBUG_STATE && fn < FN_COUNT)
+			continue;
+		if ((fn == FN_EXIT && !p->leak_check) || (alloc_fn_is_pages(fn) && !p->pages))
+			continue;
+		image_resolve_fn(p, order, n, fn);
+	}
 	image_detect_preset(p, order, n);
 	p->mods_gen = p->mods.generation;
 }

@@ -394,8 +394,11 @@ loop_tick(struct jt_tracer *tr, struct jt_tthread *tt)
 	/* The timeline of a program that makes no allocation goes on (heap_sample waits its 100 ms). */
 	if (tt->index == 0)
 		for (p = tr->procs; p; p = p->next)
-			if (p->heap)
+			if (p->heap) {
 				heap_sample(p->heap, 0);
+				if (p->pages)
+					heap_sample(p->pages, 0);
+			}
 	if (now - tt->tick_ms < 200)
 		return;
 	tt->tick_ms = now;

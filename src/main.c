@@ -74,6 +74,10 @@ usage(FILE *f)
 		"      --older-than S  count as live, in every report and file, only the blocks\n"
 		"                   allocated at least S seconds (fractions too) before the\n"
 		"                   snapshot: what stays, not what is in flight\n"
+		"      --pages      also trace the program's own anonymous private mappings and\n"
+		"                   brk growth (mmap, munmap, mremap, sbrk, brk made outside\n"
+		"                   malloc): every report shows them as pages, beside the heap,\n"
+		"                   by stack\n"
 		"\n"
 		"Leak check, as valgrind's memcheck does it, from outside:\n"
 		"      --leak-check     at every snapshot and when the program calls _exit, stop\n"
@@ -245,7 +249,7 @@ enum {
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
 	OPT_FULL_NAMES, OPT_HTML, OPT_SECTIONS, OPT_SHOW_RUNTIME,
-	OPT_ALLOC, OPT_ALLOC_PRESET,
+	OPT_ALLOC, OPT_ALLOC_PRESET, OPT_PAGES,
 };
 
 static const struct option longopts[] = {
@@ -273,6 +277,7 @@ static const struct option longopts[] = {
 	{ "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
 	{ "no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS },
 	{ "leak-check", no_argument, NULL, OPT_LEAK_CHECK },
+	{ "pages", no_argument, NULL, OPT_PAGES },
 	{ "leak-heuristics", required_argument, NULL, OPT_LEAK_HEURISTICS },
 	{ "show-leak-kinds", required_argument, NULL, OPT_SHOW_LEAK_KINDS },
 	{ "source", required_argument, NULL, OPT_SOURCE },
@@ -374,6 +379,7 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	case OPT_NO_DEFAULT_SUPPRESSIONS: o->no_default_supp = 1; return 0;
 	case OPT_FULL_NAMES: o->full_names = 1; return 0;
 	case OPT_LEAK_CHECK: o->leak_check = 1; return 0;
+	case OPT_PAGES: o->pages = 1; return 0;
 	case OPT_LEAK_HEURISTICS:
 		if ((r = leak_heur_parse(arg)) < 0)
 			return bad_value(c, arg, "give stdstring, length64, newarray, multipleinheritance "

@@ -10,6 +10,7 @@
 
 #include "growth.h"
 #include "heap.h"
+#include "pages.h"
 #include "leak.h"
 #include "mem.h"
 #include "proc.h"
@@ -37,6 +38,8 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 	p->unwinder = tr->opt->unwinder;
 	p->uw = unwind_new_backend(&p->mods, p->unwinder);
 	p->heap = heap_new();
+	if (tr->opt->pages)
+		p->pages = pages_new(p->heap);
 	p->growth = growth_new();
 	p->leak_check = tr->opt->leak_check;
 	p->uprobes = tr->uprobes;
@@ -62,6 +65,9 @@ proc_reset_image(struct jt_proc *p)
 	alias_clear(&p->aliases);
 	memset(&p->own, 0, sizeof(p->own));
 	heap_clear_live(p->heap);
+	if (p->pages)
+		heap_clear_live(p->pages);
+	p->brk_cur = 0;
 	/* Every block of the new image is allocated in our sight. */
 	p->unseen_blocks = 0;
 	/* The new image has its own code, and execve set every caught signal back to SIG_DFL. */
@@ -89,6 +95,7 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	bp_table_clear(&p->bps);
 	sym_destroy(p->sym);
 	heap_destroy(p->heap);
+	heap_destroy(p->pages);
 	growth_destroy(p->growth);
 	leak_result_clear(p->leak);
 	free(p->leak);

@@ -1,9 +1,11 @@
 /* record.c - what one allocator call does to a process's tables, whichever event source saw it. */
 #include <string.h>
+#include <sys/mman.h>
 
 #include "alloc.h"
 #include "heap.h"
 #include "own.h"
+#include "pages.h"
 #include "proc.h"
 #include "record.h"
 
@@ -38,13 +40,44 @@ record_broken_down(uint64_t size, const struct jt_options *opt)
 	return size >= opt->min_size && (!opt->max_size || size <= opt->max_size);
 }
 
-uint32_t
-record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
+/* record_intern into the stack table h (the heap's, or the page table's). */
+static uint32_t
+record_intern_in(struct jt_heap *h, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
 {
 	int cut = n > (int)opt->depth + 1;
 
-	return heap_stack_intern_cut(p->heap, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0,
+	return heap_stack_intern_cut(h, pcs + 1, cut ? opt->depth : n > 1 ? (unsigned)n - 1 : 0,
 				     cut ? HEAP_CUT_DEPTH : copy_ended ? HEAP_CUT_COPY : 0);
+}
+
+uint32_t
+record_intern(struct jt_proc *p, const uint64_t *pcs, int n, int copy_ended, const struct jt_options *opt)
+{
+	return record_intern_in(p->heap, pcs, n, copy_ended, opt);
+}
+
+int
+record_unwinds(int fn, uint64_t size, const struct jt_options *opt)
+{
+	return alloc_fn_is_pages(fn) ? fn != FN_MUNMAP : record_broken_down(size, opt);
+}
+
+uint32_t
+record_stack(struct jt_proc *p, int fn, int unwound, const uint64_t *pcs, int n, int copy_ended,
+	     const struct jt_options *opt)
+{
+	struct jt_heap *h = alloc_fn_is_pages(fn) ? p->pages : p->heap;
+
+	return unwound ? record_intern_in(h, pcs, n, copy_ended, opt) : heap_filtered_stack(h);
+}
+
+void
+record_pages_fill(struct jt_call *c, const arch_regs *regs)
+{
+	if (!alloc_fn_is_pages(c->fn))
+		return;
+	c->len2 = arch_arg(regs, 1);
+	c->flags = arch_arg(regs, 3);
 }
 
 void
@@ -106,6 +139,66 @@ record_realloc_free(struct jt_thread *t, const struct jt_call *c)
 		record_unmatched(t->proc, c->stack_id);
 }
 
+/* A system call wrapper's failure: -1 (MAP_FAILED), or a raw -errno. */
+static int
+record_failed(uint64_t ret)
+{
+	return ret >= (uint64_t)-4095;
+}
+
+/*
+ * A pages function (--pages) returned ret: its pages go in or out of the
+ * page table. Only anonymous private mappings are counted; any mapping
+ * takes what it covers out of the regions before (MAP_FIXED over them).
+ */
+static void
+record_pages(struct jt_proc *p, const struct jt_call *c, uint64_t ret)
+{
+	int64_t incr = (int64_t)c->size;
+
+	switch (alloc_fns[c->fn].kind) {
+	case FK_MMAP:
+		if (record_failed(ret))
+			break;
+		if ((c->flags & MAP_ANONYMOUS) && (c->flags & MAP_TYPE) == MAP_PRIVATE)
+			pages_map(p->pages, ret, pages_round(c->size), c->stack_id);
+		else
+			pages_unmap(p->pages, ret, pages_round(c->size));
+		break;
+	case FK_MUNMAP:
+		if (ret == 0)
+			pages_unmap(p->pages, c->ptr_arg, pages_round(c->size));
+		break;
+	case FK_MREMAP:
+		if (!record_failed(ret))
+			pages_remap(p->pages, c->ptr_arg, pages_round(c->len2), ret, pages_round(c->size), c->stack_id,
+				    (c->flags & MREMAP_DONTUNMAP) != 0);
+		break;
+	case FK_SBRK:
+		if (ret == (uint64_t)-1)
+			break;
+		/* The break moves by exactly incr bytes: counted as asked, not in whole pages. */
+		if (incr > 0)
+			pages_map(p->pages, ret, (uint64_t)incr, c->stack_id);
+		else if (incr < 0)
+			pages_unmap(p->pages, ret + incr, (uint64_t)-incr);
+		p->brk_cur = ret + incr;
+		break;
+	case FK_BRK:
+		if (ret != 0)
+			break;
+		/* Relative to the break the last sbrk or brk we saw left; the first one only tells it. */
+		if (p->brk_cur && c->ptr_arg > p->brk_cur)
+			pages_map(p->pages, p->brk_cur, c->ptr_arg - p->brk_cur, c->stack_id);
+		else if (p->brk_cur && c->ptr_arg < p->brk_cur)
+			pages_unmap(p->pages, c->ptr_arg, p->brk_cur - c->ptr_arg);
+		p->brk_cur = c->ptr_arg;
+		break;
+	default:
+		break;
+	}
+}
+
 void
 record_finish(struct jt_thread *t, const struct jt_mem_ops *mem, const struct jt_call *c, uint64_t ret)
 {
@@ -132,6 +225,8 @@ record_finish(struct jt_thread *t, const struct jt_mem_ops *mem, const struct jt
 			record_alloc(t, block, c);
 		break;
 	default:
+		if (alloc_fn_is_pages(c->fn) && t->proc->pages)
+			record_pages(t->proc, c, ret);
 		break;
 	}
 }

@@ -168,6 +168,7 @@ static const char *const report_section_names[SECTION_COUNT] = {
 	[SECTION_LEAKS] = "leaks", [SECTION_GROWTH] = "growth", [SECTION_LIVE] = "live",
 	[SECTION_PEAK] = "peak", [SECTION_CALLS] = "calls", [SECTION_BYTES] = "bytes",
 	[SECTION_TEMPORARY] = "temporary", [SECTION_INVALID] = "invalid", [SECTION_TOTALS] = "totals",
+	[SECTION_PAGES] = "pages",
 };
 
 /* The section named by list[0..len), or -1. */

@@ -316,6 +316,9 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 		", \"peak_live_bytes\": %" PRIu64 ",\n  \"temporary\": %" PRIu64,
 		report_alloc_calls(s), t->bytes_allocated, t->frees, t->unknown_frees,
 		t->live_bytes, t->live_blocks, t->peak_live_bytes, temporary);
+	/* Beside --pages' own object, the view these figures are. */
+	if (s->pages)
+		fputs(", \"view\": \"heap\"", f);
 	json_filtered(f, s);
 	/* Then the source, and what it lost: with a loss every figure is a lower bound. */
 	fprintf(f, ", \"suppressed\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
@@ -340,28 +343,81 @@ json_sample_stacks(FILE *f, const struct jt_heap *h, size_t i)
 }
 
 /*
- * "peak": the recorded peak, and "timeline": the samples since the
- * previous snapshot of this process in this file (s->timeline_from), each
- * {"time_ms", "live_bytes", "live_blocks", "stacks"}.
+ * "timeline": [...], h's samples from the from-th (those before went into
+ * this file's earlier snapshots of this process), each {"time_ms",
+ * "live_bytes", blocks (the count's key: "live_blocks", the pages'
+ * "live_regions"), "stacks"}.
  */
+static void
+json_timeline(FILE *f, const struct jt_heap *h, size_t from, const char *blocks)
+{
+	const struct jt_heap_sample *tl;
+	size_t n, i;
+
+	tl = heap_timeline(h, &n);
+	fputs("\"timeline\": [", f);
+	for (i = from; i < n; i++) {
+		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"%s\": %" PRIu64,
+			i == from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, blocks, tl[i].live_blocks);
+		json_sample_stacks(f, h, i);
+		fputc('}', f);
+	}
+	fputs(n > from ? "\n ]" : "]", f);
+}
+
+/* "peak": the recorded peak, and the heap's "timeline" since s->timeline_from. */
 static void
 json_peak_timeline(FILE *f, const struct jt_snapshot *s)
 {
-	const struct jt_heap_sample *tl;
 	struct jt_heap_peak pk;
-	size_t n, i;
 
 	heap_peak(s->heap, &pk);
 	fprintf(f, ",\n \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
-		", \"time_ms\": %" PRIu64 "},\n \"timeline\": [", pk.live_bytes, pk.live_blocks, pk.time_ms);
-	tl = heap_timeline(s->heap, &n);
-	for (i = s->timeline_from; i < n; i++) {
-		fprintf(f, "%s{\"time_ms\": %" PRIu64 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64,
-			i == s->timeline_from ? "\n  " : ",\n  ", tl[i].time_ms, tl[i].live_bytes, tl[i].live_blocks);
-		json_sample_stacks(f, s->heap, i);
+		", \"time_ms\": %" PRIu64 "},\n ", pk.live_bytes, pk.live_blocks, pk.time_ms);
+	json_timeline(f, s->heap, s->timeline_from, "live_blocks");
+}
+
+/*
+ * --pages: "pages", the program's own mappings, a view apart from the
+ * heap's: {"view": "pages", "live_bytes", "live_regions", "peak_bytes",
+ * "peak": {...}, "calls": {"mmap": n, ...}, "stacks": [{"id", "bytes",
+ * "regions", "peak_bytes", "peak_regions", "mappings", "frames"}, ...] (the
+ * stacks with live pages, most first), "timeline"}.
+ */
+static void
+json_pages(FILE *f, const struct jt_snapshot *s)
+{
+	struct jt_heap_totals t;
+	struct jt_heap_peak pk;
+	uint32_t n, i, *ids;
+
+	if (!s->pages)
+		return;
+	heap_totals(s->pages, &t);
+	heap_peak(s->pages, &pk);
+	fprintf(f, ",\n \"pages\": {\"view\": \"pages\", \"live_bytes\": %" PRIu64 ", \"live_regions\": %" PRIu64
+		", \"peak_bytes\": %" PRIu64 ", \"peak\": {\"live_bytes\": %" PRIu64 ", \"live_regions\": %" PRIu64
+		", \"time_ms\": %" PRIu64 "}, \"calls\": {", t.live_bytes, t.live_blocks, pk.live_bytes, pk.live_bytes,
+		pk.live_blocks, pk.time_ms);
+	for (i = FN_MMAP; i <= FN_BRK; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i == FN_MMAP ? "" : ", ", alloc_fns[i].name, s->pages_calls[i - FN_MMAP]);
+	fputs("},\n  \"stacks\": [", f);
+	ids = report_rank(s->pages, HEAP_RANK_LIVE, &n);
+	for (i = 0; i < n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->pages, ids[i]);
+
+		fprintf(f, "%s{\"id\": %" PRIu32 ", \"bytes\": %" PRIu64 ", \"regions\": %" PRIu64
+			", \"peak_bytes\": %" PRIu64 ", \"peak_regions\": %" PRIu64 ", \"mappings\": %" PRIu64 ", ",
+			i ? ",\n  " : "\n  ", st->id, st->live_bytes, st->live_blocks, st->peak_bytes, st->peak_blocks,
+			st->alloc_calls);
+		json_frames(f, s->sym, st);
 		fputc('}', f);
 	}
-	fputs(n > s->timeline_from ? "\n ]" : "]", f);
+	fputs(n ? "\n  ]" : "]", f);
+	free(ids);
+	fputs(", ", f);
+	json_timeline(f, s->pages, s->pages_timeline_from, "live_regions");
+	fputc('}', f);
 }
 
 /* {"bytes": N, "blocks": M} */
@@ -558,6 +614,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	json_peak_timeline(f, s);
 	json_leak(f, s, &js);
 	json_growth(f, s);
+	json_pages(f, s);
 	free(js.ids);
 	free(js.supp);
 	fputc('}', f);

@@ -234,6 +234,54 @@ text_stack_line(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st,
 	fputc('\n', f);
 }
 
+/* "N bytes in M regions" (thousands separated) into buf; returns buf. */
+static const char *
+text_regions(char *buf, size_t len, uint64_t bytes, uint64_t regions)
+{
+	char a[32], b[32];
+
+	snprintf(buf, len, "%s bytes in %s %s", util_num(a, bytes), util_num(b, regions),
+		 report_plural(regions, "region", "regions"));
+	return buf;
+}
+
+/*
+ * --pages: the program's own mappings, a view apart from the heap's: the
+ * live and peak figures, then the stacks with live pages, most first, as
+ * the live list lists blocks:
+ *   #1: 4,194,304 bytes in 4 regions live; peak 5,242,880 bytes in 5 regions; 5 mappings from this stack
+ */
+static void
+text_pages(FILE *f, const struct jt_snapshot *s, unsigned top)
+{
+	struct jt_heap_totals t;
+	struct jt_heap_peak pk;
+	uint32_t n, i, *ids = report_rank(s->pages, HEAP_RANK_LIVE, &n);
+	uint32_t shown = n < top ? n : top;
+	char a[96], b[96], c[32];
+
+	heap_totals(s->pages, &t);
+	heap_peak(s->pages, &pk);
+	fprintf(f, "pages (--pages): anonymous private mappings and brk growth the program made outside malloc;\n"
+		"the heap figures count malloc's blocks (its own mmap and sbrk too), never these\n");
+	fprintf(f, "  pages live  %s\n", text_regions(a, sizeof(a), t.live_bytes, t.live_blocks));
+	fprintf(f, "  pages peak  %s at %s ms\n", text_regions(b, sizeof(b), pk.live_bytes, pk.live_blocks),
+		util_num(c, pk.time_ms));
+	if (n)
+		fprintf(f, "top %u of %s %s by live pages:\n", shown, util_num(c, n), report_plural(n, "stack", "stacks"));
+	fputc('\n', f);
+	for (i = 0; i < shown; i++) {
+		const struct jt_stack *st = heap_stack_get(s->pages, ids[i]);
+
+		fprintf(f, "#%u: %s live; peak %s; %s %s from this stack\n", i + 1,
+			text_regions(a, sizeof(a), st->live_bytes, st->live_blocks),
+			text_regions(b, sizeof(b), st->peak_bytes, st->peak_blocks), util_num(c, st->alloc_calls),
+			report_plural(st->alloc_calls, "mapping", "mappings"));
+		report_text_frames(f, s->sym, st);
+	}
+	free(ids);
+}
+
 /*
  * Every invalid free, grouped by the stack that made it, as memcheck lists
  * "Invalid free()": the free's caller first. Nothing when there is none.
@@ -596,6 +644,8 @@ report_text(FILE *f, const struct jt_snapshot *s)
 	text_lists_write(f, s, main_list, &rl);
 	if (text_wants(s, SECTION_TOTALS))
 		text_totals(f, s, &t);
+	if (s->pages && text_wants(s, SECTION_PAGES))
+		text_pages(f, s, s->top);
 	text_nodebug(f, s);
 	fprintf(f, "SUMMARY: %s bytes in %s %s still live from %s %s",
 		util_num(a, t.live_bytes - sup.bytes - sup.rt_bytes), util_num(b, t.live_blocks - sup.blocks - sup.rt_blocks),

@@ -186,7 +186,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.older_than_ms = (uint64_t)(o->older_than * 1000 + 0.5),
 	};
 	const struct jt_heap_sample *tl;
-	size_t n;
+	size_t n, npg = 0;
 	int ret = 0, text;
 	int exec = strcmp(reason, "exec") == 0;
 
@@ -203,6 +203,13 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	s.time_ms = n ? tl[n - 1].time_ms : 0;
 	/* Two snapshots in one ms share the last sample, which the second updates: it lists it again. */
 	s.timeline_from = p->json_timeline < n ? p->json_timeline : n ? n - 1 : 0;
+	if (p->pages) {
+		heap_sample(p->pages, 1);
+		heap_timeline(p->pages, &npg);
+		s.pages = p->pages;
+		s.pages_calls = &p->calls[FN_MMAP];
+		s.pages_timeline_from = p->json_pages_timeline < npg ? p->json_pages_timeline : npg ? npg - 1 : 0;
+	}
 	growth_record(p->growth, p->heap, s.time_ms);
 	s.growth = p->growth;
 	s.due = tr->due;
@@ -226,6 +233,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		ret = -1;
 	}
 	p->json_timeline = n;
+	p->json_pages_timeline = npg;
 	for (int i = 0; i < SNAPSHOT_NFORMATS; i++)
 		if (tr->formats[i] && snapshot_format(tr, i, &s) < 0)
 			ret = -1;

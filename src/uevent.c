@@ -152,7 +152,7 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 	uint64_t slot = arch_ret_slot(&s->regs) + s->site->sp_delta, ret;
 	int fn = s->site->fn, n = 0;
 	uint64_t size = record_size(fn, &s->regs);
-	int broken_down = record_broken_down(size, opt);
+	int broken_down = record_unwinds(fn, size, opt);
 	struct jt_call *c;
 	int ended = 0;
 
@@ -175,8 +175,8 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 	if (t->ncalls == JT_MAX_CALLS)
 		return;
 	c = &t->calls[t->ncalls++];
-	record_call_fill(c, fn, slot, ret, p->utramp, size, &s->regs,
-			 broken_down ? record_intern(p, pcs, n, ended, opt) : heap_filtered_stack(p->heap));
+	record_call_fill(c, fn, slot, ret, p->utramp, size, &s->regs, record_stack(p, fn, broken_down, pcs, n, ended, opt));
+	record_pages_fill(c, &s->regs);
 }
 
 /* posix_memalign's out pointer: in the return sample's stack copy (a caller's local), else read now. */

@@ -760,7 +760,7 @@ uprobes_has_return(int fn)
 {
 	enum jt_fn_kind k = alloc_fns[fn].kind;
 
-	return k == FK_ALLOC || k == FK_CALLOC || k == FK_REALLOC || k == FK_MEMALIGN_PTR;
+	return k == FK_ALLOC || k == FK_CALLOC || k == FK_REALLOC || k == FK_MEMALIGN_PTR || alloc_fn_is_pages(fn);
 }
 
 int

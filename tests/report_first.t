@@ -66,7 +66,7 @@ subtest '--sections and --top 0' => sub {
 	for my $bad ('live,nope', '', 'live,', 'LIVE') {
 		my $r = JT::run_cmd(argv => [$JT, '--sections', $bad, '--', $LEAKY]);
 		is($r->{exit}, 2, "--sections '$bad': exit 2");
-		like($r->{stderr}, qr/\Ajmptrace: invalid value '\Q$bad\E' for option --sections: give a comma list of leaks, growth, live, peak, calls, bytes, temporary, invalid, totals\n\z/,
+		like($r->{stderr}, qr/\Ajmptrace: invalid value '\Q$bad\E' for option --sections: give a comma list of leaks, growth, live, peak, calls, bytes, temporary, invalid, totals, pages\n\z/,
 		     "--sections '$bad': one line says why");
 		is($r->{stdout}, '', "--sections '$bad': the program did not run");
 	}
