@@ -191,7 +191,7 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, probed, cpu, here;
 	uint64_t now;
 
-	if (follow && (now = util_now_us() / 1000) - c->adapt_ms >= 200) {
+	if (follow && (now = util_now_ms()) - c->adapt_ms >= 200) {
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}

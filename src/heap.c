@@ -277,26 +277,13 @@ heap_stack_count(const struct jt_heap *h)
 	return h->nstacks;
 }
 
-/*
- * The coarse clock reads the kernel's last tick without a system call, a
- * few nanoseconds at every allocation; its few ms of resolution are plenty
- * for 100 ms samples.
- */
-static uint64_t
-heap_coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static uint64_t
 heap_default_clock(void *arg)
 {
 	const struct jt_heap *h = arg;
 
-	return heap_coarse_ms() - h->origin_ms;
+	/* A few ms of resolution are plenty for 100 ms samples, and it costs no system call. */
+	return util_coarse_ms() - h->origin_ms;
 }
 
 struct jt_heap *
@@ -310,7 +297,7 @@ heap_new(void)
 	h->sidx_cap = STACK_IDX_MIN_CAP;
 	h->now_ms = heap_default_clock;
 	h->clock_arg = h;
-	h->origin_ms = heap_coarse_ms();
+	h->origin_ms = util_coarse_ms();
 	tlog_init(&h->tlog, HEAP_TL_CHANGES_MAX);
 	return h;
 }

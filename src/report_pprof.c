@@ -398,7 +398,6 @@ pprof_header(struct pprof *pp)
 {
 	const struct jt_snapshot *s = pp->s;
 	struct pb_buf *b = &pp->head;
-	struct timespec now;
 	uint64_t dur = s->time_ms * 1000000ULL;
 	char line[512];
 
@@ -408,8 +407,7 @@ pprof_header(struct pprof *pp)
 		 s->command ? s->command : "?", s->pid, s->seq, s->reason ? s->reason : "?");
 	pb_uint(b, PROFILE_COMMENT, pprof_str(pp, line));
 	/* The heap's clock starts with the tracing: the profile began time_ms ago. */
-	clock_gettime(CLOCK_REALTIME, &now);
-	pb_uint(b, PROFILE_TIME_NANOS, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec - dur);
+	pb_uint(b, PROFILE_TIME_NANOS, util_wall_ns() - dur);
 	pb_uint(b, PROFILE_DURATION_NANOS, dur);
 	pprof_value_type(pp, b, PROFILE_PERIOD_TYPE, "space", "bytes");
 	pb_uint(b, PROFILE_PERIOD, 1);	/* every allocation is counted: nothing to scale */

@@ -122,13 +122,38 @@ util_num(char *buf, uint64_t v)
 	return buf;
 }
 
-uint64_t
-util_now_us(void)
+/* Nanoseconds of clock id. */
+static uint64_t
+util_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+util_now_us(void)
+{
+	return util_clock_ns(UTIL_CLOCK) / 1000;
+}
+
+uint64_t
+util_now_ms(void)
+{
+	return util_clock_ns(UTIL_CLOCK) / 1000000;
+}
+
+uint64_t
+util_coarse_ms(void)
+{
+	return util_clock_ns(CLOCK_MONOTONIC_COARSE) / 1000000;
+}
+
+uint64_t
+util_wall_ns(void)
+{
+	return util_clock_ns(CLOCK_REALTIME);
 }
 
 char *
