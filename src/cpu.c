@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "cpu.h"
+#include "procfs.h"
 #include "util.h"
 
 void
@@ -45,21 +46,10 @@ cpu_count_allowed(void)
 int
 cpu_of(pid_t tid)
 {
-	char path[64], buf[1024], *p;
-	int cpu = -1, field;
-	FILE *f;
+	unsigned long long cpu;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* "processor" is field 39; fields after the comm start at 3. */
-	for (field = 2; p && field < 39; field++)
-		p = strchr(p + 1, ' ');
-	if (p && sscanf(p + 1, "%d", &cpu) != 1)
-		cpu = -1;
-	return cpu;
+	/* "processor" is field 39. */
+	return procfs_stat_field(tid, 39, &cpu) == 0 ? (int)cpu : -1;
 }
 
 /* Tasks runnable on the machine right now, from the 4th field of /proc/loadavg. */
