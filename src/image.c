@@ -429,9 +429,9 @@ image_find_rtld(struct jt_proc *p)
 int
 image_ready(const struct jt_proc *p)
 {
-	for (uint32_t i = 0; i <= p->bps.mask; i++) {
-		const struct jt_bp *bp = p->bps.slots[i];
-		if (bp && (bp->fn == FN_MALLOC || bp->fn == FN_FREE))
+	for (size_t i = 0; i < p->bps.n; i++) {
+		const struct jt_bp *bp = p->bps.v[i];
+		if ((bp->fn == FN_MALLOC || bp->fn == FN_FREE))
 			return 1;
 	}
 	for (size_t i = 0; i < p->nusites; i++)
