@@ -59,8 +59,21 @@ typedef int (*index_eq_fn)(const void *arg, uint32_t id);
 void index_init(struct jt_index *x, size_t cap);
 /* Frees x's slots. */
 void index_free(struct jt_index *x);
-/* Returns the id of the item with hash that eq(arg, id) accepts, or UINT32_MAX when there is none. */
-uint32_t index_find(const struct jt_index *x, uint32_t hash, index_eq_fn eq, const void *arg);
+/*
+ * Returns the id of the item with hash that eq(arg, id) accepts, or
+ * UINT32_MAX when there is none. Inline, so that eq is too: the heap looks
+ * up a stack at every allocation.
+ */
+static inline uint32_t
+index_find(const struct jt_index *x, uint32_t hash, index_eq_fn eq, const void *arg)
+{
+	size_t mask = x->cap - 1;
+
+	for (size_t i = hash & mask; x->slots[i].id1; i = (i + 1) & mask)
+		if (x->slots[i].hash == hash && eq(arg, x->slots[i].id1 - 1))
+			return x->slots[i].id1 - 1;
+	return UINT32_MAX;
+}
 /* Enters item id, whose content hashes to hash and is not in x yet; grows at 75% load. */
 void index_add(struct jt_index *x, uint32_t hash, uint32_t id);
 

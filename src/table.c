@@ -141,17 +141,6 @@ index_free(struct jt_index *x)
 	x->slots = NULL;
 }
 
-uint32_t
-index_find(const struct jt_index *x, uint32_t hash, index_eq_fn eq, const void *arg)
-{
-	size_t mask = x->cap - 1;
-
-	for (size_t i = hash & mask; x->slots[i].id1; i = (i + 1) & mask)
-		if (x->slots[i].hash == hash && eq(arg, x->slots[i].id1 - 1))
-			return x->slots[i].id1 - 1;
-	return UINT32_MAX;
-}
-
 /* Puts s in the first empty slot from its hash on. */
 static void
 index_put(struct jt_index *x, struct jt_index_slot s)
