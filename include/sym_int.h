@@ -69,9 +69,6 @@ struct jt_sym {
 	int full_names;		/* sym_set_full_names: frames are named by their full function name */
 };
 
-/* FNV-1a of p[0..len), for the name hash and the string pool. */
-uint64_t sym_hash_bytes(const char *p, size_t len);
-
 /* Returns the pooled copy of str, adding it if new; the pool lives until sym_destroy. */
 const char *sym_intern(struct jt_sym *s, const char *str);
 

@@ -23,6 +23,8 @@ struct jt_table {
 
 /* murmur3's finalizer: spreads an address's high bits into the low ones the index takes. */
 uint64_t table_mix64(uint64_t x);
+/* FNV-1a of p[0..len): the hash of a name or any other string key. */
+uint64_t table_hash_bytes(const char *p, size_t len);
 /* Makes t empty with cap slots (a power of two), with a stamp per slot when stamped. */
 void table_init(struct jt_table *t, size_t cap, int stamped);
 /* Frees t's arrays. */

@@ -46,17 +46,6 @@ struct dot_graph {
 	uint64_t total;		/* cost of every stack in the graph */
 };
 
-/* FNV-1a, for names. */
-static uint32_t
-dot_hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* A function being looked up by name. */
 struct dot_fn_key {
 	const struct dot_graph *g;
@@ -76,7 +65,7 @@ static uint32_t
 dot_fn_get(struct dot_graph *g, const char *name)
 {
 	struct dot_fn_key k = { g, name };
-	uint32_t hash = dot_hash_str(name), id = index_find(&g->fn_index, hash, dot_fn_equal, &k);
+	uint32_t hash = (uint32_t)table_hash_bytes(name, strlen(name)), id = index_find(&g->fn_index, hash, dot_fn_equal, &k);
 
 	if (id != UINT32_MAX)
 		return id;

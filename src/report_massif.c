@@ -54,15 +54,12 @@ struct ms_index {
 	struct jt_index by_label;	/* ids are positions in all */
 };
 
-/* FNV-1a of the label, mixed with the parent's address. */
+/* The label's hash, mixed with the parent's address. */
 static uint32_t
 ms_hash(const struct ms_node *parent, const char *label)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = table_hash_bytes(label, strlen(label)) ^ (uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull;
 
-	for (; *label; label++)
-		h = (h ^ (unsigned char)*label) * 1099511628211ull;
-	h ^= (uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull;
 	return (uint32_t)(h ^ (h >> 32));
 }
 

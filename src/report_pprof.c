@@ -90,8 +90,8 @@ pprof_hash(uint64_t a, uint64_t b, const char *str)
 {
 	uint64_t h = (a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x632be59bd9b4e019ULL);
 
-	for (; str && *str; str++)
-		h = (h ^ (unsigned char)*str) * 1099511628211ULL;	/* FNV-1a */
+	if (str)
+		h ^= table_hash_bytes(str, strlen(str));
 	return (uint32_t)(h ^ (h >> 31));
 }
 

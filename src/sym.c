@@ -25,16 +25,6 @@ static const Dwfl_Callbacks sym_callbacks = {
 /* sym_add_module hands out *err pointing here, so it must outlive the call. */
 static char sym_errbuf[512];
 
-uint64_t
-sym_hash_bytes(const char *p, size_t len)
-{
-	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
-
-	while (len--)
-		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
-	return h;
-}
-
 /* A string being looked up in the pool. */
 struct sym_str_key {
 	const struct jt_sym *s;
@@ -54,7 +44,7 @@ const char *
 sym_intern(struct jt_sym *s, const char *str)
 {
 	struct sym_str_key k = { s, str };
-	uint32_t hash = (uint32_t)sym_hash_bytes(str, strlen(str)), id;
+	uint32_t hash = (uint32_t)table_hash_bytes(str, strlen(str)), id;
 
 	if (!s->strs_index.slots)
 		index_init(&s->strs_index, 256);

@@ -19,6 +19,16 @@ table_mix64(uint64_t x)
 	return x;
 }
 
+uint64_t
+table_hash_bytes(const char *p, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h;
+}
+
 void
 table_init(struct jt_table *t, size_t cap, int stamped)
 {
