@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include "emu.h"
+#include "table.h"
 
 struct jt_bp {
 	uint64_t addr;
@@ -23,11 +24,11 @@ struct jt_bp {
 	struct jt_insn insn;	/* the instruction the trap byte displaced */
 };
 
-/* All breakpoints of one address space, hashed by address. */
+/* All breakpoints of one address space, in the order they were inserted, and found by address. */
 struct jt_bps {
-	struct jt_bp **slots;
-	uint32_t mask;		/* slots - 1; power of two */
-	uint32_t count;
+	struct jt_bp **v;
+	size_t n, cap;
+	struct jt_table index;	/* addr -> position in v */
 };
 
 void bp_table_init(struct jt_bps *t);

@@ -185,7 +185,7 @@ uint32_t heap_filtered_stack(struct jt_heap *h);
 
 /*
  * The clock of the peak and the timeline: ms since an origin of the
- * caller's. The default is CLOCK_MONOTONIC_COARSE since heap_new. Tests set
+ * caller's. The default is util_coarse_ms since heap_new. Tests set
  * their own.
  */
 void heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg);
@@ -194,7 +194,7 @@ uint64_t heap_clock_ms(const struct jt_heap *h);
 
 /*
  * Events applied later than they were made (--source uprobe) stamp their
- * blocks with when they were made: mono_ns, the CLOCK_MONOTONIC time (ns)
+ * blocks with when they were made: mono_ns, the UTIL_CLOCK time (ns)
  * of the event being applied, or 0 for the clock's now (the default). It
  * assumes the default clock.
  */

@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "sym.h"
+#include "table.h"
 
 /* Deepest inline chain we keep for one pc; real code rarely nests past 10. */
 #define SYM_MAX_FRAMES 32
@@ -48,10 +49,8 @@ struct sym_module {
 
 /* The symbolization of one pc, as the per-pc cache keeps it. */
 struct sym_cached {
-	uint64_t pc;
-	int is_ret;
 	int n;
-	struct jt_frame *frames;	/* NULL = empty slot */
+	struct jt_frame *frames;
 };
 
 /* One target image: its libdwfl session, the modules reported to it, and the caches. */
@@ -59,17 +58,16 @@ struct jt_sym {
 	Dwfl *dwfl;
 	struct sym_module *mods;
 	size_t nmods;
-	struct sym_cached *cache;	/* open-addressing hash on (pc, is_ret) */
+	struct sym_cached *cache;	/* in the order they were made */
 	size_t cache_cap, cache_n;
+	struct jt_table cache_index;	/* (pc << 1 | is_ret) + 1 -> position in cache; made on first use */
 	char **strs;		/* interned strings: module, function and file names */
 	size_t strs_cap, strs_n;
+	struct jt_index strs_index;	/* made on first use */
 	const char **nodebug;	/* interned names of the modules met without debug information */
 	size_t nnodebug;
 	int full_names;		/* sym_set_full_names: frames are named by their full function name */
 };
-
-/* FNV-1a of p[0..len), for the name hash and the string pool. */
-uint64_t sym_hash_bytes(const char *p, size_t len);
 
 /* Returns the pooled copy of str, adding it if new; the pool lives until sym_destroy. */
 const char *sym_intern(struct jt_sym *s, const char *str);

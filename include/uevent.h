@@ -30,7 +30,7 @@ struct jt_usite {
 struct jt_usample {
 	const struct jt_usite *site;
 	pid_t pid, tid;
-	uint64_t time;		/* CLOCK_MONOTONIC, ns */
+	uint64_t time;		/* UTIL_CLOCK (perf's clockid), ns */
 	arch_regs regs;
 	const uint8_t *stack;	/* [regs' sp, + stack_len), or NULL */
 	size_t stack_len;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* Allocators: on exhaustion they print one line and abort(), so callers never check. */
 void *xmalloc(size_t n);
@@ -53,11 +54,27 @@ char *util_args_line(char *buf, size_t len);
 /* The command line argv as util_args_line writes it, malloc'ed. */
 char *util_argv_line(char *const argv[]);
 
-/* Microseconds of CLOCK_MONOTONIC: the tracer's clock for intervals, durations and pauses. */
-uint64_t util_now_us(void);
+/*
+ * The tracer's one clock: intervals, durations, pauses, the due-snapshot
+ * timer and timed waits are read or set on it, and the uprobe source asks
+ * perf to stamp its samples with it, so that an event's time and now compare.
+ */
+#define UTIL_CLOCK CLOCK_MONOTONIC
 
-/* The same clock in nanoseconds: the one the uprobe source's samples are stamped with. */
+/* Nanoseconds of UTIL_CLOCK: to compare with the uprobe source's sample times. */
 uint64_t util_now_ns(void);
+/* Microseconds of UTIL_CLOCK. */
+uint64_t util_now_us(void);
+/* Milliseconds of UTIL_CLOCK. */
+uint64_t util_now_ms(void);
+/*
+ * Milliseconds of UTIL_CLOCK as of the kernel's last tick (its _COARSE
+ * variant): no system call, a few nanoseconds, for a stamp on every
+ * allocation; never ahead of util_now_ms, behind it by a tick at most.
+ */
+uint64_t util_coarse_ms(void);
+/* Nanoseconds since the Epoch (CLOCK_REALTIME): a date for a report to carry, never an interval. */
+uint64_t util_wall_ns(void);
 
 /* n rounded up to a power of two of pages (at least one page). */
 uint64_t util_pow2_pages(uint64_t n);

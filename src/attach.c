@@ -23,20 +23,10 @@
 static int
 attach_is_kernel_thread(pid_t pid)
 {
-	char path[64], buf[4096];
-	unsigned long flags = 0;
-	FILE *f;
-	char *p;
+	unsigned long long flags;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
 	/* Field 9 is flags; PF_KTHREAD is 0x00200000. */
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
-		return (flags & 0x00200000) != 0;
-	return 0;
+	return procfs_stat_field(pid, 9, &flags) == 0 && (flags & 0x00200000) != 0;
 }
 
 /* Says in one line why pid cannot be traced, before we even try. Returns 0 when it looks fine. */

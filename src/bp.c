@@ -7,39 +7,31 @@
 #include "mem.h"
 #include "util.h"
 
-static uint32_t
-bp_hash(uint64_t addr)
-{
-	addr ^= addr >> 29;
-	addr *= 0xbf58476d1ce4e5b9ULL;
-	return (uint32_t)(addr ^ (addr >> 32));
-}
-
 void
 bp_table_init(struct jt_bps *t)
 {
-	t->mask = 63;
-	t->count = 0;
-	t->slots = xcalloc(t->mask + 1, sizeof(*t->slots));
+	t->v = NULL;
+	t->n = t->cap = 0;
+	table_init(&t->index, 64, 0);
 }
 
 void
 bp_table_clear(struct jt_bps *t)
 {
-	for (uint32_t i = 0; t->slots && i <= t->mask; i++)
-		free(t->slots[i]);
-	free(t->slots);
-	t->slots = NULL;
-	t->count = 0;
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+	table_free(&t->index);
 }
 
 struct jt_bp *
 bp_find(const struct jt_bps *t, uint64_t addr)
 {
-	for (uint32_t i = bp_hash(addr) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
-		if (t->slots[i]->addr == addr)
-			return t->slots[i];
-	return NULL;
+	const struct jt_slot *s = table_find(&t->index, addr);
+
+	return s ? t->v[s->val] : NULL;
 }
 
 struct jt_bp *
@@ -48,36 +40,24 @@ bp_find_entry(const struct jt_bps *t, uint64_t entry)
 	struct jt_bp *bp = bp_find(t, entry);
 
 	/* A moved breakpoint is rare (another tracer's on the entry): a scan finds it. */
-	for (uint32_t i = 0; !bp && i <= t->mask; i++)
-		if (t->slots[i] && t->slots[i]->entry == entry)
-			bp = t->slots[i];
+	for (size_t i = 0; !bp && i < t->n; i++)
+		if (t->v[i]->entry == entry)
+			bp = t->v[i];
 	return bp;
 }
 
+/* Adds bp, at an address not in t yet. */
 static void
 bp_put(struct jt_bps *t, struct jt_bp *bp)
 {
-	uint32_t i = bp_hash(bp->addr) & t->mask;
+	int fresh;
 
-	while (t->slots[i])
-		i = (i + 1) & t->mask;
-	t->slots[i] = bp;
-	t->count++;
-}
-
-static void
-bp_grow(struct jt_bps *t)
-{
-	struct jt_bp **old = t->slots;
-	uint32_t oldmask = t->mask;
-
-	t->mask = t->mask * 2 + 1;
-	t->slots = xcalloc(t->mask + 1, sizeof(*t->slots));
-	t->count = 0;
-	for (uint32_t i = 0; i <= oldmask; i++)
-		if (old[i])
-			bp_put(t, old[i]);
-	free(old);
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+	}
+	table_claim(&t->index, bp->addr, &fresh)->val = t->n;
+	t->v[t->n++] = bp;
 }
 
 int
@@ -117,8 +97,6 @@ bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int 
 		return -1;
 	}
 	bp->inserted = 1;
-	if ((t->count + 1) * 2 > t->mask)
-		bp_grow(t);
 	bp_put(t, bp);
 	return 0;
 }
@@ -128,12 +106,12 @@ bp_check_taken(struct jt_bps *t, pid_t pid, void (*taken)(void *arg, struct jt_b
 {
 	int n = 0;
 
-	for (uint32_t i = 0; i <= t->mask; i++) {
-		struct jt_bp *bp = t->slots[i];
+	for (size_t i = 0; i < t->n; i++) {
+		struct jt_bp *bp = t->v[i];
 		uint8_t byte;
 
 		/* Unreadable (unmapped, the process gone) or another byte: not the kernel's doing. */
-		if (!bp || !bp->inserted || bp->taken || mem_read(pid, bp->addr, &byte, 1) < 0 ||
+		if (!bp->inserted || bp->taken || mem_read(pid, bp->addr, &byte, 1) < 0 ||
 		    byte != bp->insn.bytes[0])
 			continue;
 		bp->taken = 1;
@@ -149,9 +127,9 @@ bp_restore(const struct jt_bps *t, pid_t pid)
 {
 	int ret = 0;
 
-	for (uint32_t i = 0; i <= t->mask; i++) {
-		struct jt_bp *bp = t->slots[i];
-		if (!bp || !bp->inserted)
+	for (size_t i = 0; i < t->n; i++) {
+		struct jt_bp *bp = t->v[i];
+		if (!bp->inserted)
 			continue;
 		if (mem_write(pid, bp->addr, bp->insn.bytes, 1) < 0)
 			ret = -1;
@@ -164,9 +142,8 @@ bp_remove_all(const struct jt_bps *t, pid_t pid)
 {
 	int ret = bp_restore(t, pid);
 
-	for (uint32_t i = 0; i <= t->mask; i++)
-		if (t->slots[i])
-			t->slots[i]->inserted = 0;
+	for (size_t i = 0; i < t->n; i++)
+		t->v[i]->inserted = 0;
 	return ret;
 }
 

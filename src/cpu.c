@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "cpu.h"
+#include "procfs.h"
 #include "util.h"
 
 void
@@ -45,21 +46,10 @@ cpu_count_allowed(void)
 int
 cpu_of(pid_t tid)
 {
-	char path[64], buf[1024], *p;
-	int cpu = -1, field;
-	FILE *f;
+	unsigned long long cpu;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	/* "processor" is field 39; fields after the comm start at 3. */
-	for (field = 2; p && field < 39; field++)
-		p = strchr(p + 1, ' ');
-	if (p && sscanf(p + 1, "%d", &cpu) != 1)
-		cpu = -1;
-	return cpu;
+	/* "processor" is field 39. */
+	return procfs_stat_field(tid, 39, &cpu) == 0 ? (int)cpu : -1;
 }
 
 /* Tasks runnable on the machine right now, from the 4th field of /proc/loadavg. */
@@ -191,7 +181,7 @@ cpu_on_stop(struct jt_cpu *c, pid_t tid, int follow)
 	int periodic = c->stops++ % CPU_SAMPLE_EVERY == 0, probed, cpu, here;
 	uint64_t now;
 
-	if (follow && (now = util_now_us() / 1000) - c->adapt_ms >= 200) {
+	if (follow && (now = util_now_ms()) - c->adapt_ms >= 200) {
 		cpu_adapt(c);
 		c->adapt_ms = now;
 	}

@@ -266,7 +266,7 @@ handover_wait(struct jt_tracer *tr, unsigned ms)
 	struct timespec ts = { (time_t)(until / 1000000), (long)(until % 1000000) * 1000 };
 
 	restart_held(tthread_self());
-	pthread_cond_clockwait(&tr->tthreads.cond, &tr->tthreads.lock, CLOCK_MONOTONIC, &ts);
+	pthread_cond_clockwait(&tr->tthreads.cond, &tr->tthreads.lock, UTIL_CLOCK, &ts);
 }
 
 void

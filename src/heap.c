@@ -1,11 +1,10 @@
 /* heap.c - the live-block table (address -> size, stack) and the deduplicated stack table. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "heap.h"
-#include "heap_table.h"
 #include "heap_tlog.h"
+#include "table.h"
 #include "util.h"
 
 /*
@@ -20,7 +19,7 @@
  * VAL_ESCAPE << 32 | stack id and the size sits in a second table of the
  * same kind, h->big. Few such blocks fit in an address space, so it stays tiny.
  *
- * Each live block's allocation time is the live table's stamp (heap_table.h):
+ * Each live block's allocation time is the live table's stamp (table.h):
  * the clock's ms in 32 bits, 4 more bytes a slot. An age is now - stamp in
  * 32-bit arithmetic, exact for any block younger than 49 days, whatever the
  * clock reads; no stamp is ever later than the clock, so no age is negative.
@@ -34,19 +33,12 @@
 #define STACK_CHUNK		(1u << STACK_CHUNK_SHIFT)
 #define STACK_IDX_MIN_CAP	1024u
 
-/* One index slot of the stack table: id + 1 (0 = empty) and its hash. */
-struct jt_sidx {
-	uint32_t hash;
-	uint32_t id1;
-};
-
 struct jt_heap {
 	struct jt_table live;		/* addr -> packed size and stack */
 	struct jt_table big;		/* addr -> size, for escaped blocks */
 	struct jt_stack **chunks;	/* chunks[id >> SHIFT][id & (CHUNK-1)] */
 	uint32_t nstacks, nchunks;
-	struct jt_sidx *sidx;
-	size_t sidx_cap;
+	struct jt_index sidx;		/* the stacks by their pcs */
 	struct jt_heap_totals tot;
 	uint32_t filtered_id1;		/* heap_filtered_stack's id + 1, or 0 before its first use */
 	uint64_t peak_ms;		/* when live bytes last reached tot.peak_live_bytes */
@@ -192,29 +184,22 @@ stack_hash(const uint64_t *pcs, uint32_t depth)
 	return table_mix64(x);
 }
 
-static void
-stack_index_grow(struct jt_heap *h)
-{
-	struct jt_sidx *old = h->sidx;
-	size_t old_cap = h->sidx_cap, cap = 2 * old_cap, i, j;
-
-	h->sidx = xcalloc(cap, sizeof(*h->sidx));
-	h->sidx_cap = cap;
-	for (i = 0; i < old_cap; i++) {
-		if (!old[i].id1)
-			continue;
-		for (j = old[i].hash & (cap - 1); h->sidx[j].id1; j = (j + 1) & (cap - 1))
-			;
-		h->sidx[j] = old[i];
-	}
-	free(old);
-}
+/* A stack being looked up in the index. */
+struct stack_key {
+	const struct jt_heap *h;
+	const uint64_t *pcs;
+	uint32_t depth;
+	int truncated;
+};
 
 static int
-stack_equal(const struct jt_stack *s, const uint64_t *pcs, uint32_t depth, int truncated)
+stack_equal(const void *arg, uint32_t id)
 {
-	return s->depth == depth && s->truncated == truncated &&
-	       (!depth || !memcmp(s->pcs, pcs, depth * sizeof(*pcs)));
+	const struct stack_key *k = arg;
+	const struct jt_stack *s = stack_at(k->h, id);
+
+	return s->depth == k->depth && s->truncated == k->truncated &&
+	       (!k->depth || !memcmp(s->pcs, k->pcs, k->depth * sizeof(*k->pcs)));
 }
 
 static uint32_t
@@ -249,19 +234,14 @@ uint32_t
 heap_stack_intern_cut(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated)
 {
 	uint32_t hash = (uint32_t)stack_hash(pcs, depth) ^ (truncated ? 0x9e3779b9u : 0);
-	size_t mask, i;
+	struct stack_key k = { h, pcs, depth, truncated };
+	uint32_t id = index_find(&h->sidx, hash, stack_equal, &k);
 
-	if (4 * ((size_t)h->nstacks + 1) > 3 * h->sidx_cap)
-		stack_index_grow(h);
-	mask = h->sidx_cap - 1;
-	for (i = hash & mask; h->sidx[i].id1; i = (i + 1) & mask) {
-		if (h->sidx[i].hash == hash &&
-		    stack_equal(stack_at(h, h->sidx[i].id1 - 1), pcs, depth, truncated))
-			return h->sidx[i].id1 - 1;
+	if (id == UINT32_MAX) {
+		id = stack_add(h, pcs, depth, truncated);
+		index_add(&h->sidx, hash, id);
 	}
-	h->sidx[i].hash = hash;
-	h->sidx[i].id1 = stack_add(h, pcs, depth, truncated) + 1;
-	return h->sidx[i].id1 - 1;
+	return id;
 }
 
 /* The pointer stays valid until heap_destroy: stacks live in fixed chunks. */
@@ -277,26 +257,13 @@ heap_stack_count(const struct jt_heap *h)
 	return h->nstacks;
 }
 
-/*
- * The coarse clock reads the kernel's last tick without a system call, a
- * few nanoseconds at every allocation; its few ms of resolution are plenty
- * for 100 ms samples.
- */
-static uint64_t
-heap_coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static uint64_t
 heap_default_clock(void *arg)
 {
 	const struct jt_heap *h = arg;
 
-	return heap_coarse_ms() - h->origin_ms;
+	/* A few ms of resolution are plenty for 100 ms samples, and it costs no system call. */
+	return util_coarse_ms() - h->origin_ms;
 }
 
 struct jt_heap *
@@ -306,11 +273,10 @@ heap_new(void)
 
 	table_init(&h->live, LIVE_MIN_CAP, 1);
 	table_init(&h->big, TABLE_MIN_CAP, 0);
-	h->sidx = xcalloc(STACK_IDX_MIN_CAP, sizeof(*h->sidx));
-	h->sidx_cap = STACK_IDX_MIN_CAP;
+	index_init(&h->sidx, STACK_IDX_MIN_CAP);
 	h->now_ms = heap_default_clock;
 	h->clock_arg = h;
-	h->origin_ms = heap_coarse_ms();
+	h->origin_ms = util_coarse_ms();
 	tlog_init(&h->tlog, HEAP_TL_CHANGES_MAX);
 	return h;
 }
@@ -334,7 +300,7 @@ heap_destroy(struct jt_heap *h)
 	for (i = 0; i < h->nchunks; i++)
 		free(h->chunks[i]);
 	free(h->chunks);
-	free(h->sidx);
+	index_free(&h->sidx);
 	table_free(&h->big);
 	table_free(&h->live);
 	free(h);

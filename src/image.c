@@ -471,9 +471,9 @@ image_is_core(int fn, int named)
 static int
 image_has_core(const struct jt_proc *p, int named)
 {
-	for (uint32_t i = 0; i <= p->bps.mask; i++) {
-		const struct jt_bp *bp = p->bps.slots[i];
-		if (bp && image_is_core(bp->fn, named))
+	for (size_t i = 0; i < p->bps.n; i++) {
+		const struct jt_bp *bp = p->bps.v[i];
+		if (image_is_core(bp->fn, named))
 			return 1;
 	}
 	for (size_t i = 0; i < p->nusites; i++)

@@ -3,49 +3,37 @@
 #include <string.h>
 
 #include "leak.h"
+#include "table.h"
+#include "util.h"
 
-/* Open addressing from (stack, kind) to a record: slot holds record index + 1, 0 when free. */
+/* The records, and where each (stack, kind) has its record. */
 struct lr_table {
-	uint32_t *slot;
-	size_t mask;
+	struct jt_table index;	/* (stack << 2 | kind) + 1 -> index in rec */
 	struct leak_record *rec;
 	size_t nrec, cap;
 };
 
-static size_t
-lr_hash(uint32_t stack_id, unsigned kind)
-{
-	uint64_t k = ((uint64_t)stack_id << 2 | kind) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(k >> 32);
-}
-
-/* The record of (stack_id, kind), added when new; NULL when out of memory. */
+/* The record of (stack_id, kind), added when new. */
 static struct leak_record *
 lr_get(struct lr_table *t, uint32_t stack_id, unsigned kind)
 {
-	size_t h = lr_hash(stack_id, kind) & t->mask;
 	struct leak_record *r;
+	struct jt_slot *s;
+	int fresh;
 
-	for (; t->slot[h]; h = (h + 1) & t->mask) {
-		r = &t->rec[t->slot[h] - 1];
-		if (r->stack_id == stack_id && r->kind == (enum leak_kind)kind)
-			return r;
-	}
+	/* + 1: the table's keys are not zero. */
+	s = table_claim(&t->index, ((uint64_t)stack_id << 2 | kind) + 1, &fresh);
+	if (!fresh)
+		return &t->rec[s->val];
 	if (t->nrec == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct leak_record *nr = realloc(t->rec, cap * sizeof(*nr));
-
-		if (!nr)
-			return NULL;
-		t->rec = nr;
-		t->cap = cap;
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->rec = xrealloc(t->rec, t->cap * sizeof(*t->rec));
 	}
 	r = &t->rec[t->nrec++];
 	memset(r, 0, sizeof(*r));
 	r->stack_id = stack_id;
 	r->kind = (enum leak_kind)kind;
-	t->slot[h] = (uint32_t)t->nrec;
+	s->val = t->nrec - 1;
 	return r;
 }
 
@@ -92,22 +80,12 @@ int
 leak_records(const struct leak_block *b, size_t n, struct leak_result *out)
 {
 	struct lr_table t = { 0 };
-	size_t i, nslot = 64;
+	size_t i;
 
-	while (nslot < 2 * n)
-		nslot <<= 1;
-	t.slot = calloc(nslot, sizeof(*t.slot));
-	if (!t.slot)
-		return -1;
-	t.mask = nslot - 1;
+	table_init(&t.index, 64, 0);
 	for (i = 0; i < n; i++) {
 		struct leak_record *r = lr_get(&t, b[i].stack_id, b[i].kind);
 
-		if (!r) {
-			free(t.slot);
-			free(t.rec);
-			return -1;
-		}
 		r->bytes += b[i].size;
 		r->blocks++;
 		/* Only a clique's leader carries what it loses indirectly (memcheck: Unreached only). */
@@ -116,7 +94,7 @@ leak_records(const struct leak_block *b, size_t n, struct leak_result *out)
 			r->ind_blocks += b[i].ind_blocks;
 		}
 	}
-	free(t.slot);
+	table_free(&t.index);
 	if (t.nrec)
 		qsort(t.rec, t.nrec, sizeof(*t.rec), lr_cmp);
 	free(out->records);

@@ -28,12 +28,6 @@
 #include "uprobes.h"
 #include "util.h"
 
-static uint64_t
-loop_now_ms(void)
-{
-	return util_now_us() / 1000;
-}
-
 /* Set by signal handlers; signals are process-wide, so these are the only globals. */
 static volatile sig_atomic_t got_snapshot, got_stop;
 /* The process-wide timer of the next due snapshot, and the main tracer thread it wakes. */
@@ -176,7 +170,7 @@ loop_due_timer_make(void)
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &sp);
-	loop_due_timer_made = timer_create(CLOCK_MONOTONIC, &ev, &loop_due_timer) == 0;
+	loop_due_timer_made = timer_create(UTIL_CLOCK, &ev, &loop_due_timer) == 0;
 	pthread_attr_destroy(&attr);
 }
 
@@ -266,7 +260,7 @@ static void
 loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 {
 	struct jt_heap_totals tot;
-	uint64_t now = loop_now_ms();
+	uint64_t now = util_now_ms();
 	char a[32], b[96], d[32];
 
 	if (now - tr->status_ms < 1000)
@@ -388,7 +382,7 @@ loop_pin_all(struct jt_tracer *tr, struct jt_tthread *tt)
 static void
 loop_tick(struct jt_tracer *tr, struct jt_tthread *tt)
 {
-	uint64_t now = loop_now_ms();
+	uint64_t now = util_now_ms();
 	struct jt_proc *p;
 
 	/* The timeline of a program that makes no allocation goes on (heap_sample waits its 100 ms). */
@@ -625,7 +619,7 @@ loop_run(struct jt_tracer *tr)
 	struct jt_tthread *self = tthread_self();
 	uint64_t since;
 
-	tr->status_ms = loop_now_ms();
+	tr->status_ms = util_now_ms();
 	tr->arrived = loop_arrived;
 	loop_start_clock(tr);
 	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);

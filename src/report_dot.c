@@ -11,6 +11,7 @@
 #include "report_leak.h"
 #include "report_common.h"
 #include "sym.h"
+#include "table.h"
 #include "util.h"
 
 /* A function below this share of the total (in thousandths) is left out, with its edges. */
@@ -32,123 +33,68 @@ struct dot_edge {
 };
 
 /*
- * The graph being built. Both tables are open-addressing hashes of indexes
- * into their arrays (UINT32_MAX = empty slot), kept at most half full, so a
- * large program's thousands of functions cost no quadratic search.
+ * The graph being built. Functions and edges are found through tables, so
+ * that a large program's thousands of functions cost no quadratic search.
  */
 struct dot_graph {
 	struct dot_fn *fns;
 	uint32_t nfns, fns_cap;
-	uint32_t *fn_slots, fn_mask;
+	struct jt_index fn_index;	/* by name */
 	struct dot_edge *edges;
 	uint32_t nedges, edges_cap;
-	uint32_t *edge_slots, edge_mask;
+	struct jt_table edge_index;	/* (from << 32 | to) + 1 -> index in edges */
 	uint64_t total;		/* cost of every stack in the graph */
 };
 
-static uint32_t *
-dot_slots_new(uint32_t n)
+/* A function being looked up by name. */
+struct dot_fn_key {
+	const struct dot_graph *g;
+	const char *name;
+};
+
+static int
+dot_fn_equal(const void *arg, uint32_t id)
 {
-	uint32_t *slots = xmalloc(n * sizeof(*slots));
+	const struct dot_fn_key *k = arg;
 
-	memset(slots, 0xff, n * sizeof(*slots));
-	return slots;
-}
-
-/* FNV-1a, for names. */
-static uint32_t
-dot_hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-static uint32_t
-dot_hash_edge(uint32_t from, uint32_t to)
-{
-	uint64_t k = ((uint64_t)from << 32 | to) * 0x9e3779b97f4a7c15ull;
-
-	return (uint32_t)(k >> 32);
-}
-
-/* Doubles the function hash when it is half full, rehashing every name. */
-static void
-dot_fn_grow(struct dot_graph *g)
-{
-	uint32_t size = (g->fn_mask + 1) * 2;
-
-	free(g->fn_slots);
-	g->fn_slots = dot_slots_new(size);
-	g->fn_mask = size - 1;
-	for (uint32_t i = 0; i < g->nfns; i++) {
-		uint32_t j = dot_hash_str(g->fns[i].name) & g->fn_mask;
-
-		while (g->fn_slots[j] != UINT32_MAX)
-			j = (j + 1) & g->fn_mask;
-		g->fn_slots[j] = i;
-	}
+	return strcmp(k->g->fns[id].name, k->name) == 0;
 }
 
 /* Returns the index of the function called name, adding it if new. */
 static uint32_t
 dot_fn_get(struct dot_graph *g, const char *name)
 {
-	uint32_t j;
+	struct dot_fn_key k = { g, name };
+	uint32_t hash = (uint32_t)table_hash_bytes(name, strlen(name)), id = index_find(&g->fn_index, hash, dot_fn_equal, &k);
 
-	if ((g->nfns + 1) * 2 > g->fn_mask + 1)
-		dot_fn_grow(g);
-	for (j = dot_hash_str(name) & g->fn_mask; g->fn_slots[j] != UINT32_MAX; j = (j + 1) & g->fn_mask)
-		if (strcmp(g->fns[g->fn_slots[j]].name, name) == 0)
-			return g->fn_slots[j];
+	if (id != UINT32_MAX)
+		return id;
 	if (g->nfns == g->fns_cap) {
 		g->fns_cap = g->fns_cap ? g->fns_cap * 2 : 64;
 		g->fns = xrealloc(g->fns, g->fns_cap * sizeof(*g->fns));
 	}
 	g->fns[g->nfns] = (struct dot_fn){ .name = xstrdup(name) };
-	g->fn_slots[j] = g->nfns;
+	index_add(&g->fn_index, hash, g->nfns);
 	return g->nfns++;
-}
-
-static void
-dot_edge_grow(struct dot_graph *g)
-{
-	uint32_t size = (g->edge_mask + 1) * 2;
-
-	free(g->edge_slots);
-	g->edge_slots = dot_slots_new(size);
-	g->edge_mask = size - 1;
-	for (uint32_t i = 0; i < g->nedges; i++) {
-		uint32_t j = dot_hash_edge(g->edges[i].from, g->edges[i].to) & g->edge_mask;
-
-		while (g->edge_slots[j] != UINT32_MAX)
-			j = (j + 1) & g->edge_mask;
-		g->edge_slots[j] = i;
-	}
 }
 
 /* Returns the edge from -> to, adding it if new. */
 static struct dot_edge *
 dot_edge_get(struct dot_graph *g, uint32_t from, uint32_t to)
 {
-	uint32_t j;
+	struct jt_slot *s;
+	int fresh;
 
-	if ((g->nedges + 1) * 2 > g->edge_mask + 1)
-		dot_edge_grow(g);
-	for (j = dot_hash_edge(from, to) & g->edge_mask; g->edge_slots[j] != UINT32_MAX; j = (j + 1) & g->edge_mask) {
-		struct dot_edge *e = &g->edges[g->edge_slots[j]];
-
-		if (e->from == from && e->to == to)
-			return e;
-	}
+	/* + 1: the table's keys are not zero. */
+	s = table_claim(&g->edge_index, ((uint64_t)from << 32 | to) + 1, &fresh);
+	if (!fresh)
+		return &g->edges[s->val];
 	if (g->nedges == g->edges_cap) {
 		g->edges_cap = g->edges_cap ? g->edges_cap * 2 : 64;
 		g->edges = xrealloc(g->edges, g->edges_cap * sizeof(*g->edges));
 	}
 	g->edges[g->nedges] = (struct dot_edge){ .from = from, .to = to };
-	g->edge_slots[j] = g->nedges;
+	s->val = g->nedges;
 	return &g->edges[g->nedges++];
 }
 
@@ -333,9 +279,9 @@ dot_graph_free(struct dot_graph *g)
 	for (uint32_t i = 0; i < g->nfns; i++)
 		free(g->fns[i].name);
 	free(g->fns);
-	free(g->fn_slots);
+	index_free(&g->fn_index);
 	free(g->edges);
-	free(g->edge_slots);
+	table_free(&g->edge_index);
 }
 
 /*
@@ -349,10 +295,8 @@ dot_build(struct dot_graph *g, const struct jt_snapshot *s)
 	struct report_leak rl;
 
 	report_leak_init(&rl, s);
-	g->fn_slots = dot_slots_new(64);
-	g->fn_mask = 63;
-	g->edge_slots = dot_slots_new(64);
-	g->edge_mask = 63;
+	index_init(&g->fn_index, 64);
+	table_init(&g->edge_index, 64, 0);
 	for (uint32_t id = 0; id < count; id++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, id);
 		uint64_t cost = report_leak_cost(&rl, st, s->cost);

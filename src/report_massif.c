@@ -11,6 +11,7 @@
 #include "report.h"
 #include "report_common.h"
 #include "sym.h"
+#include "table.h"
 #include "util.h"
 
 /* At most this many snapshots, as massif's default --max-snapshots. */
@@ -45,69 +46,63 @@ struct ms_snap {
 
 /*
  * Finds a node's child by label without a search of its siblings (the
- * root can have thousands): an open-addressing hash of every node built,
- * keyed by parent and label, kept at most half full.
+ * root can have thousands): every node built, indexed by parent and label.
  */
 struct ms_index {
-	struct ms_node **slots;
-	size_t mask, n;
+	struct ms_node **all;
+	size_t n, cap;
+	struct jt_index by_label;	/* ids are positions in all */
 };
 
-/* FNV-1a of the label, mixed with the parent's address. */
-static size_t
+/* The label's hash, mixed with the parent's address. */
+static uint32_t
 ms_hash(const struct ms_node *parent, const char *label)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = table_hash_bytes(label, strlen(label)) ^ (uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull;
 
-	for (; *label; label++)
-		h = (h ^ (unsigned char)*label) * 1099511628211ull;
-	return (size_t)(h ^ ((uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull));
+	return (uint32_t)(h ^ (h >> 32));
 }
 
-static void
-ms_index_grow(struct ms_index *ix)
+/* A child being looked up. */
+struct ms_key {
+	const struct ms_index *ix;
+	const struct ms_node *parent;
+	const char *label;
+};
+
+static int
+ms_equal(const void *arg, uint32_t id)
 {
-	size_t size = ix->mask ? (ix->mask + 1) * 2 : 256;
-	struct ms_node **old = ix->slots;
-	size_t old_size = ix->mask ? ix->mask + 1 : 0;
+	const struct ms_key *k = arg;
+	const struct ms_node *n = k->ix->all[id];
 
-	ix->slots = xcalloc(size, sizeof(*ix->slots));
-	ix->mask = size - 1;
-	for (size_t i = 0; i < old_size; i++) {
-		size_t j;
-
-		if (!old[i])
-			continue;
-		j = ms_hash(old[i]->parent, old[i]->label) & ix->mask;
-		while (ix->slots[j])
-			j = (j + 1) & ix->mask;
-		ix->slots[j] = old[i];
-	}
-	free(old);
+	return n->parent == k->parent && strcmp(n->label, k->label) == 0;
 }
 
 /* Returns the child of n labelled label, adding it if new. */
 static struct ms_node *
 ms_child(struct ms_index *ix, struct ms_node *n, const char *label)
 {
+	struct ms_key key = { ix, n, label };
+	uint32_t hash = ms_hash(n, label), id = index_find(&ix->by_label, hash, ms_equal, &key);
 	struct ms_node *k;
-	size_t j;
 
-	if ((ix->n + 1) * 2 > ix->mask + 1)
-		ms_index_grow(ix);
-	for (j = ms_hash(n, label) & ix->mask; (k = ix->slots[j]); j = (j + 1) & ix->mask)
-		if (k->parent == n && strcmp(k->label, label) == 0)
-			return k;
+	if (id != UINT32_MAX)
+		return ix->all[id];
 	if (n->nkids == n->cap) {
 		n->cap = n->cap ? n->cap * 2 : 4;
 		n->kids = xrealloc(n->kids, n->cap * sizeof(*n->kids));
+	}
+	if (ix->n == ix->cap) {
+		ix->cap = ix->cap ? ix->cap * 2 : 256;
+		ix->all = xrealloc(ix->all, ix->cap * sizeof(*ix->all));
 	}
 	k = xcalloc(1, sizeof(*k));
 	k->label = xstrdup(label);
 	k->parent = n;
 	n->kids[n->nkids++] = k;
-	ix->slots[j] = k;
-	ix->n++;
+	index_add(&ix->by_label, hash, (uint32_t)ix->n);
+	ix->all[ix->n++] = k;
 	return k;
 }
 
@@ -202,6 +197,7 @@ ms_build(const struct jt_snapshot *s, struct ms_node *peak, struct ms_node *now)
 	uint32_t count = heap_stack_count(s->heap);
 	struct ms_index ix = { 0 };
 
+	index_init(&ix.by_label, 256);
 	for (uint32_t id = 0; id < count; id++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, id);
 		uint32_t n;
@@ -218,7 +214,8 @@ ms_build(const struct jt_snapshot *s, struct ms_node *peak, struct ms_node *now)
 			free(labels[i]);
 		free(labels);
 	}
-	free(ix.slots);
+	free(ix.all);
+	index_free(&ix.by_label);
 }
 
 /* qsort order of a node's children: bytes descending, then label, so the file is the same every run. */

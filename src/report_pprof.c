@@ -13,6 +13,7 @@
 #include "report_common.h"
 #include "report_leak.h"
 #include "sym.h"
+#include "table.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -52,17 +53,17 @@ static const char *const pprof_types[][2] = {
 #define PPROF_NVALUES_LEAK 6
 #define PPROF_DEFAULT_TYPE 3
 
-/* One entry of a deduplicating table: the key (a, b, and str when it is a string) and its id. */
+/* One key of a deduplicating table: a, b, and str when it is a string. */
 struct pprof_ent {
 	uint64_t a, b;
 	char *str;
-	uint64_t id;		/* 0 = empty slot */
 };
 
-/* An open-addressing hash from keys to the ids handed out in order from 1. */
+/* Keys and the ids handed out in order from 1: the key of id is v[id - 1]. */
 struct pprof_table {
 	struct pprof_ent *v;
 	size_t cap, n;
+	struct jt_index index;	/* ids - 1 */
 };
 
 /* What the locations of one mapping were symbolized to: its has_* flags. */
@@ -84,62 +85,61 @@ struct pprof {
 	struct pprof_resolved *resolved;	/* per mapping */
 };
 
-static uint64_t
+static uint32_t
 pprof_hash(uint64_t a, uint64_t b, const char *str)
 {
 	uint64_t h = (a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x632be59bd9b4e019ULL);
 
-	for (; str && *str; str++)
-		h = (h ^ (unsigned char)*str) * 1099511628211ULL;	/* FNV-1a */
-	return h ^ (h >> 31);
+	if (str)
+		h ^= table_hash_bytes(str, strlen(str));
+	return (uint32_t)(h ^ (h >> 31));
 }
 
-/* Returns the slot of the key: its entry, or the empty slot for it. */
-static struct pprof_ent *
-pprof_slot(struct pprof_table *t, uint64_t a, uint64_t b, const char *str)
-{
-	size_t mask = t->cap - 1, i = pprof_hash(a, b, str) & mask;
+/* A key being looked up in t. */
+struct pprof_key {
+	const struct pprof_table *t;
+	uint64_t a, b;
+	const char *str;
+};
 
-	while (t->v[i].id && (t->v[i].a != a || t->v[i].b != b
-			      || (str && strcmp(t->v[i].str, str) != 0)))
-		i = (i + 1) & mask;
-	return &t->v[i];
+static int
+pprof_equal(const void *arg, uint32_t id)
+{
+	const struct pprof_key *k = arg;
+	const struct pprof_ent *e = &k->t->v[id];
+
+	return e->a == k->a && e->b == k->b && (!k->str || strcmp(e->str, k->str) == 0);
 }
 
 /* Returns the id of the key, adding it with the next id if new; *added says which. */
 static uint64_t
 pprof_intern(struct pprof_table *t, uint64_t a, uint64_t b, const char *str, int *added)
 {
-	struct pprof_ent *e;
+	struct pprof_key k = { t, a, b, str };
+	uint32_t hash = pprof_hash(a, b, str), id;
 
-	if (2 * (t->n + 1) > t->cap) {
-		struct pprof_ent *old = t->v;
-		size_t oldcap = t->cap;
-
-		t->cap = oldcap ? 2 * oldcap : 256;
-		t->v = xcalloc(t->cap, sizeof(*t->v));
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].id)
-				*pprof_slot(t, old[i].a, old[i].b, old[i].str) = old[i];
-		free(old);
+	if (!t->index.slots)
+		index_init(&t->index, 256);
+	id = index_find(&t->index, hash, pprof_equal, &k);
+	*added = id == UINT32_MAX;
+	if (!*added)
+		return (uint64_t)id + 1;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
 	}
-	e = pprof_slot(t, a, b, str);
-	*added = !e->id;
-	if (!e->id) {
-		e->a = a;
-		e->b = b;
-		e->str = str ? xstrdup(str) : NULL;
-		e->id = ++t->n;
-	}
-	return e->id;
+	t->v[t->n] = (struct pprof_ent){ a, b, str ? xstrdup(str) : NULL };
+	index_add(&t->index, hash, (uint32_t)t->n);
+	return ++t->n;
 }
 
 static void
 pprof_table_free(struct pprof_table *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
+	for (size_t i = 0; i < t->n; i++)
 		free(t->v[i].str);
 	free(t->v);
+	index_free(&t->index);
 }
 
 /* The index of str in the string table (0, "", for NULL). */
@@ -398,7 +398,6 @@ pprof_header(struct pprof *pp)
 {
 	const struct jt_snapshot *s = pp->s;
 	struct pb_buf *b = &pp->head;
-	struct timespec now;
 	uint64_t dur = s->time_ms * 1000000ULL;
 	char line[512];
 
@@ -408,8 +407,7 @@ pprof_header(struct pprof *pp)
 		 s->command ? s->command : "?", s->pid, s->seq, s->reason ? s->reason : "?");
 	pb_uint(b, PROFILE_COMMENT, pprof_str(pp, line));
 	/* The heap's clock starts with the tracing: the profile began time_ms ago. */
-	clock_gettime(CLOCK_REALTIME, &now);
-	pb_uint(b, PROFILE_TIME_NANOS, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec - dur);
+	pb_uint(b, PROFILE_TIME_NANOS, util_wall_ns() - dur);
 	pb_uint(b, PROFILE_DURATION_NANOS, dur);
 	pprof_value_type(pp, b, PROFILE_PERIOD_TYPE, "space", "bytes");
 	pb_uint(b, PROFILE_PERIOD, 1);	/* every allocation is counted: nothing to scale */

@@ -25,57 +25,39 @@ static const Dwfl_Callbacks sym_callbacks = {
 /* sym_add_module hands out *err pointing here, so it must outlive the call. */
 static char sym_errbuf[512];
 
-uint64_t
-sym_hash_bytes(const char *p, size_t len)
+/* A string being looked up in the pool. */
+struct sym_str_key {
+	const struct jt_sym *s;
+	const char *str;
+};
+
+static int
+sym_str_equal(const void *arg, uint32_t id)
 {
-	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+	const struct sym_str_key *k = arg;
 
-	while (len--)
-		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
-	return h;
-}
-
-static uint64_t
-sym_hash_pc(uint64_t pc, int is_ret)
-{
-	uint64_t h = (pc ^ (uint64_t)is_ret) * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 29);
-}
-
-/* Returns the pool slot for str: the slot holding it, or the empty slot for it. */
-static char **
-sym_str_slot(struct jt_sym *s, const char *str)
-{
-	size_t mask = s->strs_cap - 1;
-	size_t i = sym_hash_bytes(str, strlen(str)) & mask;
-
-	while (s->strs[i] && strcmp(s->strs[i], str) != 0)
-		i = (i + 1) & mask;
-	return &s->strs[i];
+	return strcmp(k->s->strs[id], k->str) == 0;
 }
 
 /* Returns the pooled copy of str, adding it if new; the pool lives until sym_destroy. */
 const char *
 sym_intern(struct jt_sym *s, const char *str)
 {
-	char **slot, **old = s->strs;
-	size_t oldcap = s->strs_cap, i;
+	struct sym_str_key k = { s, str };
+	uint32_t hash = (uint32_t)table_hash_bytes(str, strlen(str)), id;
 
-	if (2 * (s->strs_n + 1) > s->strs_cap) {
-		s->strs_cap = oldcap ? 2 * oldcap : 256;
-		s->strs = xcalloc(s->strs_cap, sizeof(*s->strs));
-		for (i = 0; i < oldcap; i++)
-			if (old[i])
-				*sym_str_slot(s, old[i]) = old[i];
-		free(old);
+	if (!s->strs_index.slots)
+		index_init(&s->strs_index, 256);
+	id = index_find(&s->strs_index, hash, sym_str_equal, &k);
+	if (id != UINT32_MAX)
+		return s->strs[id];
+	if (s->strs_n == s->strs_cap) {
+		s->strs_cap = s->strs_cap ? 2 * s->strs_cap : 256;
+		s->strs = xrealloc(s->strs, s->strs_cap * sizeof(*s->strs));
 	}
-	slot = sym_str_slot(s, str);
-	if (!*slot) {
-		*slot = xstrdup(str);
-		s->strs_n++;
-	}
-	return *slot;
+	s->strs[s->strs_n] = xstrdup(str);
+	index_add(&s->strs_index, hash, (uint32_t)s->strs_n);
+	return s->strs[s->strs_n++];
 }
 
 /* Interns name, demangled first when it is a C++ (Itanium ABI) name. */
@@ -148,11 +130,12 @@ sym_cache_drop(struct jt_sym *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->cache_cap; i++)
+	for (i = 0; i < s->cache_n; i++)
 		free(s->cache[i].frames);
 	free(s->cache);
 	s->cache = NULL;
 	s->cache_cap = s->cache_n = 0;
+	table_free(&s->cache_index);
 }
 
 static void
@@ -174,9 +157,10 @@ sym_destroy(struct jt_sym *s)
 	for (i = 0; i < s->nmods; i++)
 		sym_module_free(&s->mods[i]);
 	free(s->mods);
-	for (i = 0; i < s->strs_cap; i++)
+	for (i = 0; i < s->strs_n; i++)
 		free(s->strs[i]);
 	free(s->strs);
+	index_free(&s->strs_index);
 	free(s->nodebug);
 	dwfl_end(s->dwfl);
 	free(s);
@@ -361,52 +345,43 @@ sym_symbolize(struct jt_sym *s, uint64_t pc, int is_ret, struct jt_frame *f, int
 	return n;
 }
 
-/* Returns the cache slot for (pc, is_ret): its entry, or the empty slot for it. */
-static struct sym_cached *
-sym_cache_slot(struct jt_sym *s, uint64_t pc, int is_ret)
+/* The symbolization of (pc, is_ret), made and cached when new. */
+static const struct sym_cached *
+sym_cached_get(struct jt_sym *s, uint64_t pc, int is_ret)
 {
-	size_t mask = s->cache_cap - 1;
-	size_t i = sym_hash_pc(pc, is_ret) & mask;
+	struct jt_frame buf[SYM_MAX_FRAMES];
+	struct sym_cached *c;
+	struct jt_slot *slot;
+	int fresh, n;
 
-	while (s->cache[i].frames && (s->cache[i].pc != pc || s->cache[i].is_ret != is_ret))
-		i = (i + 1) & mask;
-	return &s->cache[i];
-}
-
-static void
-sym_cache_grow(struct jt_sym *s)
-{
-	struct sym_cached *old = s->cache;
-	size_t oldcap = s->cache_cap, i;
-
-	s->cache_cap = oldcap ? 2 * oldcap : 1024;
-	s->cache = xcalloc(s->cache_cap, sizeof(*s->cache));
-	for (i = 0; i < oldcap; i++)
-		if (old[i].frames)
-			*sym_cache_slot(s, old[i].pc, old[i].is_ret) = old[i];
-	free(old);
+	if (!s->cache_index.slots)
+		table_init(&s->cache_index, 1024, 0);
+	/* User pcs are below 2^63; + 1, as the table's keys are not zero. */
+	slot = table_claim(&s->cache_index, (pc << 1 | (uint64_t)is_ret) + 1, &fresh);
+	if (!fresh)
+		return &s->cache[slot->val];
+	n = sym_symbolize(s, pc, is_ret, buf, SYM_MAX_FRAMES);
+	if (s->cache_n == s->cache_cap) {
+		s->cache_cap = s->cache_cap ? 2 * s->cache_cap : 1024;
+		s->cache = xrealloc(s->cache, s->cache_cap * sizeof(*s->cache));
+	}
+	slot->val = s->cache_n;
+	c = &s->cache[s->cache_n++];
+	c->n = n;
+	c->frames = xmalloc(n * sizeof(*c->frames));
+	memcpy(c->frames, buf, n * sizeof(*c->frames));
+	return c;
 }
 
 int
 sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_frame *out, int max)
 {
-	struct jt_frame buf[SYM_MAX_FRAMES];
-	struct sym_cached *c;
-	int is_ret = !!is_return_address, n, i;
+	const struct sym_cached *c;
+	int n, i;
 
 	if (max < 1)
 		return 0;
-	if (2 * (s->cache_n + 1) > s->cache_cap)
-		sym_cache_grow(s);
-	c = sym_cache_slot(s, pc, is_ret);
-	if (!c->frames) {
-		c->n = sym_symbolize(s, pc, is_ret, buf, SYM_MAX_FRAMES);
-		c->frames = xmalloc(c->n * sizeof(*c->frames));
-		memcpy(c->frames, buf, c->n * sizeof(*c->frames));
-		c->pc = pc;
-		c->is_ret = is_ret;
-		s->cache_n++;
-	}
+	c = sym_cached_get(s, pc, !!is_return_address);
 	n = c->n < max ? c->n : max;
 	memcpy(out, c->frames, n * sizeof(*out));
 	for (i = 0; s->full_names && i < n; i++)

@@ -34,7 +34,7 @@ static struct sym_name *
 sym_names_slot(struct sym_module *m, const char *name, size_t len)
 {
 	size_t mask = m->names_cap - 1;
-	size_t i = sym_hash_bytes(name, len) & mask;
+	size_t i = table_hash_bytes(name, len) & mask;
 
 	while (m->names[i].name && (m->names[i].len != len || memcmp(m->names[i].name, name, len) != 0))
 		i = (i + 1) & mask;

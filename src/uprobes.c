@@ -678,7 +678,7 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, uin
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
 			       (s->stack ? PERF_SAMPLE_STACK_USER : 0),
 		.sample_regs_user = ARCH_PERF_REGS_MASK, .sample_stack_user = s->stack,
-		.use_clockid = 1, .clockid = CLOCK_MONOTONIC, .sample_id_all = 1,
+		.use_clockid = 1, .clockid = UTIL_CLOCK, .sample_id_all = 1,
 		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 8),
 		/* At an exec the kernel takes them off the thread: the new image gets its own. */
 		.remove_on_exec = 1,
@@ -998,7 +998,7 @@ uprobes_drain(struct jt_uprobes *u)
 			}
 			rings[n++] = t->uring;
 		}
-	/* The kernel stamps with CLOCK_MONOTONIC (up_event_open), the clock read here. */
+	/* The kernel stamps with UTIL_CLOCK (up_event_open), the clock read here. */
 	up_ring_merge(rings, n, util_now_ns(), up_apply, u);
 	free(rings);
 }

@@ -122,19 +122,44 @@ util_num(char *buf, uint64_t v)
 	return buf;
 }
 
-uint64_t
-util_now_ns(void)
+/* Nanoseconds of clock id. */
+static uint64_t
+util_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+util_now_ns(void)
+{
+	return util_clock_ns(UTIL_CLOCK);
 }
 
 uint64_t
 util_now_us(void)
 {
-	return util_now_ns() / 1000;
+	return util_clock_ns(UTIL_CLOCK) / 1000;
+}
+
+uint64_t
+util_now_ms(void)
+{
+	return util_clock_ns(UTIL_CLOCK) / 1000000;
+}
+
+uint64_t
+util_coarse_ms(void)
+{
+	return util_clock_ns(CLOCK_MONOTONIC_COARSE) / 1000000;
+}
+
+uint64_t
+util_wall_ns(void)
+{
+	return util_clock_ns(CLOCK_REALTIME);
 }
 
 char *

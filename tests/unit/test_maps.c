@@ -1,4 +1,4 @@
-/* test_maps.c - unit tests for maps, the one parser of /proc/PID/maps: lines longer than 512 bytes, for itself, modules and hand-overs. */
+/* test_maps.c - unit tests for maps, the one parser of /proc/PID/maps: every kind of line, lines longer than 512 bytes, for itself, modules and hand-overs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -90,6 +90,117 @@ rm_path(const char *path)
 		rmdir(p);
 	}
 	free(p);
+}
+
+/* The kinds of line the kernel writes, each parsed into its fields. */
+static const char tricky_text[] =
+	"00400000-00401000 r-xp 00000000 fd:01 1234567890                         /usr/bin/my prog\n"
+	"00600000-00601000 rw-p 00000000 00:00 0 \n"
+	"00601000-00602000 rw-p 00000000 00:00 0\n"
+	"01000000-01021000 rw-p 00000000 00:00 0                                  [heap]\n"
+	"7f0000000000-7f0000001000 r--p 00002000 08:01 77                         /tmp/a b/lib c.so (deleted)\n"
+	"7f0000001000-7f0000002000 rw-s 00000000 00:05 88                         /dev/shm/seg\n"
+	"7f0000002000-7f0000003000 rw-p 00000000 00:00 0                          [anon:my arena]\n"
+	"7f0000003000-7f0000004000 r--p 00000000 08:01 99                         /tmp/new\\012line\n"
+	"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n"
+	"7ffc00100000-7ffc00104000 r--p 00000000 00:00 0                          [vvar]\n"
+	"7ffc00104000-7ffc00106000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
+
+/* Checks entry i of m: its range and name. */
+static void
+tricky_is(const struct jt_maps *m, size_t i, uint64_t start, uint64_t end, const char *name)
+{
+	ok(i < m->n && m->v[i].start == start && m->v[i].end == end && strcmp(m->v[i].name, name) == 0,
+	   "entry %zu: %#" PRIx64 "-%#" PRIx64 " named '%s'", i, start, end, name);
+}
+
+/* maps_parse on the kinds of line there are: names with blanks, (deleted), none, [special]. */
+static void
+test_parse_tricky(void)
+{
+	struct jt_maps m;
+
+	ok(maps_parse(tricky_text, &m) == 0, "maps_parse: every kind of line");
+	is_u64(m.n, 12, "twelve mappings, the last one without a newline");
+	tricky_is(&m, 0, 0x400000, 0x401000, "/usr/bin/my prog");
+	ok(m.n > 0 && m.v[0].ino == 1234567890 && m.v[0].r && !m.v[0].w && m.v[0].x && !m.v[0].shared,
+	   "a file's inode (device fd:01) and r-xp");
+	tricky_is(&m, 1, 0x600000, 0x601000, "");
+	tricky_is(&m, 2, 0x601000, 0x602000, "");
+	ok(m.n > 2 && m.v[1].ino == 0 && m.v[2].ino == 0 && m.v[2].w, "anonymous, with a blank after the inode or none");
+	tricky_is(&m, 3, 0x1000000, 0x1021000, "[heap]");
+	tricky_is(&m, 4, 0x7f0000000000, 0x7f0000001000, "/tmp/a b/lib c.so (deleted)");
+	ok(m.n > 4 && m.v[4].off == 0x2000, "the offset of a deleted file's mapping");
+	tricky_is(&m, 5, 0x7f0000001000, 0x7f0000002000, "/dev/shm/seg");
+	ok(m.n > 5 && m.v[5].shared && m.v[5].w, "rw-s is shared");
+	tricky_is(&m, 6, 0x7f0000002000, 0x7f0000003000, "[anon:my arena]");
+	tricky_is(&m, 7, 0x7f0000003000, 0x7f0000004000, "/tmp/new\\012line");
+	tricky_is(&m, 8, 0x7ffc00000000, 0x7ffc00021000, "[stack]");
+	tricky_is(&m, 9, 0x7ffc00100000, 0x7ffc00104000, "[vvar]");
+	tricky_is(&m, 10, 0x7ffc00104000, 0x7ffc00106000, "[vdso]");
+	tricky_is(&m, 11, 0xffffffffff600000, 0xffffffffff601000, "[vsyscall]");
+	ok(m.n > 11 && !m.v[11].r && m.v[11].x, "--xp");
+	ok(maps_find(&m, 0x400000) == 0 && maps_find(&m, 0x400fff) == 0 && maps_find(&m, 0x401000) == -1,
+	   "maps_find: the start is in, the end is not");
+	ok(maps_find(&m, 0x1020fff) == 3 && maps_find(&m, 0x3fffff) == -1 && maps_find(&m, 0xffffffffff600000) == 11,
+	   "maps_find: in a mapping, in a gap, the last");
+	maps_clear(&m);
+	ok(maps_parse("", &m) == 0 && m.n == 0, "maps_parse: no text, no mappings");
+	maps_clear(&m);
+}
+
+/* maps_parse refuses what the callers could not search by address, and leaves out empty. */
+static void
+test_parse_bad(void)
+{
+	static const char *const bad[] = {
+		"garbage\n",
+		"00400000-00401000 r-xp 00000000 08:01\n",
+		"00401000-00400000 r-xp 00000000 08:01 1 /x\n",
+		"00400000-00401000 r-x 00000000 08:01 1 /x\n",
+		"00500000-00501000 r-xp 00000000 08:01 1 /x\n00400000-00401000 r-xp 00000000 08:01 1 /y\n",
+		"00400000-00402000 r-xp 00000000 08:01 1 /x\n00401000-00403000 r-xp 00000000 08:01 1 /y\n",
+	};
+	static const char *const why[] = {
+		"not a range", "no inode", "end before start", "three permission letters", "out of order", "overlapping",
+	};
+	struct jt_maps m;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&m, 0xff, sizeof(m));
+		ok(maps_parse(bad[i], &m) < 0 && m.n == 0 && !m.v && !m.text, "maps_parse refuses a line: %s", why[i]);
+	}
+}
+
+/* A file with blanks in its path, mapped and deleted: maps_read names it as the kernel does. */
+static void
+test_live_deleted(void)
+{
+	char path[128], want[160];
+	struct jt_maps m;
+	size_t found = 0;
+	void *a = MAP_FAILED;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/a dir/f g", base);
+	if (mkdirs(path) == 0 && (fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) >= 0) {
+		if (ftruncate(fd, 4096) == 0)
+			a = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+	}
+	if (a == MAP_FAILED) {
+		ok(0, "a file with blanks in its path mapped");
+		return;
+	}
+	rm_path(path);
+	snprintf(want, sizeof(want), "%s (deleted)", path);
+	ok(maps_read(getpid(), &m) == 0, "maps_read on ourselves");
+	for (size_t i = 0; i < m.n; i++)
+		found += m.v[i].start == (uintptr_t)a && m.v[i].end == (uintptr_t)a + 4096 && strcmp(m.v[i].name, want) == 0;
+	is_u64(found, 1, "maps_read: the deleted file's mapping, its blanks and \" (deleted)\" in its name");
+	maps_clear(&m);
+	munmap(a, 4096);
 }
 
 /* Copies our own executable to path and maps its first page executable. Returns the address or NULL. */
@@ -222,6 +333,9 @@ main(void)
 {
 	snprintf(base, sizeof(base), "/tmp/jt-maps-%d", (int)getpid());
 	test_parse_long();
+	test_parse_tricky();
+	test_parse_bad();
+	test_live_deleted();
 	test_live_long();
 	test_handover_long();
 	return tap_done();

@@ -1,7 +1,7 @@
-/* heap_table.c - the open-addressing map from a non-zero address to a 64-bit value under the heap's tables. */
+/* table.c - the open-addressing tables: a map from a non-zero 64-bit key (an address) to a 64-bit value, and an index of a caller's items by content. */
 #include <stdlib.h>
 
-#include "heap_table.h"
+#include "table.h"
 #include "util.h"
 
 /*
@@ -17,6 +17,16 @@ table_mix64(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ULL;
 	x ^= x >> 33;
 	return x;
+}
+
+uint64_t
+table_hash_bytes(const char *p, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h;
 }
 
 void
@@ -51,6 +61,14 @@ table_probe(const struct jt_table *t, uint64_t addr)
 	while (t->slots[i].addr && t->slots[i].addr != addr)
 		i = (i + 1) & (t->cap - 1);
 	return i;
+}
+
+struct jt_slot *
+table_find(const struct jt_table *t, uint64_t addr)
+{
+	struct jt_slot *s = &t->slots[table_probe(t, addr)];
+
+	return s->addr ? s : NULL;
 }
 
 static void
@@ -117,3 +135,47 @@ table_remove_at(struct jt_table *t, size_t hole)
 	t->count--;
 }
 
+
+void
+index_init(struct jt_index *x, size_t cap)
+{
+	x->slots = xcalloc(cap, sizeof(*x->slots));
+	x->cap = cap;
+	x->count = 0;
+}
+
+void
+index_free(struct jt_index *x)
+{
+	free(x->slots);
+	x->slots = NULL;
+}
+
+/* Puts s in the first empty slot from its hash on. */
+static void
+index_put(struct jt_index *x, struct jt_index_slot s)
+{
+	size_t mask = x->cap - 1, i;
+
+	for (i = s.hash & mask; x->slots[i].id1; i = (i + 1) & mask)
+		;
+	x->slots[i] = s;
+}
+
+void
+index_add(struct jt_index *x, uint32_t hash, uint32_t id)
+{
+	if (4 * (x->count + 1) > 3 * x->cap) {
+		struct jt_index_slot *old = x->slots;
+		size_t old_cap = x->cap, count = x->count;
+
+		index_init(x, 2 * old_cap);
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].id1)
+				index_put(x, old[i]);
+		x->count = count;
+		free(old);
+	}
+	index_put(x, (struct jt_index_slot){ hash, id + 1 });
+	x->count++;
+}
