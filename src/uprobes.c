@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -77,6 +78,7 @@ struct jt_uprobes {
 	pthread_t reader;
 	int reader_running;
 	volatile int quit;
+	int wake;			/* eventfd: a ring was added, poll it now (up_reader) */
 	/* What ended threads leave to close, and the thread that closes it (up_closer). */
 	pthread_mutex_t graves_lock;
 	pthread_cond_t graves_cond;
@@ -427,8 +429,14 @@ uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes)
 	u->tr = tr;
 	snprintf(u->group, sizeof(u->group), "jmptrace_%d", (int)getpid());
 	up_clean_stale(u);
+	if ((u->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		perror_msg("--source uprobe: eventfd");
+		free(u);
+		return NULL;
+	}
 	if ((u->keeper = up_keeper()) < 0) {
 		perror_msg("--source uprobe: fork");
+		close(u->wake);
 		free(u);
 		return NULL;
 	}
@@ -452,6 +460,14 @@ up_poll_set(struct jt_uprobes *u, struct pollfd **pf, struct up_ring ***rings, s
 {
 	nfds_t n = 0;
 
+	if (!*cap) {
+		*cap = 64;
+		*pf = xmalloc(*cap * sizeof(**pf));
+		*rings = xmalloc(*cap * sizeof(**rings));
+	}
+	(*rings)[n] = NULL;
+	(*pf)[n++] = (struct pollfd){ .fd = u->wake, .events = POLLIN };
+
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
 			if (!t->uring || t->uring->hup)
@@ -472,7 +488,7 @@ static void
 up_poll_hup(struct jt_uprobes *u, const struct pollfd *pf, struct up_ring **rings, nfds_t n)
 {
 	for (nfds_t k = 0; k < n; k++) {
-		if (!(pf[k].revents & (POLLHUP | POLLERR)))
+		if (!rings[k] || !(pf[k].revents & (POLLHUP | POLLERR)))
 			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 			for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
@@ -505,11 +521,15 @@ up_reader(void *arg)
 		n = up_poll_set(u, &pf, &rings, &cap);
 		pthread_mutex_unlock(&u->tr->tthreads.lock);
 		/*
-		 * Woken by a ring an eighth full (wakeup_watermark), or every
-		 * 20 ms so that a slow trickle is seen soon. A descriptor
-		 * closed meanwhile (a thread ended) only wakes us early.
+		 * Woken by a ring an eighth full (wakeup_watermark), by a ring
+		 * added (u->wake: a busy thread fills 32 MiB in less than the
+		 * 20 ms a ring not yet polled would wait), or every 20 ms so
+		 * that a slow trickle is seen soon. A descriptor closed
+		 * meanwhile (a thread ended) only wakes us early.
 		 */
 		r = poll(pf, n, 20);
+		if (pf[0].revents & POLLIN)
+			(void)!read(u->wake, &(uint64_t){ 0 }, sizeof(uint64_t));
 		pthread_mutex_lock(&u->tr->tthreads.lock);
 		if (r > 0)
 			up_poll_hup(u, pf, rings, n);
@@ -578,6 +598,7 @@ uprobes_free(struct jt_uprobes *u)
 	free(u->ids);
 	free(u->id_site);
 	unwind_ctx_free(u->ctx);
+	close(u->wake);
 	pthread_mutex_destroy(&u->graves_lock);
 	pthread_cond_destroy(&u->graves_cond);
 	free(u);
@@ -647,6 +668,13 @@ up_file_offset(struct jt_proc *p, const struct jt_module *m, uint64_t addr, uint
  * sig_data saying which. Unlike a trap byte of ours, it goes with our
  * descriptors: a SIGKILLed jmptrace leaves no trap behind.
  */
+/* A ring was added (tracer lock held): the reader polls it from now on, not after its current wait. */
+static void
+up_wake_reader(struct jt_uprobes *u)
+{
+	(void)!write(u->wake, &(uint64_t){ 1 }, sizeof(uint64_t));
+}
+
 static int
 up_open_hook(struct jt_thread *t, struct jt_usite *s)
 {
@@ -720,11 +748,14 @@ static int
 up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
 {
 	uint64_t id;
+	int had_ring = t->uring != NULL;
 
 	if (up_event_open(u, t, s, &id) < 0)
 		return -1;
 	if (id)
 		up_id_put(u, id, s);
+	if (!had_ring && t->uring)
+		up_wake_reader(u);
 	return 0;
 }
 
@@ -892,6 +923,8 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	t->ufds = tmp.ufds;
 	t->nufds = tmp.nufds;
 	t->uring = tmp.uring;
+	if (t->uring)
+		up_wake_reader(u);
 	free(ids);
 	free(sites);
 	return r;
