@@ -12,7 +12,6 @@
 #include "bp.h"
 #include "modules.h"
 #include "own.h"
-#include "sigtrap.h"
 #include "tthread.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -93,6 +92,14 @@ struct jt_thread {
 	int *ufds;
 	int nufds;
 	struct up_ring *uring;
+};
+
+enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT };
+
+/* One process's SIGTRAP handler (sigtrap.c), as far as we learned it. */
+struct jt_sigtrap {
+	int kind;			/* SIGTRAP_*: UNKNOWN means there is nothing to keep */
+	struct arch_ksigaction act;	/* its sigaction, to put back */
 };
 
 /* One traced process image. */
