@@ -10,9 +10,6 @@ struct jt_tracer;
 struct jt_proc;
 struct jt_thread;
 
-/* The address of a system call instruction in p's memory (found once, then cached), or 0. */
-uint64_t handover_syscall_pc(struct jt_proc *p);
-
 /*
  * Hands t, stopped and traced by the calling thread, to tracer thread `to`.
  * t is parked first, so it cannot run into a breakpoint while nobody traces
