@@ -142,6 +142,7 @@ struct jt_proc {
 	uint64_t spin_pc;		/* a jump to itself where they wait under seccomp */
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
+	const char *report_due;		/* the reason of a report lifecycle left for the loop to write ("exit", "exec"), or NULL */
 	int exited, exit_status, killed_by;
 	int leak_check;			/* --leak-check: a breakpoint on _exit, a check at every snapshot */
 	int leak_due;			/* a thread of it entered _exit: check it before it goes on */
@@ -225,6 +226,12 @@ struct jt_tracer {
 	unsigned long ptrace_options;	/* PTRACE_O_* every seized thread gets */
 	const struct jt_options *opt;
 	struct jt_proc *procs;
+	/*
+	 * Processes that ended with a report due (lifecycle_exited), unlinked
+	 * from procs, oldest first: the loop writes each one's report and frees
+	 * it, after the stop it ended in is handled.
+	 */
+	struct jt_proc *ended;
 	struct jt_thread *threads[1024];	/* tid hash */
 	struct jt_uprobes *uprobes;	/* --source uprobe's event source, or NULL */
 	struct jt_json_out *json;
@@ -245,7 +252,8 @@ struct jt_tracer {
 	/*
 	 * What every thread handed to a tracer thread gets on arrival, in every
 	 * handover_receive (a recall's too): loop.c's pins it (--pin) and then
-	 * calls handover_arrived. NULL: handover_arrived alone.
+	 * calls stopall_arrived. Set before a second tracer thread starts (only
+	 * the loop starts them), so that handover, below stopall, never calls it.
 	 */
 	void (*arrived)(struct jt_tracer *tr, struct jt_thread *t);
 	/* Called by thread_free before a thread block goes (uprobes.c closes its events), or NULL. */
@@ -285,6 +293,8 @@ thread_in_transit(const struct jt_thread *t)
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
 void proc_free(struct jt_tracer *tr, struct jt_proc *p);
+/* Takes p out of tr->procs (proc_find no longer finds it); p itself stays. */
+void proc_unlink(struct jt_tracer *tr, struct jt_proc *p);
 /*
  * Names p after the program its process runs: exe from /proc/PID/exe,
  * exe_named from the name execve was given, and, when cmdline is set,

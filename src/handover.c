@@ -13,7 +13,6 @@
 #include "procfs.h"
 #include "regs.h"
 #include "restart.h"
-#include "stopall.h"
 #include "util.h"
 
 /*
@@ -114,7 +113,6 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 void
 handover_receive(struct jt_tthread *tt)
 {
-	void (*arrived)(struct jt_tracer *, struct jt_thread *) = tt->tr->arrived ? tt->tr->arrived : handover_arrived;
 	struct jt_thread *t;
 
 	while ((t = tt->inbox)) {
@@ -124,7 +122,7 @@ handover_receive(struct jt_tthread *tt)
 			thread_free(tt->tr, t);
 			continue;
 		}
-		arrived(tt->tr, t);
+		tt->tr->arrived(tt->tr, t);
 	}
 }
 
@@ -169,28 +167,6 @@ handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *s
 			if (t->proc == p && (thread_in_transit(t) || (t->owner != self && !t->vforking)))
 				return 1;
 	return 0;
-}
-
-/*
- * Threads of a process being recalled are held; one that must step over a
- * breakpoint is stepped (by tracer thread 0); any other runs on.
- */
-void
-handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
-{
-	if (tr->recall == t->proc || tr->detaching)
-		return;
-	if (!t->step_pending) {
-		restart_stopped(tr, t);
-		return;
-	}
-	if (t->owner->index == 0 && tr->recall) {
-		/* Tracer thread 0 is busy recalling another process: step this one after. */
-		t->inext = tr->deferred;
-		tr->deferred = t;
-		return;
-	}
-	stopall_step_or_send(tr, t);
 }
 
 void
