@@ -68,7 +68,11 @@ check-uprobe: all progs samples-build
 	  JT_SOURCE=uprobe JMPTRACE=$(CURDIR)/jmptrace prove $(UPROBE_SUITES); \
 	else echo "check-uprobe: skipped: the uprobe source needs root"; fi
 
-check-plain: all unit progs samples-build
+# The module graph has no cycle (but the known ones the script lists); a second.
+check-graph:
+	perl tests/modgraph.pl
+
+check-plain: check-graph all unit progs samples-build
 	prove --exec '' $(UNIT_BINS)
 	JMPTRACE=$(CURDIR)/jmptrace prove tests/*.t
 
@@ -96,4 +100,4 @@ clean:
 	$(MAKE) -C tests/progs clean
 	$(MAKE) -C samples clean
 
-.PHONY: all check check-plain check-asan check-uprobe asan-unit unit progs samples-build bench install clean
+.PHONY: all check check-graph check-plain check-asan check-uprobe asan-unit unit progs samples-build bench install clean

@@ -16,12 +16,22 @@
 # (system headers are not modules). A cycle is a strongly connected set of
 # two or more modules.
 #
+# KNOWN lists the cycles not untied yet, each as its modules in sorted
+# order: printed as known, they do not fail the check; any other cycle does,
+# and so does a known one that is gone (take it off the list).
+#
 # Usage: tests/modgraph.pl [--edges] [ROOT]
 # Prints each layer (layer 1 includes nothing of the project; a module sits
 # one above the highest module it includes), then with --edges every edge.
-# Exits 1 naming the modules of every cycle, 0 when the graph is layered.
+# Exits 1 naming the modules of every cycle not in KNOWN, 0 when the graph
+# is layered but for those.
 use strict;
 use warnings;
+
+# The breakpoint and uprobe event path: call.c and uevent.c call image_update
+# when the link map changed, image.c places uprobes, and uprobes.c hands its
+# samples to uevent_apply (issue 20, left for a later step).
+my @KNOWN = ('call image uevent uprobes');
 
 my $show_edges = @ARGV && $ARGV[0] eq '--edges' ? shift @ARGV : 0;
 my $root = shift @ARGV // '.';
@@ -178,14 +188,22 @@ if ($show_edges) {
 	}
 }
 
+my %known = map { $_ => 1 } @KNOWN;
 my @cycles = grep { @$_ > 1 } @sccs;
+my $failed = 0;
 for my $scc (@cycles) {
 	my %in = map { $_ => 1 } @$scc;
-	print STDERR "modgraph: cycle of ", scalar(@$scc), " modules: @$scc\n";
+	my $allowed = delete $known{"@$scc"};
+	$failed = 1 unless $allowed;
+	print STDERR "modgraph: ", $allowed ? "known " : "", "cycle of ", scalar(@$scc), " modules: @$scc\n";
 	for my $v (@$scc) {
 		for my $w (sort keys %{ $edge{$v} }) {
 			print STDERR "  $v -> $w\t($edge{$v}{$w})\n" if $in{$w};
 		}
 	}
 }
-exit(@cycles ? 1 : 0);
+for my $gone (sort keys %known) {
+	print STDERR "modgraph: the known cycle '$gone' is gone: take it off \@KNOWN\n";
+	$failed = 1;
+}
+exit($failed);
