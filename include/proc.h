@@ -35,6 +35,7 @@ struct jt_call {
  * Where a traced thread is, as far as we are concerned. A thread is in one
  * of these at a time; read them through the predicates below.
  *   RUNNING -> STOPPING: we PTRACE_INTERRUPT it (attach, a step, a detach, a recall)
+ *     or its own stop was met while its process is being stopped (stopall_take)
  *   STOPPING -> STOPPED or GROUP_STOPPED: its stop is collected (stopall_collect)
  *   RUNNING -> STOPPED: a breakpoint stop kept for a step or a hand-over
  *   STOPPED, GROUP_STOPPED -> RUNNING: restart_stopped
