@@ -337,12 +337,12 @@ stopall_take(struct jt_tracer *tr, struct jt_proc *p, pid_t tid, int status)
 		tthread_keep_waited(tthread_self(), tid, status);
 		return;
 	}
+	/* --source uprobe: what the thread did before this stop (or its end) is applied first. */
+	uprobes_drain(tr->uprobes);
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		lifecycle_exited(tr, tid, status);
 		return;
 	}
-	/* --source uprobe: what the thread did before this stop is applied before the stop is. */
-	uprobes_drain(tr->uprobes);
 	stop_classify(t, status, &st);
 	if (st.ev == STOP_NONE)
 		return;
