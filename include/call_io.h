@@ -1,4 +1,4 @@
-/* call_io.h - what call.c uses from call_io.c to reach the target (not for other modules). */
+/* call_io.h - what call.c uses from call_io.c to reach the target (private to call.c and call_io.c). */
 #ifndef JT_CALL_IO_H
 #define JT_CALL_IO_H
 

@@ -10,9 +10,6 @@ struct jt_tracer;
 struct jt_proc;
 struct jt_thread;
 
-/* The address of a system call instruction in p's memory (found once, then cached), or 0. */
-uint64_t handover_syscall_pc(struct jt_proc *p);
-
 /*
  * Hands t, stopped and traced by the calling thread, to tracer thread `to`.
  * t is parked first, so it cannot run into a breakpoint while nobody traces
@@ -26,8 +23,8 @@ int handover_send(struct jt_thread *t, struct jt_tthread *to);
 
 /*
  * Seizes every thread in the calling tracer thread's inbox, gives each its
- * real registers and signal mask back, and calls tr->arrived(tr, t) (or
- * handover_arrived) with t stopped (thread_is_stopped(t)). Threads that
+ * real registers and signal mask back, and calls tr->arrived(tr, t) with
+ * t stopped (thread_is_stopped(t)). Threads that
  * died on the way are freed.
  */
 void handover_receive(struct jt_tthread *tt);
@@ -47,8 +44,6 @@ int handover_rebalance(struct jt_tracer *tr, struct jt_thread *t);
 /* Non-zero while some thread of p is traced by, or on its way to, a tracer thread other than self. */
 int handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *self);
 
-/* A thread handed to the calling tracer thread arrived, stopped: hold, step or restart it. */
-void handover_arrived(struct jt_tracer *tr, struct jt_thread *t);
 
 /*
  * Does the calling tracer thread's held-back restart, then waits up to ms on

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heap_tlog.h"
+
 /*
  * One unique call stack. pcs[] holds raw return addresses, innermost first,
  * exactly as captured at the event, with the unwinder's marks (a signal
@@ -70,12 +72,6 @@ struct jt_heap_sample {
 
 /* The timeline takes a sample at the first event this long after the last sample. */
 #define HEAP_SAMPLE_MS 100
-
-/* One stack's live bytes at a timeline sample (heap_timeline_stacks). */
-struct jt_heap_change {
-	uint32_t stack_id;
-	uint64_t live_bytes;
-};
 
 /*
  * The per-stack changes the timeline keeps, at most (16 bytes each): past

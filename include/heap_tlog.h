@@ -5,7 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "heap.h"
+/* One stack's live bytes at a timeline sample (heap_timeline_stacks). */
+struct jt_heap_change {
+	uint32_t stack_id;
+	uint64_t live_bytes;
+};
 
 /*
  * One record per timeline sample, the changes of that sample packed one

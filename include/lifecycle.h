@@ -35,7 +35,10 @@ pid_t lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned e
  */
 struct restart lifecycle_exec(struct jt_tracer *tr, struct jt_thread *t);
 
-/* Thread tid ended with wait status status: forgets it, and its process when it was the leader. */
+/*
+ * Thread tid ended with wait status status: forgets it, and its process when
+ * it was the leader (a followed child's report is left due on tr->ended).
+ */
 void lifecycle_exited(struct jt_tracer *tr, pid_t tid, int status);
 
 /* --pin: a thread we let go gets the affinity it had before we pinned it. */

@@ -28,5 +28,11 @@ void loop_install_signals(void);
  * message was printed).
  */
 int loop_run(struct jt_tracer *tr);
+/*
+ * Writes the reports lifecycle left due: of each followed child that ended
+ * (tr->ended, then freed), and of an attached main process let go at an
+ * exec. loop_run does it as it goes; a detach after it calls it too.
+ */
+void loop_reports_due(struct jt_tracer *tr);
 
 #endif

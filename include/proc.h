@@ -12,7 +12,6 @@
 #include "bp.h"
 #include "modules.h"
 #include "own.h"
-#include "sigtrap.h"
 #include "tthread.h"
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -38,6 +37,7 @@ struct jt_call {
  * Where a traced thread is, as far as we are concerned. A thread is in one
  * of these at a time; read them through the predicates below.
  *   RUNNING -> STOPPING: we PTRACE_INTERRUPT it (attach, a step, a detach, a recall)
+ *     or its own stop was met while its process is being stopped (stopall_take)
  *   STOPPING -> STOPPED or GROUP_STOPPED: its stop is collected (stopall_collect)
  *   RUNNING -> STOPPED: a breakpoint stop kept for a step or a hand-over
  *   STOPPED, GROUP_STOPPED -> RUNNING: restart_stopped
@@ -97,6 +97,14 @@ struct jt_thread {
 	struct up_ring *uring;
 };
 
+enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT };
+
+/* One process's SIGTRAP handler (sigtrap.c), as far as we learned it. */
+struct jt_sigtrap {
+	int kind;			/* SIGTRAP_*: UNKNOWN means there is nothing to keep */
+	struct arch_ksigaction act;	/* its sigaction, to put back */
+};
+
 /* One traced process image. */
 struct jt_proc {
 	pid_t pid;
@@ -145,6 +153,7 @@ struct jt_proc {
 	uint64_t spin_pc;		/* a jump to itself where they wait under seccomp */
 	struct jt_sigtrap sigtrap;	/* its own SIGTRAP disposition, kept in place (sigtrap.c) */
 	int exec_unseen;		/* exec'd while we let go: the new image has no breakpoints, no figures */
+	const char *report_due;		/* the reason of a report lifecycle left for the loop to write ("exit", "exec"), or NULL */
 	int exited, exit_status, killed_by;
 	int leak_check;			/* --leak-check: a breakpoint on _exit, a check at every snapshot */
 	int leak_due;			/* a thread of it entered _exit: check it before it goes on */
@@ -230,6 +239,12 @@ struct jt_tracer {
 	unsigned long ptrace_options;	/* PTRACE_O_* every seized thread gets */
 	const struct jt_options *opt;
 	struct jt_proc *procs;
+	/*
+	 * Processes that ended with a report due (lifecycle_exited), unlinked
+	 * from procs, oldest first: the loop writes each one's report and frees
+	 * it, after the stop it ended in is handled.
+	 */
+	struct jt_proc *ended;
 	struct jt_thread *threads[1024];	/* tid hash */
 	struct jt_uprobes *uprobes;	/* --source uprobe's event source, or NULL */
 	struct jt_json_out *json;
@@ -250,7 +265,8 @@ struct jt_tracer {
 	/*
 	 * What every thread handed to a tracer thread gets on arrival, in every
 	 * handover_receive (a recall's too): loop.c's pins it (--pin) and then
-	 * calls handover_arrived. NULL: handover_arrived alone.
+	 * calls stopall_arrived. Set before a second tracer thread starts (only
+	 * the loop starts them), so that handover, below stopall, never calls it.
 	 */
 	void (*arrived)(struct jt_tracer *tr, struct jt_thread *t);
 	/* Called by thread_free before a thread block goes (uprobes.c closes its events), or NULL. */
@@ -291,6 +307,8 @@ thread_in_transit(const struct jt_thread *t)
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
 void proc_free(struct jt_tracer *tr, struct jt_proc *p);
+/* Takes p out of tr->procs (proc_find no longer finds it); p itself stays. */
+void proc_unlink(struct jt_tracer *tr, struct jt_proc *p);
 /*
  * Names p after the program its process runs: exe from /proc/PID/exe,
  * exe_named from the name execve was given, and, when cmdline is set,

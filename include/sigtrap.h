@@ -2,17 +2,7 @@
 #ifndef JT_SIGTRAP_H
 #define JT_SIGTRAP_H
 
-#include "inject.h"
-
 struct jt_thread;
-
-enum { SIGTRAP_UNKNOWN, SIGTRAP_CAUGHT };
-
-/* One process's SIGTRAP handler, as far as we learned it. */
-struct jt_sigtrap {
-	int kind;			/* SIGTRAP_*: UNKNOWN means there is nothing to keep */
-	struct arch_ksigaction act;	/* its sigaction, to put back */
-};
 
 /*
  * Learns t's process's SIGTRAP handler; t is stopped (at a SIGTRAP of the

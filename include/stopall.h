@@ -2,7 +2,7 @@
 #ifndef JT_STOPALL_H
 #define JT_STOPALL_H
 
-#include "stop.h"
+#include "stop_event.h"
 
 struct jt_tracer;
 struct jt_proc;
@@ -10,7 +10,10 @@ struct jt_thread;
 
 /*
  * Stops every thread of p (PTRACE_INTERRUPT) and waits until each one sits
- * in a stop, handling breakpoint hits on the way without restarting them.
+ * in a stop, recording breakpoint hits on the way without restarting them.
+ * It never handles a stop of another process, nor does a handler's work
+ * (snapshot, leak check, hand-over): what it meets of other threads is kept
+ * for the loop (struct jt_tthread.waited).
  * Tracer thread 0 only: the threads traced elsewhere are recalled first.
  * Returns 0, or -1 when p vanished.
  */
@@ -41,5 +44,8 @@ struct restart stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct
  * others running).
  */
 void stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t);
+
+/* A thread handed to the calling tracer thread arrived, stopped: hold, step or restart it. */
+void stopall_arrived(struct jt_tracer *tr, struct jt_thread *t);
 
 #endif

@@ -19,6 +19,12 @@ struct jt_thread;
  * attached it: only that thread may restart it or read its registers, and
  * only it sees its stops (with __WNOTHREAD). Index 0 is the main thread.
  */
+/* A wait status a tracer thread waited for and left for its loop (struct jt_tthread.waited). */
+struct jt_waited {
+	pid_t tid;
+	int status;
+};
+
 struct jt_tthread {
 	struct jt_tracer *tr;		/* the session it serves (opaque here) */
 	int index;
@@ -50,6 +56,15 @@ struct jt_tthread {
 	 */
 	struct jt_unwind_ctx *uctx;
 	int unwind_unlock;
+	/*
+	 * Stops and exits that work on a whole process met while it waited for
+	 * that process's threads (stopall_wait), of threads it was not
+	 * collecting: kept, oldest first, for the loop, which takes them before
+	 * it waits again. So no stop is handled inside another's handling (as
+	 * strace keeps its pending stops).
+	 */
+	struct jt_waited *waited;
+	size_t nwaited, waited_cap;
 };
 
 /*
@@ -93,5 +108,12 @@ void tthread_wake_all(struct jt_tthreads *set);
 
 /* The tracer thread with the fewest active tracees. */
 struct jt_tthread *tthread_least_loaded(struct jt_tthreads *set);
+
+/* Keeps a wait status for tt's loop, after those kept already. */
+void tthread_keep_waited(struct jt_tthread *tt, pid_t tid, int status);
+/* Takes kept status i out (0 is the oldest); returns 0, or -1 when there is none. */
+int tthread_take_waited(struct jt_tthread *tt, size_t i, struct jt_waited *w);
+/* Forgets every kept status and frees their room. */
+void tthread_clear_waited(struct jt_tthread *tt);
 
 #endif

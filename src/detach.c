@@ -169,6 +169,8 @@ detach_all(struct jt_tracer *tr)
 		if (p->pid != tr->main_pid)
 			proc_free(tr, p);
 	}
+	/* What was kept for the loop is of threads let go now. */
+	tthread_clear_waited(tthread_self());
 	tr->detaching = 0;
 	tr->detached = 1;
 }

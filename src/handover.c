@@ -2,74 +2,18 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "handover.h"
-#include "maps.h"
-#include "mem.h"
 #include "park.h"
+#include "park_pc.h"
 #include "proc.h"
 #include "procfs.h"
 #include "regs.h"
 #include "restart.h"
-#include "stopall.h"
 #include "util.h"
-
-/* Looks for the bytes of code in one mapping, at an address the CPU can run them from. Returns it or 0. */
-static uint64_t
-handover_find_bytes(pid_t pid, uint64_t start, uint64_t end, const uint8_t *code)
-{
-	static const size_t chunk = 16384;
-	const size_t n = ARCH_PARK_CODE_LEN;
-	uint8_t *buf = xcalloc(1, chunk);
-	uint64_t found = 0;
-
-	/* Look at the first MiB only: the vDSO is two pages, and a libc has both early. */
-	if (end - start > (1u << 20))
-		end = start + (1u << 20);
-	/* Chunks overlap by n - 1 bytes, so code across a chunk boundary is seen too. */
-	for (uint64_t a = start; a + n <= end && !found; a += chunk - (n - 1)) {
-		size_t len = end - a < chunk ? end - a : chunk;
-
-		if (mem_read(pid, a, buf, len) < 0)
-			break;
-		for (size_t i = 0; i + n <= len; i++)
-			if ((a + i) % ARCH_PARK_CODE_ALIGN == 0 && memcmp(buf + i, code, n) == 0) {
-				found = a + i;
-				break;
-			}
-	}
-	free(buf);
-	return found;
-}
-
-/*
- * Finds park code anywhere in the process's executable memory, the vDSO
- * first (every process has one, static ones too). The CPU decodes from
- * wherever pc points, so it need not be on an instruction boundary of the
- * code around it.
- */
-static uint64_t
-handover_find_code(struct jt_proc *p, enum arch_park_code code)
-{
-	struct jt_maps m;
-	uint64_t found = 0;
-
-	if (maps_read(p->pid, &m) < 0)
-		return 0;
-	for (int pass = 0; pass < 2 && !found; pass++)
-		for (size_t i = 0; i < m.n && !found; i++) {
-			const struct maps_entry *e = &m.v[i];
-
-			if (e->x && (pass == 0) == (strcmp(e->name, "[vdso]") == 0))
-				found = handover_find_bytes(p->pid, e->start, e->end, arch_park_bytes(code));
-		}
-	maps_clear(&m);
-	return found;
-}
 
 /*
  * Where a parked thread waits, with every signal blocked: on a system call
@@ -84,21 +28,11 @@ handover_park_pc(struct jt_thread *t, enum arch_park_code *code)
 	struct jt_proc *p = t->proc;
 
 	if (procfs_seccomp(t->tid)) {
-		if (!p->spin_pc)
-			p->spin_pc = handover_find_code(p, ARCH_PARK_SPIN);
 		*code = ARCH_PARK_SPIN;
-		return p->spin_pc;
+		return park_pc_spin(p);
 	}
 	*code = ARCH_PARK_SYSCALL;
-	return handover_syscall_pc(p);
-}
-
-uint64_t
-handover_syscall_pc(struct jt_proc *p)
-{
-	if (!p->park_pc)
-		p->park_pc = handover_find_code(p, ARCH_PARK_SYSCALL);
-	return p->park_pc;
+	return park_pc_syscall(p);
 }
 
 int
@@ -179,7 +113,6 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 void
 handover_receive(struct jt_tthread *tt)
 {
-	void (*arrived)(struct jt_tracer *, struct jt_thread *) = tt->tr->arrived ? tt->tr->arrived : handover_arrived;
 	struct jt_thread *t;
 
 	while ((t = tt->inbox)) {
@@ -189,7 +122,7 @@ handover_receive(struct jt_tthread *tt)
 			thread_free(tt->tr, t);
 			continue;
 		}
-		arrived(tt->tr, t);
+		tt->tr->arrived(tt->tr, t);
 	}
 }
 
@@ -234,28 +167,6 @@ handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthread *s
 			if (t->proc == p && (thread_in_transit(t) || (t->owner != self && !t->vforking)))
 				return 1;
 	return 0;
-}
-
-/*
- * Threads of a process being recalled are held; one that must step over a
- * breakpoint is stepped (by tracer thread 0); any other runs on.
- */
-void
-handover_arrived(struct jt_tracer *tr, struct jt_thread *t)
-{
-	if (tr->recall == t->proc || tr->detaching)
-		return;
-	if (!t->step_pending) {
-		restart_stopped(tr, t);
-		return;
-	}
-	if (t->owner->index == 0 && tr->recall) {
-		/* Tracer thread 0 is busy recalling another process: step this one after. */
-		t->inext = tr->deferred;
-		tr->deferred = t;
-		return;
-	}
-	stopall_step_or_send(tr, t);
 }
 
 void

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "arch.h"
-#include "handover.h"
 #include "inject.h"
 #include "mem.h"
+#include "park_pc.h"
 #include "proc.h"
 #include "procfs.h"
 #include "regs.h"
@@ -73,7 +73,7 @@ inject_run(struct jt_thread *t, const arch_regs *saved, uint64_t pc, long nr, co
 int
 inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *ret)
 {
-	uint64_t pc = handover_syscall_pc(t->proc), mask;
+	uint64_t pc = park_pc_syscall(t->proc), mask;
 	arch_regs saved;
 	int rc, held = 0;
 

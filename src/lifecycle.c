@@ -19,7 +19,6 @@
 #include "proc.h"
 #include "procfs.h"
 #include "restart.h"
-#include "snapshot.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -193,7 +192,7 @@ lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *
 		 * Not our child: its end will never be reported to us. Its report
 		 * is written now, and the run ends as a detach does.
 		 */
-		snapshot_write(tr, p, "exec");
+		p->report_due = "exec";
 		tr->detached = 1;
 	}
 }
@@ -312,6 +311,24 @@ lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event, 
 	return r == (pid_t)child ? r : 0;
 }
 
+/*
+ * Process p ended and its report is due: it leaves the process list for
+ * tr->ended, where the loop finds it once the stop at hand is handled, so
+ * no report is ever written in the middle of another process's pause.
+ */
+static void
+lifecycle_report_due(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
+{
+	struct jt_proc **pp = &tr->ended;
+
+	proc_unlink(tr, p);
+	p->report_due = reason;
+	p->next = NULL;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = p;
+}
+
 /* Records how process p ended, from its wait status. */
 static void
 lifecycle_set_exit(struct jt_proc *p, int status)
@@ -352,11 +369,12 @@ lifecycle_exited(struct jt_tracer *tr, pid_t tid, int status)
 		tr->main_status = status;
 		return;
 	}
-	/* An image exec'd during the detach was never traced: a snapshot of it would read 0 calls. */
-	if (tr->opt->follow_forks && !p->vfork_child && !p->exec_unseen)
-		snapshot_write(tr, p, "exit");
 	proc_unwinds_quiesce(tr, p);
 	lifecycle_drop_threads(tr, p, NULL);
-	proc_free(tr, p);
+	/* An image exec'd during the detach was never traced: a snapshot of it would read 0 calls. */
+	if (tr->opt->follow_forks && !p->vfork_child && !p->exec_unseen)
+		lifecycle_report_due(tr, p, "exit");
+	else
+		proc_free(tr, p);
 }
 

@@ -24,6 +24,7 @@
 #include "restart.h"
 #include "snapshot.h"
 #include "stop.h"
+#include "stopall.h"
 #include "tthread.h"
 #include "uprobes.h"
 #include "util.h"
@@ -360,7 +361,7 @@ loop_arrived(struct jt_tracer *tr, struct jt_thread *t)
 {
 	if (tr->opt->pin)
 		loop_pin(t->owner, t);
-	handover_arrived(tr, t);
+	stopall_arrived(tr, t);
 }
 
 /* --pin: every thread tt traces, blocked ones too, which may never stop. */
@@ -421,7 +422,7 @@ loop_run_deferred(struct jt_tracer *tr)
 	while (!tr->recall && (t = tr->deferred)) {
 		tr->deferred = t->inext;
 		t->inext = NULL;
-		handover_arrived(tr, t);
+		stopall_arrived(tr, t);
 	}
 }
 
@@ -435,9 +436,16 @@ static pid_t
 loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 {
 	struct jt_thread *t;
+	struct jt_waited kept;
 	pid_t tid;
 	uint64_t waited, locked;
 
+	/* A stop met inside work on a whole process comes first: it happened before any wait4 can report. */
+	if (tthread_take_waited(tt, 0, &kept) == 0) {
+		tt->regs_tid = 0;
+		*status = kept.status;
+		return kept.tid;
+	}
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	restart_held(tt);
 	waited = util_now_us();
@@ -467,6 +475,22 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	return tid;
 }
 
+void
+loop_reports_due(struct jt_tracer *tr)
+{
+	struct jt_proc *p;
+
+	while ((p = tr->ended)) {
+		tr->ended = p->next;
+		snapshot_write(tr, p, p->report_due);
+		proc_free(tr, p);
+	}
+	if (tr->detached && (p = proc_find(tr, tr->main_pid)) && p->report_due) {
+		snapshot_write(tr, p, p->report_due);
+		p->report_due = NULL;
+	}
+}
+
 /*
  * Handles a stop the loop waited for. Its allocation event may unwind with
  * the lock released (proc_unwind); a stop handled inside work on a whole
@@ -480,6 +504,7 @@ loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status
 	tt->unwind_unlock = 1;
 	stop_dispatch(tr, tid, status);
 	tt->unwind_unlock = 0;
+	loop_reports_due(tr);
 	if (tt->index == 0)
 		loop_work_done(tr, "handling a stop", since);
 }
@@ -518,6 +543,7 @@ loop_tthread(void *arg)
 		pid_t tid;
 
 		handover_receive(tt);
+		loop_reports_due(tr);
 		handover_serve_recall(tr, tt);
 		loop_tick(tr, tt);
 		if (tt->ntracees == 0) {
@@ -533,6 +559,7 @@ loop_tthread(void *arg)
 			loop_dispatch(tr, tt, tid, status);
 	}
 	cpu_release(&tt->cpu);
+	tthread_clear_waited(tt);
 	loop_report_cpu(tt);
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	return NULL;
@@ -641,6 +668,7 @@ loop_run(struct jt_tracer *tr)
 		loop_tick(tr, self);
 		handover_receive(self);
 		loop_run_deferred(tr);
+		loop_reports_due(tr);
 		loop_work_done(tr, "taking threads handed over", since);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
@@ -662,6 +690,8 @@ loop_run(struct jt_tracer *tr)
 		timer_delete(loop_due_timer);	/* no more hurry or SIGALRM for thread 0 */
 	loop_due_timer_made = 0;
 	loop_stop_tthreads(tr);
+	loop_reports_due(tr);
+	tthread_clear_waited(self);
 	pthread_mutex_unlock(&tr->tthreads.lock);
 	cpu_release(&self->cpu);
 	if (tr->status_shown)

@@ -628,6 +628,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
 		detach_all(tr);	/* an internal error: never leave trap bytes behind */
+	loop_reports_due(tr);
 	r = run_end_names(p);
 	close_outputs(tr);
 	return tr->report_failed ? 1 : r;

@@ -81,15 +81,19 @@ proc_reset_image(struct jt_proc *p)
 }
 
 void
-proc_free(struct jt_tracer *tr, struct jt_proc *p)
+proc_unlink(struct jt_tracer *tr, struct jt_proc *p)
 {
-	struct jt_proc **pp;
-
-	for (pp = &tr->procs; *pp; pp = &(*pp)->next)
+	for (struct jt_proc **pp = &tr->procs; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			break;
 		}
+}
+
+void
+proc_free(struct jt_tracer *tr, struct jt_proc *p)
+{
+	proc_unlink(tr, p);
 	unwind_destroy(p->uw);
 	modules_clear(&p->mods);
 	bp_table_clear(&p->bps);

@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "arch.h"
 #include "bp.h"
+#include "call.h"
 #include "handover.h"
 #include "lifecycle.h"
 #include "mem.h"
@@ -17,13 +19,15 @@
 #include "regs.h"
 #include "restart.h"
 #include "sigtrap.h"
-#include "stop.h"
-#include "call.h"
-#include "uevent.h"
+#include "stop_event.h"
 #include "stopall.h"
+#include "tthread.h"
+#include "uevent.h"
+#include "uprobes.h"
 #include "util.h"
 
 static void stopall_step_locked(struct jt_tracer *tr, struct jt_thread *t);
+static void stopall_take(struct jt_tracer *tr, struct jt_proc *p, pid_t tid, int status);
 
 /*
  * Non-zero when the SIGTRAP stop tid sits in was sent by the kernel: during
@@ -140,6 +144,28 @@ stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 	stopall_step_over(tr, t);
 }
 
+/*
+ * Threads of a process being recalled are held; one that must step over a
+ * breakpoint is stepped (by tracer thread 0); any other runs on.
+ */
+void
+stopall_arrived(struct jt_tracer *tr, struct jt_thread *t)
+{
+	if (tr->recall == t->proc || tr->detaching)
+		return;
+	if (!t->step_pending) {
+		restart_stopped(tr, t);
+		return;
+	}
+	if (t->owner->index == 0 && tr->recall) {
+		/* Tracer thread 0 is busy recalling another process: step this one after. */
+		t->inext = tr->deferred;
+		tr->deferred = t;
+		return;
+	}
+	stopall_step_or_send(tr, t);
+}
+
 /* Non-zero when a SIGTRAP is queued for the thread itself (SigPnd in /proc/TID/status). */
 static int
 stopall_trap_queued(pid_t tid)
@@ -149,6 +175,61 @@ stopall_trap_queued(pid_t tid)
 	if (procfs_status_field(tid, "SigPnd", buf, sizeof(buf)) < 0)
 		return 0;
 	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
+}
+
+/*
+ * An _exit hit met while its process is being stopped for other work (a step
+ * over a breakpoint, a snapshot's check): the leak check it calls for needs a
+ * stop-all of its own, which must not nest inside this one, and the collector
+ * would restart t past _exit's first instruction, the check never made. So the
+ * hit is put back: t is held with its pc on the trap byte and runs into it
+ * again once the collection restarts it, when the main loop handles it. At a
+ * detach the byte is gone by then and t runs on into _exit untraced.
+ */
+static struct restart
+stopall_defer_exit(struct jt_thread *t, struct jt_stop *st)
+{
+	arch_set_pc(&st->regs, st->bp->addr);
+	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", t->tid);
+	t->resume_pc = 0;	/* the next hit here is a trap byte's, not a signal sent at this pc */
+	debug_msg("thread %d: _exit hit while its process is being stopped; taken again once it runs", t->tid);
+	return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
+}
+
+/*
+ * A breakpoint hit of t while its process is being stopped: the event is
+ * recorded and t held with its registers ready, a step over the breakpoint
+ * left pending for stopall_resume. Nothing more: no leak check, no step, no
+ * hand-over here.
+ */
+static struct restart
+stopall_collect_hit(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
+{
+	/* Before the registers are set: the repair runs code in t. */
+	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
+		sigtrap_hit(t);
+	if (alloc_fns[st->bp->fn].kind == FK_EXIT)
+		return stopall_defer_exit(t, st);
+	if (stop_hit_record(tr, t, st) == CALL_STEP) {
+		stop_hit_step_pending(t, st);
+		return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
+	}
+	stop_note_resume(t, &st->regs);
+	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+		perror_msg("thread %d: cannot set its registers", t->tid);
+	return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
+}
+
+/* t stopped at a fork, vfork or clone event while being collected: its new child's first stop is taken at once. */
+static void
+stopall_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
+{
+	int status;
+	pid_t child = lifecycle_wait_child(tr, t, event, &status);
+
+	if (child)
+		stopall_take(tr, t->proc, child, status);
 }
 
 struct restart
@@ -194,13 +275,13 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * interrupt: let it finish the call and interrupt it again, so that
 		 * it stops on its way back, before any instruction of its own.
 		 */
-		stop_take_child(tr, t, st->event);
+		stopall_take_child(tr, t, st->event);
 		t->state = TS_RUNNING;
 		restart_thread(t->tid, RESTART_CONT, 0, "out of an event stop, to be interrupted again");
 		stopall_interrupt(tr, t);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	case STOP_BREAKPOINT:
-		return stop_breakpoint(tr, t, st, 1);
+		return stopall_collect_hit(tr, t, st);
 	case STOP_HOOK:
 		uevent_settle(t);
 		call_on_hook(t, st->hook_fn);
@@ -233,12 +314,69 @@ stopall_is_stopped(struct jt_tracer *tr, struct jt_proc *p)
 	return 1;
 }
 
+/*
+ * One wait status met while stopping p, or the first stop of a child met
+ * while collecting one of p's threads. A stop or exit of p's own threads is
+ * taken now, narrowly (stopall_collect: nothing of a handler's work); any
+ * other is kept for the loop (tthread_keep_waited), never handled inside
+ * this work. A new thread is adopted at once, so that no child is ever
+ * traced without being in our tables.
+ */
+static void
+stopall_take(struct jt_tracer *tr, struct jt_proc *p, pid_t tid, int status)
+{
+	struct jt_thread *t = thread_find(tr, tid);
+	struct jt_stop st;
+
+	if (!t && WIFSTOPPED(status)) {
+		if (!(t = lifecycle_adopt(tr, tid)))
+			return;
+		t->born_traced = 1;
+	}
+	if (!t || t->proc != p) {
+		tthread_keep_waited(tthread_self(), tid, status);
+		return;
+	}
+	/* --source uprobe: what the thread did before this stop (or its end) is applied first. */
+	uprobes_drain(tr->uprobes);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		lifecycle_exited(tr, tid, status);
+		return;
+	}
+	stop_classify(t, status, &st);
+	if (st.ev == STOP_NONE)
+		return;
+	/* Stopped on its own before our interrupt reached it: as good as interrupted. */
+	if (t->state == TS_RUNNING)
+		t->state = TS_STOPPING;
+	t->vforking = 0;
+	restart_apply(stopall_collect(tr, t, &st));
+}
+
+/* Takes one status kept for the loop that belongs to a thread of p (stopall_take). Returns 1 when it took one. */
+static int
+stopall_take_kept(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_tthread *self = tthread_self();
+	struct jt_waited w;
+
+	for (size_t i = 0; i < self->nwaited; i++) {
+		struct jt_thread *t = thread_find(tr, self->waited[i].tid);
+
+		if (t && t->proc == p && tthread_take_waited(self, i, &w) == 0) {
+			stopall_take(tr, p, w.tid, w.status);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int
 stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 {
 	pid_t pid = p->pid;
 
-	/* The stops dispatched below are handled with the lock kept: see loop_dispatch. */
+	/* The stops collected below are handled with the lock kept: see loop_dispatch. */
 	tthread_self()->unwind_unlock = 0;
 	restart_held(tthread_self());
 	handover_recall(tr, p);
@@ -250,6 +388,12 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 		int status;
 		pid_t tid;
 
+		/* A stop of p met earlier, kept for the loop, is p's to collect now. */
+		if (stopall_take_kept(tr, p)) {
+			if (proc_find(tr, pid) != p || (tr->main_exited && pid == tr->main_pid))
+				return -1;
+			continue;
+		}
 		proc_each_thread(tr, p, NULL, stopall_interrupt);
 		if (stopall_is_stopped(tr, p))
 			return 0;
@@ -261,7 +405,7 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 				continue;
 			return -1;
 		}
-		stop_dispatch(tr, tid, status);
+		stopall_take(tr, p, tid, status);
 		/* The process may have exited meanwhile, and a followed child's tables be freed. */
 		if (proc_find(tr, pid) != p || (tr->main_exited && pid == tr->main_pid))
 			return -1;

@@ -179,3 +179,34 @@ tthread_least_loaded(struct jt_tthreads *set)
 	return best;
 }
 
+
+void
+tthread_keep_waited(struct jt_tthread *tt, pid_t tid, int status)
+{
+	if (tt->nwaited == tt->waited_cap) {
+		tt->waited_cap = tt->waited_cap ? 2 * tt->waited_cap : 16;
+		tt->waited = xrealloc(tt->waited, tt->waited_cap * sizeof(*tt->waited));
+	}
+	tt->waited[tt->nwaited].tid = tid;
+	tt->waited[tt->nwaited].status = status;
+	tt->nwaited++;
+}
+
+int
+tthread_take_waited(struct jt_tthread *tt, size_t i, struct jt_waited *w)
+{
+	if (i >= tt->nwaited)
+		return -1;
+	*w = tt->waited[i];
+	memmove(&tt->waited[i], &tt->waited[i + 1], (tt->nwaited - i - 1) * sizeof(*tt->waited));
+	tt->nwaited--;
+	return 0;
+}
+
+void
+tthread_clear_waited(struct jt_tthread *tt)
+{
+	free(tt->waited);
+	tt->waited = NULL;
+	tt->nwaited = tt->waited_cap = 0;
+}

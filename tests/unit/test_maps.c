@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "handover.h"
+#include "park_pc.h"
 #include "maps.h"
 #include "modules.h"
 #include "park.h"
@@ -290,7 +290,7 @@ rename_for_tail(char *path, uintptr_t at, const char *tail)
 }
 
 /*
- * handover_syscall_pc looks for a system call instruction in the vDSO first.
+ * park_pc_syscall looks for a system call instruction in the vDSO first.
  * A mapped file whose name, past byte 511 of its line, reads as a line of
  * the vDSO with the range of a buffer that holds that instruction but may
  * not run it: a 512-byte fgets took the buffer for the vDSO and parked
@@ -317,9 +317,9 @@ test_handover_long(void)
 		 (uintptr_t)buf, (uintptr_t)buf + 4096);
 	ok(rename_for_tail(path, (uintptr_t)a, tail) == 0, "the file renamed so that its line holds a vDSO line at byte 511");
 	p.pid = getpid();
-	p.park_pc = handover_syscall_pc(&p);
+	p.park_pc = park_pc_syscall(&p);
 	ok(p.park_pc && (p.park_pc < (uintptr_t)buf || p.park_pc >= (uintptr_t)buf + 4096),
-	   "handover_syscall_pc: not in the buffer the file's name points at");
+	   "park_pc_syscall: not in the buffer the file's name points at");
 	ok(maps_read(getpid(), &m) == 0 && (k = maps_find(&m, p.park_pc)) >= 0 && m.v[k].x &&
 	   strcmp(m.v[k].name, "[vdso]") == 0, "but in the real vDSO, which may run it");
 	maps_clear(&m);
