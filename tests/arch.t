@@ -175,7 +175,7 @@ SKIP: {
 					  name => "sh", stdin_pipe => 1);
 			my $j = JT::spawn(argv => [$JT, '--json', "$dir/a.json", '-o', "$dir/a.txt", '-p', $p->{pid}],
 					  dir => $dir, name => "jt");
-			ok(JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30), "attached");
+			ok(JT::wait_until(sub { JT::attach_done($j) }, 30), "attached");
 			print { $p->{stdin} } "go\n";
 			my $js = JT::reap($j, 60);
 			ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, "jmptrace ends by itself, exit 0");

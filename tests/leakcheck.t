@@ -275,7 +275,7 @@ sub gr_ping {
 sub gr_attach {
 	my ($p, $dir, @opts) = @_;
 	my $j = spawn(argv => [$JT, '-p', $p->{pid}, '--leak-check', @opts], dir => $dir, name => 'jt');
-	return $j if wait_until(sub { catches_signal($j->{pid}, 10) }, 30);
+	return $j if wait_until(sub { attach_done($j) }, 30);
 	reap($j, 1);
 	return undef;
 }

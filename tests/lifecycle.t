@@ -70,8 +70,8 @@ sub attach_cycle {
 	my $before = heartbeat($hb);
 	my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
 			  dir => $dir, name => 'jt');
-	# jmptrace is set up once it catches SIGINT (its handlers are installed after attaching).
-	JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30);
+	# jmptrace is set up once it says it attached (it catches SIGINT before it attaches).
+	JT::wait_until(sub { JT::attach_done($j) }, 60);
 	select(undef, undef, undef, $secs);
 	kill 'INT', $j->{pid};
 	my $t0 = time;
@@ -141,7 +141,7 @@ subtest 'duration and SIGUSR1 while attached' => sub {
 	ok(JT::wait_until(sub { heartbeat($hb) > 1000 }, 30), 'the program runs') or return JT::reap($p, 1);
 	my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--duration', '1.5', '--json', "$dir/d.json", '-o', "$dir/d.txt"],
 			  dir => $dir, name => 'jt');
-	JT::wait_until(sub { JT::catches_signal($j->{pid}, 10) }, 30);
+	JT::wait_until(sub { JT::attach_done($j) }, 30);
 	kill 'USR1', $j->{pid};
 	my $js = JT::reap($j, 30);
 	ok(defined $js && WIFEXITED($js) && WEXITSTATUS($js) == 0, '--duration: jmptrace detaches and exits 0 by itself');

@@ -164,7 +164,7 @@ SKIP: {
 			my $before = affinities($p->{pid});
 			my $j = JT::spawn(argv => [$JT, '--pin', '--tracer-threads', $ntt, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
 					  dir => $dir, name => 'jt');
-			JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30);
+			JT::wait_until(sub { JT::attach_done($j) }, 30);
 			ok(JT::wait_until(sub { all_pinned($p->{pid}, scalar @tids) }, 60),
 			   'attached: each thread may run on one CPU only') or diag(show(affinities($p->{pid})));
 			select(undef, undef, undef, 0.3);

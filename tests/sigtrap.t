@@ -98,7 +98,7 @@ sub attached {
 	my $j = JT::spawn(argv => [$JT, '-p', $p->{pid}, '--json', "$dir/r.json", '-o', "$dir/r.txt"],
 			  dir => $dir, name => 'jt');
 	# jmptrace is set up once it catches SIGINT (its handlers are installed after attaching).
-	ok(JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30), 'jmptrace attached');
+	ok(JT::wait_until(sub { JT::attach_done($j) }, 30), 'jmptrace attached');
 	JT::spew("$dir/gate", '');
 	my $ps = JT::reap($p, JT::timeout_secs());
 	my $js = JT::reap($j, 30);

@@ -140,7 +140,7 @@ subtest 'attach and detach with a moved breakpoint: the process runs on unharmed
 	ok($ready, 'the program is ready') or return reap($p, 1);
 	my $j = spawn(argv => [$JT, '-v', '-p', $p->{pid}, '--json', "$dir/att.json", '-o', "$dir/att.txt"],
 		      dir => $dir, name => 'jt-attach');
-	ok(wait_until(sub { catches_signal($j->{pid}, 10) }, 30), 'jmptrace attached');
+	ok(wait_until(sub { attach_done($j) }, 30), 'jmptrace attached');
 	kill 'USR1', $j->{pid};
 	ok(wait_until(sub { my $x = read_json("$dir/att.json"); $x && @{ $x->{snapshots} // [] } }, 30),
 	   'a snapshot while attached');

@@ -268,7 +268,7 @@ sub round {
 	# first SIGUSR1 may come before the first event (an empty snapshot is right then): one
 	# more every second until one has them.
 	my $asked = 0;
-	my $seen = wait_until(sub { catches_signal($j->{pid}, 10) }, 60) && wait_until(sub {
+	my $seen = wait_until(sub { attach_done($j) }, 60) && wait_until(sub {
 		my $x = read_json($json);
 		my @s = $x ? @{ $x->{snapshots} // [] } : ();
 		return 1 if @s && ($s[-1]{totals}{alloc_calls} // 0) > 0;

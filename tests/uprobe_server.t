@@ -99,7 +99,7 @@ sub traced_run {
 		my $j = spawn(argv => [$JT, @src, '-p', $srv->{pid}, '--json', $json, '-o', "$dir/$source.txt"],
 			      dir => $dir, name => "jt-$source");
 		# A snapshot on SIGUSR1 says that jmptrace has attached every thread.
-		my $attached = wait_until(sub { catches_signal($j->{pid}, 10) }, 60) && kill('USR1', $j->{pid})
+		my $attached = wait_until(sub { attach_done($j) }, 60) && kill('USR1', $j->{pid})
 			&& wait_until(sub { my $x = read_json($json); $x && @{ $x->{snapshots} // [] } }, 60);
 		ok($attached, 'jmptrace attached (a SIGUSR1 snapshot)') or diag(JT::slurp($j->{err}) // '');
 		my $during = benchmark();

@@ -113,7 +113,7 @@ for my $mode (qw(pie static)) {
 			my $j = JT::spawn(argv => [$JT, '--tracer-threads', 2, '--verbose', '-p', $p->{pid},
 						   '--json', "$dir/r$i.json", '-o', "$dir/r$i.txt"],
 					  dir => $dir, name => "jt$i");
-			JT::wait_until(sub { JT::catches_signal($j->{pid}, 2) }, 30);
+			JT::wait_until(sub { JT::attach_done($j) }, 30);
 			# Long enough for the busy threads to be spread over both tracer threads.
 			JT::wait_until(sub { scalar(keys %{ handovers(JT::slurp($j->{err})) }) }, 30);
 			select(undef, undef, undef, 0.05 * ($i % 4));

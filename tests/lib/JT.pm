@@ -14,7 +14,7 @@ use POSIX qw(:sys_wait_h setpgid);
 our @EXPORT = qw(
 	@MODES @CALL_NAMES root prog_path src_path line_of site_line
 	run_cmd run_native run_jt last_snapshot calls_of spawn reap wait_until read_json
-	catches_signal heartbeat traced_threads
+	catches_signal attach_done heartbeat traced_threads
 	frame_func_is frame_file_is live_stacks stacks_with_frame0 stacks_at_site stacks_through
 	sum_field describe_stacks describe_frame is_true is_false
 );
@@ -183,6 +183,8 @@ sub spawn {
 	if ($o{stdin_pipe}) {
 		pipe($rd, $wr) or die "pipe: $!\n";
 	}
+	# A file left by an earlier spawn of the same name would answer for this one (attach_done).
+	unlink("$dir/$name.stdout", "$dir/$name.stderr");
 	my $pid = fork();
 	die "fork: $!\n" unless defined $pid;
 	if ($pid == 0) {
@@ -246,6 +248,16 @@ sub read_json {
 	my $text = slurp($_[0]);
 	return undef unless defined $text && length $text;
 	return eval { JSON::PP->new->decode($text) };
+}
+
+# True once jmptrace -p, spawned as $j, has attached and set up its tracing: it says so on
+# stderr. Not catches_signal: jmptrace catches SIGINT, SIGTERM, SIGHUP and SIGUSR1 before it
+# attaches (a signal during the attach then detaches at the loop's first turn), so a test
+# that signals it on seeing the handler can end a trace that never began (a slow attach:
+# the uprobe source opens its events, a loaded host).
+sub attach_done {
+	my ($j) = @_;
+	return (slurp($j->{err}) // '') =~ /^jmptrace: attached to process \d+/m;
 }
 
 # True once process $pid has a handler for signal number $sig (SigCgt in /proc).
