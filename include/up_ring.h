@@ -18,7 +18,7 @@ struct up_ring {
 	uint8_t *rec;			/* the record at pos (in data, or copied to scratch when it wraps) */
 	uint64_t time;			/* rec's sample time, 0 for a record that is not a sample */
 	int hup;			/* its thread ended: poll would say so at once, every time */
-	uint8_t scratch[65536 + 16];	/* a record's size is a u16 */
+	uint8_t scratch[65536 + 16] __attribute__((aligned(8)));	/* a record's size is a u16; the kernel's are 8-aligned */
 };
 
 /* Maps the ring of perf event fd, size bytes of data (a power of two of pages). NULL with errno set. */

@@ -74,7 +74,9 @@ up_ring_peek(struct up_ring *r)
 		r->rec = (uint8_t *)h;
 	}
 	h = (struct perf_event_header *)r->rec;
-	r->time = h->type == PERF_RECORD_SAMPLE && h->size >= 32 ? *(uint64_t *)(r->rec + 24) : 0;
+	r->time = 0;
+	if (h->type == PERF_RECORD_SAMPLE && h->size >= 32)
+		memcpy(&r->time, r->rec + 24, sizeof(r->time));
 	/*
 	 * The kernel wrote it from another CPU: each line the reader touches
 	 * is a miss. Ask for the registers and the stack copy's last word (its
