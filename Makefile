@@ -8,7 +8,9 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 ARCH    ?= x86_64
 CPPFLAGS += -Iinclude -Isrc/arch/$(ARCH) -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
 LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -ljson-c -lz -lstdc++ -pthread
-SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# The sanitizer variant is also the debug build: JT_DEBUG checks every thread
+# state change against tstate.h's edges (and aborts on any other).
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DJT_DEBUG
 
 BUILD   ?= build
 SRCS     = $(wildcard src/*.c src/arch/$(ARCH)/*.c)
@@ -77,9 +79,12 @@ check-uprobe: all progs samples-build
 	  JT_SOURCE=uprobe JMPTRACE=$(CURDIR)/jmptrace prove $(UPROBE_SUITES); \
 	else echo "check-uprobe: skipped: the uprobe source needs root"; fi
 
-# The module graph has no cycle (but the known ones the script lists); a second.
+# The module graph has no cycle (but the known ones the script lists), and a
+# thread's state is written only by thread_set_state (thread.h); a second.
 check-graph:
 	perl tests/modgraph.pl
+	@! grep -nE '(->|\.)state = TS_' src/*.c src/arch/*/*.c include/*.h | grep -v '^include/thread.h:' || \
+	  { echo "check-graph: write a thread's state with thread_set_state (tstate.h)"; exit 1; }
 
 check-plain: check-graph all unit progs samples-build
 	prove --exec '' $(UNIT_BINS)

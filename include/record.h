@@ -6,6 +6,7 @@
 
 #include "arch.h"
 #include "mem.h"
+#include "options.h"
 
 struct jt_thread;
 struct jt_proc;

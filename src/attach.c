@@ -16,6 +16,7 @@
 #include "proc.h"
 #include "procfs.h"
 #include "stopall.h"
+#include "tracer.h"
 #include "util.h"
 
 #define ATTACH_ROUNDS 100
@@ -165,7 +166,7 @@ attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p, pid_t *failed)
 			/* Ours already: its first stop is on its way to us. */
 		}
 		t = thread_new(tr, p, tid);
-		t->state = TS_STOPPING;
+		thread_set_state(t, TS_STOPPING);
 		ptrace(PTRACE_INTERRUPT, tid, 0L, 0L);
 		added++;
 	}

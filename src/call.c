@@ -10,6 +10,7 @@
 #include "own.h"
 #include "proc.h"
 #include "record.h"
+#include "tracer.h"
 #include "unwind.h"
 #include "util.h"
 

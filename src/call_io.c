@@ -5,6 +5,7 @@
 #include "call_io.h"
 #include "emu.h"
 #include "mem.h"
+#include "options.h"
 #include "proc.h"
 #include "tthread.h"
 #include "unwind.h"

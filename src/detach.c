@@ -12,6 +12,7 @@
 #include "regs.h"
 #include "restart.h"
 #include "stopall.h"
+#include "tracer.h"
 #include "tthread.h"
 #include "uprobes.h"
 #include "util.h"

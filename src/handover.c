@@ -13,6 +13,7 @@
 #include "procfs.h"
 #include "regs.h"
 #include "restart.h"
+#include "tracer.h"
 #include "util.h"
 
 /*
@@ -73,7 +74,7 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 	to->ntracees++;
 	to->nactive += t->active;
 	t->owner = to;
-	t->state = TS_IN_TRANSIT;
+	thread_set_state(t, TS_IN_TRANSIT);
 	t->pending_sig = 0;
 	t->inext = to->inbox;
 	to->inbox = t;
@@ -106,7 +107,7 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 		perror_msg("thread %d: cannot restore it after the hand-over", t->tid);
 		return -1;
 	}
-	t->state = group ? TS_GROUP_STOPPED : TS_STOPPED;
+	thread_set_state(t, group ? TS_GROUP_STOPPED : TS_STOPPED);
 	return 0;
 }
 
@@ -146,10 +147,10 @@ handover_rebalance(struct jt_tracer *tr, struct jt_thread *t)
 
 	if (!to)
 		return 0;
-	t->state = TS_STOPPED;
+	thread_set_state(t, TS_STOPPED);
 	if (handover_send(t, to) == 0)
 		return 1;
-	t->state = TS_RUNNING;
+	thread_set_state(t, TS_RUNNING);
 	return 0;
 }
 
@@ -222,9 +223,9 @@ handover_serve_recall(struct jt_tracer *tr, struct jt_tthread *tt)
 				if (handover_send(t, &tr->tthreads.t[0]) < 0)
 					debug_msg("thread %d: cannot hand it over for a recall", t->tid);
 			} else if (t->state == TS_RUNNING) {
-				t->state = TS_STOPPING;
+				thread_set_state(t, TS_STOPPING);
 				if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
-					t->state = TS_STOPPED;
+					thread_set_state(t, TS_STOPPED);
 			}
 		}
 	}

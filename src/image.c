@@ -17,6 +17,7 @@
 #include "prologue.h"
 #include "supp.h"
 #include "sym.h"
+#include "tracer.h"
 #include "uevent.h"
 #include "uprobes.h"
 #include "util.h"

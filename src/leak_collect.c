@@ -12,6 +12,7 @@
 #include "modules.h"
 #include "proc.h"
 #include "regs.h"
+#include "tracer.h"
 #include "util.h"
 
 /* glibc puts a thread's TCB (struct pthread, ~2.3 KiB) just below the top of its stack mapping. */

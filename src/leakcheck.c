@@ -4,8 +4,10 @@
 #include "leak.h"
 #include "leak_roots.h"
 #include "leakcheck.h"
+#include "options.h"
 #include "proc.h"
 #include "stopall.h"
+#include "tracer.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -91,7 +93,7 @@ leakcheck_at_exit(struct jt_tracer *tr, struct jt_thread *t)
 
 	p->leak_due = 0;
 	/* Held like a thread about to step: stopall_wait stops the others around it. */
-	t->state = TS_STOPPED;
+	thread_set_state(t, TS_STOPPED);
 	if ((p->nthreads > 1 || p->vfork_child) && stopall_wait(tr, p) < 0 &&
 	    (proc_find(tr, pid) != p || thread_find(tr, tid) != t))
 		return -1;
@@ -100,7 +102,7 @@ leakcheck_at_exit(struct jt_tracer *tr, struct jt_thread *t)
 	stopall_resume_others(tr, p, t);
 	if (proc_find(tr, pid) != p || thread_find(tr, tid) != t)
 		return -1;
-	t->state = TS_RUNNING;	/* back in the hands of the stop being handled */
+	thread_set_state(t, TS_RUNNING);	/* back in the hands of the stop being handled */
 	/* Not after a failed check: p->leak is then an earlier snapshot's. */
 	if (r == 0)
 		p->leak->pause_us = util_now_us() - t0;

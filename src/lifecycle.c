@@ -16,9 +16,11 @@
 #include "image.h"
 #include "lifecycle.h"
 #include "mem.h"
+#include "options.h"
 #include "proc.h"
 #include "procfs.h"
 #include "restart.h"
+#include "tracer.h"
 #include "uprobes.h"
 #include "util.h"
 

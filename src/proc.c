@@ -14,6 +14,8 @@
 #include "leak.h"
 #include "mem.h"
 #include "proc.h"
+#include "options.h"
+#include "tracer.h"
 #include "procfs.h"
 #include "sym.h"
 #include "unwind.h"

@@ -82,15 +82,15 @@ restart_stopped(struct jt_tracer *tr, struct jt_thread *t)
 	if (!thread_is_stopped(t)) {
 		/* A vfork parent counted as stopped: its stop, when it comes, is not one we wait for. */
 		if (t->state == TS_STOPPING)
-			t->state = TS_RUNNING;
+			thread_set_state(t, TS_RUNNING);
 		return;
 	}
 	t->pending_sig = 0;
 	if (t->state == TS_GROUP_STOPPED) {
-		t->state = TS_RUNNING;
+		thread_set_state(t, TS_RUNNING);
 		restart_thread(t->tid, RESTART_LISTEN, 0, "back into its group-stop");
 		return;
 	}
-	t->state = TS_RUNNING;
+	thread_set_state(t, TS_RUNNING);
 	restart_thread(t->tid, RESTART_CONT, sig, "after a stop we held");
 }

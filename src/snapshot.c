@@ -9,11 +9,13 @@
 #include "heap.h"
 #include "image.h"
 #include "leakcheck.h"
+#include "options.h"
 #include "outfile.h"
 #include "proc.h"
 #include "report.h"
 #include "snapshot.h"
 #include "sym.h"
+#include "tracer.h"
 #include "uprobes.h"
 #include "util.h"
 

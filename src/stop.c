@@ -17,6 +17,7 @@
 #include "sigtrap.h"
 #include "stop.h"
 #include "stopall.h"
+#include "tracer.h"
 #include "uevent.h"
 #include "uprobes.h"
 #include "util.h"

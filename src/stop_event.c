@@ -10,6 +10,8 @@
 #include "regs.h"
 #include "restart.h"
 #include "stop_event.h"
+#include "tracer.h"
+#include "tthread.h"
 #include "uprobes.h"
 
 void

@@ -21,6 +21,7 @@
 #include "sigtrap.h"
 #include "stop_event.h"
 #include "stopall.h"
+#include "tracer.h"
 #include "tthread.h"
 #include "uevent.h"
 #include "uprobes.h"
@@ -125,7 +126,7 @@ stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 	}
 	/* Held now (a thread that arrived stopped keeps its kind of stop). */
 	if (!thread_is_stopped(t))
-		t->state = TS_STOPPED;
+		thread_set_state(t, TS_STOPPED);
 	if (handover_send(t, &tr->tthreads.t[0]) == 0)
 		return;
 	if (arch_regs_get(t->tid, &regs) < 0 && errno == ESRCH) {
@@ -136,7 +137,7 @@ stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 		 */
 		debug_msg("thread %d: killed before its hand-over", t->tid);
 		t->step_pending = 0;
-		t->state = TS_RUNNING;
+		thread_set_state(t, TS_RUNNING);
 		return;
 	}
 	/* Cannot hand it over: step it with the others running, the old way, rather than stall it. */
@@ -235,10 +236,10 @@ stopall_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
 struct restart
 stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 {
-	t->state = TS_STOPPED;
+	/* Held from here on, in its kind of stop; the cases that let it go on say so. */
+	thread_set_state(t, st->ev == STOP_GROUP ? TS_GROUP_STOPPED : TS_STOPPED);
 	switch (st->ev) {
 	case STOP_GROUP:
-		t->state = TS_GROUP_STOPPED;
 		return restart_decide(RESTART_HOLD, t->tid, 0, "group-stop, while stopping its process");
 	case STOP_INTERRUPT:
 		if (!stopall_trap_queued(t->tid))
@@ -249,13 +250,13 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * handled as ours); left queued, it would hit the program after
 		 * the detach.
 		 */
-		t->state = TS_STOPPING;
+		thread_set_state(t, TS_STOPPING);
 		return restart_decide(RESTART_CONT, t->tid, 0, "a SIGTRAP queued behind our interrupt");
 	case STOP_EXEC: {
 		pid_t pid = t->proc->pid;
 
 		/* Our breakpoints went with the old image: nothing may be written by its table now. */
-		t->state = TS_RUNNING;
+		thread_set_state(t, TS_RUNNING);
 		restart_apply(lifecycle_exec(tr, t));
 		/* It is resumed on the new image (as the leader); stop it again, as below. */
 		if ((t = thread_find(tr, pid)))
@@ -276,7 +277,7 @@ stopall_collect(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		 * it stops on its way back, before any instruction of its own.
 		 */
 		stopall_take_child(tr, t, st->event);
-		t->state = TS_RUNNING;
+		thread_set_state(t, TS_RUNNING);
 		restart_thread(t->tid, RESTART_CONT, 0, "out of an event stop, to be interrupted again");
 		stopall_interrupt(tr, t);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
@@ -299,9 +300,9 @@ stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t)
 {
 	if (t->state != TS_RUNNING)
 		return;	/* stopped, asked already, or in transit: not ours to interrupt */
-	t->state = TS_STOPPING;
+	thread_set_state(t, TS_STOPPING);
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
-		t->state = TS_STOPPED;	/* gone; its exit is reported later */
+		thread_set_state(t, TS_STOPPED);	/* gone; its exit is reported later */
 }
 
 int
@@ -348,7 +349,7 @@ stopall_take(struct jt_tracer *tr, struct jt_proc *p, pid_t tid, int status)
 		return;
 	/* Stopped on its own before our interrupt reached it: as good as interrupted. */
 	if (t->state == TS_RUNNING)
-		t->state = TS_STOPPING;
+		thread_set_state(t, TS_STOPPING);
 	t->vforking = 0;
 	restart_apply(stopall_collect(tr, t, &st));
 }
@@ -444,7 +445,7 @@ stopall_step_locked(struct jt_tracer *tr, struct jt_thread *t)
 	pid_t pid = p->pid;
 
 	if (!thread_is_stopped(t))
-		t->state = TS_STOPPED;
+		thread_set_state(t, TS_STOPPED);
 	/* While we wait, t may exit and be freed, and a followed child's p with it. */
 	if ((p->nthreads > 1 || p->vfork_child) && stopall_wait(tr, p) < 0 && proc_find(tr, pid) != p)
 		return;

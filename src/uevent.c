@@ -13,6 +13,7 @@
 #include "own.h"
 #include "proc.h"
 #include "record.h"
+#include "tracer.h"
 #include "uevent.h"
 #include "unwind.h"
 #include "util.h"

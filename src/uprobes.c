@@ -26,8 +26,10 @@
 
 #include "alloc.h"
 #include "modules.h"
+#include "options.h"
 #include "perf_regs.h"
 #include "proc.h"
+#include "tracer.h"
 #include "uevent.h"
 #include "unwind.h"
 #include "up_ring.h"

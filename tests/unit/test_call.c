@@ -7,7 +7,9 @@
 #include "bp.h"
 #include "call.h"
 #include "heap.h"
+#include "options.h"
 #include "proc.h"
+#include "tracer.h"
 #include "tap.h"
 
 /* The fake target: one page of stack; every other address is unmapped. */

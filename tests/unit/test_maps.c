@@ -13,7 +13,9 @@
 #include "maps.h"
 #include "modules.h"
 #include "park.h"
+#include "options.h"
 #include "proc.h"
+#include "tracer.h"
 #include "tap.h"
 #include "util.h"
 

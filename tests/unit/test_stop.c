@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "proc.h"
+#include "tracer.h"
 #include "regs.h"
 #include "restart.h"
 #include "stop.h"
