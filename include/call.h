@@ -53,9 +53,6 @@ enum call_action call_on_trap_io(struct jt_thread *t, const struct jt_call_io *i
 void call_on_hook(struct jt_thread *t, int fn);
 void call_on_hook_io(struct jt_thread *t, const struct jt_call_io *io, int fn);
 
-/* The fn of a jt_call that marks a signal handler entered while calls were in flight. */
-#define CALL_SIGNAL (-1)
-
 /*
  * A signal with a handler is being delivered to t at stack pointer sp. If a
  * call is in flight, allocations the handler makes are its own calls, not

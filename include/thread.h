@@ -16,6 +16,9 @@ struct up_ring;
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
 
+/* The fn of a jt_call that marks a signal handler entered while calls were in flight. */
+#define CALL_SIGNAL (-1)
+
 /* One allocator call in flight whose return we wait for. */
 struct jt_call {
 	int fn;			/* enum jt_fn */

@@ -1,15 +1,51 @@
-/* uprobes.h - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per CPU. */
+/* uprobes.h - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per traced thread. */
 #ifndef JT_UPROBES_H
 #define JT_UPROBES_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
 
 struct jt_tracer;
 struct jt_proc;
 struct jt_thread;
 struct jt_module;
 struct jt_uprobes;
+struct jt_unwind_ctx;
+struct up_def;
+
+/* One probe site of one process image: an allocator's entry, or its return (a uretprobe). */
+struct jt_usite {
+	int fn;			/* enum jt_fn */
+	int ret;		/* a return probe: the sample is the call's return */
+	uint64_t entry;		/* the function's entry in the process */
+	uint64_t site;		/* where the probe is: entry, or past a harmless early-return test */
+	uint64_t sp_delta;	/* what the skipped instructions took off the stack pointer */
+	uint64_t image;		/* the image it was placed in (jt_proc.image): a sample of an older one is dropped */
+	uint32_t stack;		/* bytes of user stack each sample copies */
+	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
+	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
+	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c) */
+};
+
+/* One sample, parsed: registers at the probe and the stack copied from their stack pointer. */
+struct jt_usample {
+	const struct jt_usite *site;
+	pid_t pid, tid;
+	uint64_t time;		/* UTIL_CLOCK (perf's clockid), ns */
+	arch_regs regs;
+	const uint8_t *stack;	/* [regs' sp, + stack_len), or NULL */
+	size_t stack_len;
+};
+
+/*
+ * What the source does with each sample, in the order the merge of the rings
+ * gives (uevent_apply, which main.c passes in: the meaning of a sample sits
+ * above the source that reads it). Returns non-zero when it was an event.
+ */
+typedef int (*uprobes_apply_fn)(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_usample *s);
 
 /*
  * How the uprobe source works. jmptrace still seizes every thread with
@@ -34,10 +70,12 @@ struct jt_uprobes;
 int uprobes_usable(const char **why);
 
 /*
- * The session's source: stack_copy bytes of user stack per entry sample,
- * ring_bytes per traced thread (a power of two of pages). Returns NULL after saying why.
+ * The session's source: each sample goes to apply, stack_copy bytes of user
+ * stack per entry sample, ring_bytes per traced thread (a power of two of
+ * pages). Returns NULL after saying why.
  */
-struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes);
+struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy,
+			       uint64_t ring_bytes);
 /* Stops the reader, closes every event (the kernel removes the probes) and frees u. NULL is a no-op. */
 void uprobes_free(struct jt_uprobes *u);
 

@@ -9,7 +9,6 @@
 
 #include "alloc.h"
 #include "arch.h"
-#include "call.h"
 #include "heap.h"
 #include "image.h"
 #include "mem.h"
@@ -18,7 +17,6 @@
 #include "supp.h"
 #include "sym.h"
 #include "tracer.h"
-#include "uevent.h"
 #include "uprobes.h"
 #include "util.h"
 

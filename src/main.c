@@ -30,6 +30,7 @@
 #include "supp.h"
 #include "tracer.h"
 #include "tthread.h"
+#include "uevent.h"
 #include "unwind.h"
 #include "uprobes.h"
 #include "util.h"
@@ -675,7 +676,7 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	if (opt.source_uprobe && !(tr.uprobes = uprobes_new(&tr, opt.stack_copy, opt.buffer_size))) {
+	if (opt.source_uprobe && !(tr.uprobes = uprobes_new(&tr, uevent_apply, opt.stack_copy, opt.buffer_size))) {
 		close_outputs(&tr);
 		return 1;
 	}

@@ -30,7 +30,6 @@
 #include "perf_regs.h"
 #include "proc.h"
 #include "tracer.h"
-#include "uevent.h"
 #include "unwind.h"
 #include "up_ring.h"
 #include "uprobes.h"
@@ -62,6 +61,7 @@ struct up_def {
 
 struct jt_uprobes {
 	struct jt_tracer *tr;
+	uprobes_apply_fn apply;	/* what each sample means (uevent_apply) */
 	char tracefs[64];		/* where uprobe_events is */
 	char group[32];			/* jmptrace_PID */
 	pid_t keeper;			/* the child the anchors are opened on */
@@ -418,7 +418,7 @@ up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 struct jt_uprobes *
-uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes)
+uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, uint64_t ring_bytes)
 {
 	struct jt_uprobes *u = xcalloc(1, sizeof(*u));
 	const char *why = "tracefs cannot be used";
@@ -429,6 +429,7 @@ uprobes_new(struct jt_tracer *tr, uint32_t stack_copy, uint64_t ring_bytes)
 		return NULL;
 	}
 	u->tr = tr;
+	u->apply = apply;
 	snprintf(u->group, sizeof(u->group), "jmptrace_%d", (int)getpid());
 	up_clean_stale(u);
 	if ((u->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
@@ -991,7 +992,7 @@ up_sample(struct jt_uprobes *u, const uint8_t *rec, size_t size)
 		}
 	}
 	u->samples++;
-	if (uevent_apply(u->tr, u->ctx, &s))
+	if (u->apply(u->tr, u->ctx, &s))
 		u->tr->events++;
 }
 
