@@ -25,58 +25,64 @@
 /* ---- handle ---- */
 
 /*
- * t stopped at a fork, vfork or clone event: handles the new child's first
- * stop at once (lifecycle_wait_child), so that no child is ever traced
- * without being in our tables.
+ * Work a handler leaves to be done after it decided, before its restart, in
+ * this order (stop_finish): a handler decides, and never calls the modules
+ * that stop a whole process, check leaks or hand threads over.
  */
-static void
-stop_take_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event)
-{
-	int status;
-	pid_t child = lifecycle_wait_child(tr, t, event, &status);
+enum {
+	STOP_WORK_CHILD = 1,		/* a fork, vfork or clone event: take the new child's first stop */
+	STOP_WORK_LEAK_CHECK = 2,	/* _exit under --leak-check: check the process while its memory is whole */
+	STOP_WORK_STEP = 4,		/* step it over the breakpoint with its process stopped, or send it to tracer thread 0 */
+	STOP_WORK_REBALANCE = 8,	/* hand it to a less busy tracer thread if one is due (else restart it) */
+};
 
-	if (child)
-		stop_dispatch(tr, child, status);
+/* A handler's decision: the work left, then how the thread goes on. */
+struct stop_decision {
+	unsigned work;			/* STOP_WORK_* */
+	unsigned event;			/* STOP_WORK_CHILD: the ptrace event */
+	struct restart restart;
+};
+
+static struct stop_decision
+stop_decide(unsigned work, struct restart r)
+{
+	struct stop_decision d = { work, 0, r };
+	return d;
 }
 
 /*
  * t sits in a SIGTRAP stop at one of our breakpoints, and nobody waits for
- * it to stop: records the event and restarts it (or holds the restart back,
- * or steps it over with its process stopped, or hands it over). A hit met
- * while its process is being stopped is stopall_collect's instead.
+ * it to stop: records the event and decides its restart (held back until the
+ * lock is released, or at once), or leaves a step over the breakpoint, a
+ * leak check or a hand-over to stop_finish. A hit met while its process is
+ * being stopped is stopall_collect's instead.
  */
-static struct restart
+static struct stop_decision
 stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 {
-	struct jt_proc *p = t->proc;
-	pid_t tid = t->tid;
 	enum call_action action;
+	unsigned work;
 
 	/* Before the registers are held back for the restart: the repair runs code in t. */
-	if (p->sigtrap.kind != SIGTRAP_UNKNOWN)
+	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
 		sigtrap_hit(t);
 	action = stop_hit_record(tr, t, st);
-	/* _exit under --leak-check: the memory is whole for the last time. */
-	if (p->leak_due && leakcheck_at_exit(tr, t) < 0)
-		return restart_decide(RESTART_NONE, tid, 0, NULL);
+	/* _exit under --leak-check (the hit just recorded): the memory is whole for the last time. */
+	work = t->proc->leak_due ? STOP_WORK_LEAK_CHECK : 0;
 	if (action == CALL_STEP) {
 		stop_hit_step_pending(t, st);
-		/* t may exit meanwhile (another thread ends the process) and be freed: tid, not t->tid. */
-		stopall_step_or_send(tr, t);
-		return restart_decide(RESTART_NONE, tid, 0, NULL);
+		return stop_decide(work | STOP_WORK_STEP, restart_decide(RESTART_NONE, t->tid, 0, NULL));
 	}
 	stop_note_resume(t, &st->regs);
-	if (t->owner->resume_tid == 0 && !handover_rebalance_due(tr, t)) {
+	if (!work && t->owner->resume_tid == 0 && !handover_rebalance_due(tr, t)) {
 		/* The common case: set the registers and restart it once the lock is released. */
 		t->owner->resume_tid = t->tid;
 		t->owner->resume_regs = st->regs;
-		return restart_decide(RESTART_LATER, t->tid, 0, NULL);
+		return stop_decide(0, restart_decide(RESTART_LATER, t->tid, 0, NULL));
 	}
 	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
 		perror_msg("thread %d: cannot set its registers", t->tid);
-	if (handover_rebalance(tr, t))
-		return restart_decide(RESTART_NONE, t->tid, 0, NULL);
-	return restart_decide(RESTART_CONT, t->tid, 0, NULL);
+	return stop_decide(work | STOP_WORK_REBALANCE, restart_decide(RESTART_CONT, t->tid, 0, NULL));
 }
 
 /* Non-zero when the program catches sig (SigCgt in /proc/TID/status). */
@@ -134,61 +140,118 @@ stop_signal(struct jt_tracer *tr, struct jt_thread *t, int sig)
 }
 
 /* A stop of a thread nobody asked to stop: the decision for each kind. */
-static struct restart
+static struct stop_decision
 stop_handle(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 {
 	switch (st->ev) {
 	case STOP_BREAKPOINT:
 		return stop_breakpoint(tr, t, st);
 	case STOP_SIGNAL:
-		return stop_signal(tr, t, st->sig);
+		return stop_decide(0, stop_signal(tr, t, st->sig));
 	case STOP_GROUP:
 		/* Stay stopped the way the program expects, but keep seeing events. */
-		return restart_decide(RESTART_LISTEN, t->tid, 0, "group-stop");
+		return stop_decide(0, restart_decide(RESTART_LISTEN, t->tid, 0, "group-stop"));
 	case STOP_INTERRUPT:
-		return restart_decide(RESTART_CONT, t->tid, 0,
-				   "an interrupt stop we do not wait for (a new thread's first, or one overtaken)");
+		return stop_decide(0, restart_decide(RESTART_CONT, t->tid, 0,
+				   "an interrupt stop we do not wait for (a new thread's first, or one overtaken)"));
 	case STOP_EXEC:
-		return lifecycle_exec(tr, t);
+		return stop_decide(0, lifecycle_exec(tr, t));
 	case STOP_FORK:
 	case STOP_VFORK:
-	case STOP_CLONE:
-		stop_take_child(tr, t, st->event);
-		return restart_decide(RESTART_CONT, t->tid, 0, "after a new thread or process");
+	case STOP_CLONE: {
+		struct stop_decision d = stop_decide(STOP_WORK_CHILD,
+						     restart_decide(RESTART_CONT, t->tid, 0, "after a new thread or process"));
+
+		d.event = st->event;
+		return d;
+	}
 	case STOP_VFORK_DONE:
 	case STOP_OTHER_EVENT:
-		return restart_decide(RESTART_CONT, t->tid, 0, "after an event");
+		return stop_decide(0, restart_decide(RESTART_CONT, t->tid, 0, "after an event"));
 	case STOP_HOOK:
 		uevent_settle(t);
 		call_on_hook(t, st->hook_fn);
-		return restart_decide(RESTART_CONT, t->tid, 0, "after a uprobe hook (its SIGTRAP dropped)");
+		return stop_decide(0, restart_decide(RESTART_CONT, t->tid, 0, "after a uprobe hook (its SIGTRAP dropped)"));
 	default:	/* STOP_GONE; the others do not reach here */
-		return restart_decide(RESTART_NONE, 0, 0, NULL);
+		return stop_decide(0, restart_decide(RESTART_NONE, 0, 0, NULL));
 	}
 }
 
-/* Handles one wait status; threads that want to stop are collected, others run on. */
-void
-stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
+/* Carries out the work decision d of t's stop left; returns the restart left to apply. */
+static struct restart
+stop_finish(struct jt_tracer *tr, struct jt_thread *t, struct stop_decision d)
+{
+	struct restart none = restart_decide(RESTART_NONE, 0, 0, NULL);
+
+	if ((d.work & STOP_WORK_LEAK_CHECK) && leakcheck_at_exit(tr, t) < 0)
+		return none;	/* t or its process went meanwhile */
+	if (d.work & STOP_WORK_STEP) {
+		/* t may exit meanwhile (another thread ends the process) and be freed. */
+		stopall_step_or_send(tr, t);
+		return none;
+	}
+	if ((d.work & STOP_WORK_REBALANCE) && handover_rebalance(tr, t))
+		return none;
+	return d.restart;
+}
+
+/*
+ * Handles one wait status up to its restart, left in *r. Returns the tid of
+ * a new child whose first stop was taken (its wait status then in *status),
+ * or 0.
+ */
+static pid_t
+stop_one(struct jt_tracer *tr, pid_t tid, int *status, struct restart *r)
 {
 	struct jt_thread *t;
 	struct jt_stop st;
+	struct stop_decision d;
 
+	*r = restart_decide(RESTART_NONE, 0, 0, NULL);
 	/* --source uprobe: what the thread did before this stop is applied before the stop is. */
 	uprobes_drain(tr->uprobes);
 	t = thread_find(tr, tid);
-	if (!t && WIFSTOPPED(status)) {
+	if (!t && WIFSTOPPED(*status)) {
 		if (!(t = lifecycle_adopt(tr, tid)))
-			return;
+			return 0;
 		t->born_traced = 1;
 	}
-	stop_classify(t, status, &st);
+	stop_classify(t, *status, &st);
 	if (st.ev == STOP_EXITED || st.ev == STOP_KILLED) {
-		lifecycle_exited(tr, tid, status);
-		return;
+		lifecycle_exited(tr, tid, *status);
+		return 0;
 	}
 	if (st.ev == STOP_NONE)
-		return;
+		return 0;
 	t->vforking = 0;
-	restart_apply(thread_wants_stop(t) ? stopall_collect(tr, t, &st) : stop_handle(tr, t, &st));
+	if (thread_wants_stop(t)) {
+		*r = stopall_collect(tr, t, &st);
+		return 0;
+	}
+	d = stop_handle(tr, t, &st);
+	if (d.work & STOP_WORK_CHILD) {
+		*r = d.restart;
+		return lifecycle_wait_child(tr, t, d.event, status);
+	}
+	*r = stop_finish(tr, t, d);
+	return 0;
+}
+
+/*
+ * Handles one wait status; threads that want to stop are collected, others
+ * run on. A fork's, vfork's or clone's new child has its first stop taken
+ * and handled before the parent goes on, so that no child is ever traced
+ * without being in our tables: one after the other, not one inside the other.
+ */
+void
+stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
+{
+	struct restart parent, child;
+	pid_t ctid = stop_one(tr, tid, &status, &parent);
+
+	if (ctid) {
+		stop_one(tr, ctid, &status, &child);	/* a first stop: never a fork event itself */
+		restart_apply(child);
+	}
+	restart_apply(parent);
 }
