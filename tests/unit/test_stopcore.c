@@ -1,4 +1,4 @@
-/* test_stopcore.c - unit tests of the stop core (stopall, handover, lifecycle) driven by a scripted kernel through kops. */
+/* test_stopcore.c - unit tests of the stop core (stopall, handover, lifecycle) driven by a scripted kernel through kops: the orders of stops, exits and events that real processes give only by chance. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "bp.h"
 #include "handover.h"
 #include "kops.h"
+#include "lifecycle.h"
 #include "proc.h"
 #include "restart.h"
 #include "stopall.h"
@@ -244,12 +245,17 @@ world_reset(void)
 static void
 world_free(void)
 {
-	while (tr.procs) {
-		struct jt_proc *p = tr.procs;
+	struct jt_proc *p;
 
+	while ((p = tr.procs)) {
 		proc_each_thread(&tr, p, NULL, thread_free);
 		proc_free(&tr, p);
 	}
+	while ((p = tr.ended)) {
+		tr.ended = p->next;
+		proc_free(&tr, p);
+	}
+	opt.follow_forks = 0;
 }
 
 static struct jt_thread *
@@ -476,6 +482,45 @@ test_vfork_parent_child_held(void)
 	world_free();
 }
 
+/*
+ * (e) A followed child ends while its parent is being stopped. Its exit is
+ * kept for the loop, not handled inside the parent's pause; handled there,
+ * the child's process leaves for tr->ended with its report due, and nobody
+ * writes that report until the loop does (loop_reports_due).
+ */
+static void
+test_child_exit_during_stopall(void)
+{
+	struct jt_proc *p, *c;
+	struct jt_waited w;
+
+	world_reset();
+	opt.follow_forks = 1;
+	c = proc_new(&tr, TID(6), "child");
+	thread_make(c, TID(6), TS_RUNNING);
+	thread_make(c, TID(7), TS_RUNNING);
+	p = proc_new(&tr, TID(0), "prog");
+	thread_make(p, TID(0), TS_STOPPED);
+	thread_make(p, TID(1), TS_RUNNING);
+	fk_queue(TID(6), 3 << 8);	/* exit(3) */
+	fk_queue(TID(1), STOPPED(SIGTRAP, PTRACE_EVENT_STOP));
+
+	is_u64(stopall_wait(&tr, p), 0, "child exit: the parent's stop-all ends");
+	log_is("interrupt 1; wait -1 = 6; wait -1 = 1", "child exit: the child's exit met, not acted on");
+	ok(proc_find(&tr, TID(6)) == c && c->nthreads == 2 && !c->exited, "child exit: the child is untouched during the pause");
+	ok(tr.ended == NULL, "child exit: no report due during the pause");
+	ok(tthread_take_waited(&tr.tthreads.t[0], 0, &w) == 0 && w.tid == TID(6), "child exit: its exit kept for the loop");
+
+	/* The loop's turn: the kept exit is the process's end. */
+	lifecycle_exited(&tr, w.tid, w.status);
+	ok(proc_find(&tr, TID(6)) == NULL && tr.ended == c, "child exit: the child left the process list for the loop's reports");
+	ok(tr.ended == c && c->report_due && strcmp(c->report_due, "exit") == 0, "child exit: its report is due, for the exit");
+	ok(tr.ended == c && c->exited && c->exit_status == 3, "child exit: exit status 3 noted");
+	ok(thread_find(&tr, TID(7)) == NULL, "child exit: its other thread is forgotten");
+	is_u64(tr.nsnapshots, 0, "child exit: no report written by the stop core");
+	world_free();
+}
+
 int
 main(void)
 {
@@ -486,6 +531,7 @@ main(void)
 	test_exit_hit_while_collecting();
 	test_handover_races_signal();
 	test_vfork_parent_child_held();
+	test_child_exit_during_stopall();
 	tthread_clear_waited(&tr.tthreads.t[0]);
 	return tap_done();
 }
