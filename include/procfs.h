@@ -20,9 +20,6 @@ int procfs_status_field(pid_t pid, const char *key, char *buf, size_t size);
  */
 int procfs_stat_field(pid_t pid, int field, unsigned long long *val);
 
-/* Non-zero when seccomp filters the thread's system calls, or /proc cannot say. */
-int procfs_seccomp(pid_t tid);
-
 
 /* Sets *val to the auxiliary vector entry of type (AT_*) of pid. Returns 0, or -1 when it is not there. */
 int procfs_auxv(pid_t pid, uint64_t type, uint64_t *val);

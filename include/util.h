@@ -26,14 +26,6 @@ void try_help_msg(const char *cmd);
 /* Non-zero with -v/--verbose (set once by main.c): debug_msg prints. */
 extern int jt_debug;
 
-/*
- * waitpid(tid, status, __WALL) for one tracee, retried on EINTR: our tick
- * and SIGINT handlers are installed without SA_RESTART, so that the main
- * wait4 sees them, and an interrupted wait here is not an answer. Returns
- * tid, or -1 with errno set (ECHILD: not our tracee).
- */
-int util_wait_tid(pid_t tid, int *status);
-
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

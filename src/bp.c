@@ -4,7 +4,7 @@
 
 #include "arch.h"
 #include "bp.h"
-#include "mem.h"
+#include "kops.h"
 #include "util.h"
 
 void
@@ -75,7 +75,7 @@ bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int 
 
 	if (bp_find(t, addr))
 		return 0;
-	if (mem_read(pid, addr, code, sizeof(code)) < 0)
+	if (kops->read(pid, addr, code, sizeof(code)) < 0)
 		return -1;
 	if (code[0] == ARCH_TRAP_BYTE) {
 		/* Someone else's breakpoint (or a stale one of ours): we cannot know the real byte. */
@@ -92,7 +92,7 @@ bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int 
 		errno = EILSEQ;
 		return -1;
 	}
-	if (mem_write(pid, addr, &trap, 1) < 0) {
+	if (kops->write(pid, addr, &trap, 1) < 0) {
 		free(bp);
 		return -1;
 	}
@@ -111,7 +111,7 @@ bp_check_taken(struct jt_bps *t, pid_t pid, void (*taken)(void *arg, struct jt_b
 		uint8_t byte;
 
 		/* Unreadable (unmapped, the process gone) or another byte: not the kernel's doing. */
-		if (!bp->inserted || bp->taken || mem_read(pid, bp->addr, &byte, 1) < 0 ||
+		if (!bp->inserted || bp->taken || kops->read(pid, bp->addr, &byte, 1) < 0 ||
 		    byte != bp->insn.bytes[0])
 			continue;
 		bp->taken = 1;
@@ -131,7 +131,7 @@ bp_restore(const struct jt_bps *t, pid_t pid)
 		struct jt_bp *bp = t->v[i];
 		if (!bp->inserted)
 			continue;
-		if (mem_write(pid, bp->addr, bp->insn.bytes, 1) < 0)
+		if (kops->write(pid, bp->addr, bp->insn.bytes, 1) < 0)
 			ret = -1;
 	}
 	return ret;

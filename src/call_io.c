@@ -4,6 +4,7 @@
 #include "call.h"
 #include "call_io.h"
 #include "emu.h"
+#include "kops.h"
 #include "mem.h"
 #include "options.h"
 #include "proc.h"
@@ -14,13 +15,13 @@
 static int
 call_proc_read(void *arg, uint64_t addr, void *buf, size_t len)
 {
-	return mem_read(((struct jt_thread *)arg)->tid, addr, buf, len);
+	return kops->read(((struct jt_thread *)arg)->tid, addr, buf, len);
 }
 
 static int
 call_proc_write(void *arg, uint64_t addr, const void *buf, size_t len)
 {
-	return mem_write(((struct jt_thread *)arg)->tid, addr, buf, len);
+	return kops->write(((struct jt_thread *)arg)->tid, addr, buf, len);
 }
 
 /* The calling tracer thread's unwind scratch: overrides and the unwind go to the same one. */

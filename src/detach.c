@@ -7,6 +7,7 @@
 #include "call.h"
 #include "detach.h"
 #include "handover.h"
+#include "kops.h"
 #include "lifecycle.h"
 #include "proc.h"
 #include "regs.h"
@@ -72,8 +73,8 @@ detach_unhijack(struct jt_tracer *tr, struct jt_thread *t)
 	arch_regs regs;
 
 	(void)tr;
-	if (t->ncalls > 0 && arch_regs_get(t->tid, &regs) == 0 && call_settle(t, &regs))
-		arch_regs_set(t->tid, &regs);
+	if (t->ncalls > 0 && kops->getregs(t->tid, &regs) == 0 && call_settle(t, &regs))
+		kops->setregs(t->tid, &regs);
 	call_restore_all(t);
 	/* Once the trap bytes are out it simply runs the original instruction. */
 	t->step_pending = 0;
@@ -92,7 +93,7 @@ static void
 detach_let_go(struct jt_tracer *tr, struct jt_thread *t)
 {
 	lifecycle_unpin(t);
-	if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
+	if (kops_request(PTRACE_DETACH, t->tid, t->pending_sig) < 0) {
 		if (errno == ESRCH && t->vforking)
 			return;	/* not in a stop yet: see detach_vfork_parents */
 		if (errno != ESRCH)
@@ -110,7 +111,7 @@ static int
 detach_vfork_parent(struct jt_tracer *tr, struct jt_thread *t, int last)
 {
 	int status;
-	pid_t r = waitpid(t->tid, &status, WNOHANG | __WALL | __WNOTHREAD);
+	pid_t r = kops->wait(t->tid, &status, WNOHANG | __WALL | __WNOTHREAD);
 
 	if (r == 0 && !last)
 		return 0;
@@ -119,7 +120,7 @@ detach_vfork_parent(struct jt_tracer *tr, struct jt_thread *t, int last)
 		int sig = ((unsigned)status >> 16) == 0 ? WSTOPSIG(status) : 0;
 
 		lifecycle_unpin(t);
-		if (ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig) < 0 && errno != ESRCH)
+		if (kops_request(PTRACE_DETACH, t->tid, sig) < 0 && errno != ESRCH)
 			perror_msg("ptrace(PTRACE_DETACH, %d)", t->tid);
 		debug_msg("thread %d: let go once its vfork child was gone", t->tid);
 	} else if (r == 0) {

@@ -7,10 +7,10 @@
 #include <time.h>
 
 #include "handover.h"
+#include "kops.h"
 #include "park.h"
 #include "park_pc.h"
 #include "proc.h"
-#include "procfs.h"
 #include "regs.h"
 #include "restart.h"
 #include "tracer.h"
@@ -28,7 +28,7 @@ handover_park_pc(struct jt_thread *t, enum arch_park_code *code)
 {
 	struct jt_proc *p = t->proc;
 
-	if (procfs_seccomp(t->tid)) {
+	if (kops_seccomp(t->tid)) {
 		*code = ARCH_PARK_SPIN;
 		return park_pc_spin(p);
 	}
@@ -44,13 +44,13 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 	enum arch_park_code code;
 	arch_regs park;
 
-	if (arch_regs_get(t->tid, &t->park_regs) < 0 ||
-	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask) < 0 ||
+	if (kops->getregs(t->tid, &t->park_regs) < 0 ||
+	    kops->ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(all), &t->park_mask) < 0 ||
 	    !(pc = handover_park_pc(t, &code)))
 		return -1;
 	park = t->park_regs;
 	arch_park_setup(&park, code, pc);
-	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &all) < 0)
+	if (kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(all), &all) < 0)
 		return -1;
 	/*
 	 * A signal held for t goes with the detach. t sits in the
@@ -60,10 +60,10 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 	 * would be lost: the new tracer thread restarts t from an interrupt
 	 * stop, where a restart's signal is ignored.
 	 */
-	if (arch_regs_set(t->tid, &park) < 0 ||
-	    ptrace(PTRACE_DETACH, t->tid, 0L, (long)t->pending_sig) < 0) {
-		arch_regs_set(t->tid, &t->park_regs);
-		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(all), &t->park_mask);
+	if (kops->setregs(t->tid, &park) < 0 ||
+	    kops_request(PTRACE_DETACH, t->tid, t->pending_sig) < 0) {
+		kops->setregs(t->tid, &t->park_regs);
+		kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(all), &t->park_mask);
 		return -1;
 	}
 	debug_msg("thread %d: handed from tracer thread %d to %d", t->tid, from ? from->index : -1, to->index);
@@ -89,21 +89,21 @@ handover_seize(struct jt_tracer *tr, struct jt_thread *t)
 {
 	int status, group;
 
-	if (ptrace(PTRACE_SEIZE, t->tid, 0L, (long)tr->ptrace_options) < 0) {
+	if (kops_request(PTRACE_SEIZE, t->tid, tr->ptrace_options) < 0) {
 		if (errno != ESRCH)
 			perror_msg("thread %d: cannot take it over (PTRACE_SEIZE)", t->tid);
 		return -1;
 	}
-	ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L);
-	if (util_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
+	kops_request(PTRACE_INTERRUPT, t->tid, 0);
+	if (kops_wait_tid(t->tid, &status) < 0 || !WIFSTOPPED(status))
 		return -1;	/* killed while parked; nobody else will report it */
 	group = (unsigned)status >> 16 == PTRACE_EVENT_STOP && restart_is_stop_signal(WSTOPSIG(status));
 	if ((unsigned)status >> 16 == 0 && !t->pending_sig) {
 		/* SIGSTOP or SIGKILL-class signal dequeued before our interrupt: deliver it later. */
 		t->pending_sig = WSTOPSIG(status);
 	}
-	if (arch_regs_set(t->tid, &t->park_regs) < 0 ||
-	    ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(t->park_mask), &t->park_mask) < 0) {
+	if (kops->setregs(t->tid, &t->park_regs) < 0 ||
+	    kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(t->park_mask), &t->park_mask) < 0) {
 		perror_msg("thread %d: cannot restore it after the hand-over", t->tid);
 		return -1;
 	}
@@ -224,7 +224,7 @@ handover_serve_recall(struct jt_tracer *tr, struct jt_tthread *tt)
 					debug_msg("thread %d: cannot hand it over for a recall", t->tid);
 			} else if (t->state == TS_RUNNING) {
 				thread_set_state(t, TS_STOPPING);
-				if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+				if (kops_request(PTRACE_INTERRUPT, t->tid, 0) < 0 && errno == ESRCH)
 					thread_set_state(t, TS_STOPPED);
 			}
 		}

@@ -10,10 +10,9 @@
 
 #include "arch.h"
 #include "inject.h"
-#include "mem.h"
+#include "kops.h"
 #include "park_pc.h"
 #include "proc.h"
-#include "procfs.h"
 #include "regs.h"
 #include "restart.h"
 #include "util.h"
@@ -35,12 +34,12 @@ inject_step(struct jt_thread *t, int *held)
 		siginfo_t si;
 		int status;
 
-		if (restart_thread(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0 ||
+		if (restart_thread(t->tid, RESTART_STEP, 0, NULL) < 0 || kops_wait_tid(t->tid, &status) < 0 ||
 		    !WIFSTOPPED(status))
 			return -1;
 		if ((unsigned)status >> 16)
 			continue;
-		if (WSTOPSIG(status) == SIGTRAP && ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 &&
+		if (WSTOPSIG(status) == SIGTRAP && kops->ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 &&
 		    si.si_code > 0)
 			return 0;
 		*held = WSTOPSIG(status);
@@ -62,9 +61,9 @@ inject_run(struct jt_thread *t, const arch_regs *saved, uint64_t pc, long nr, co
 	arch_regs r = *saved;
 
 	arch_syscall_setup(&r, pc, nr, args);
-	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(only_trap), &only_trap) < 0 ||
-	    arch_regs_set(t->tid, &r) < 0 || inject_step(t, held) < 0 ||
-	    arch_regs_get(t->tid, &r) < 0)
+	if (kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(only_trap), &only_trap) < 0 ||
+	    kops->setregs(t->tid, &r) < 0 || inject_step(t, held) < 0 ||
+	    kops->getregs(t->tid, &r) < 0)
 		return -1;
 	*ret = (long)arch_retval(&r);
 	return 0;
@@ -77,20 +76,20 @@ inject_syscall(struct jt_thread *t, long nr, const uint64_t args[6], long *ret)
 	arch_regs saved;
 	int rc, held = 0;
 
-	if (!pc || procfs_seccomp(t->tid) ||
-	    arch_regs_get(t->tid, &saved) < 0 ||
-	    ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
+	if (!pc || kops_seccomp(t->tid) ||
+	    kops->getregs(t->tid, &saved) < 0 ||
+	    kops->ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask) < 0)
 		return -1;
 	rc = inject_run(t, &saved, pc, nr, args, ret, &held);
-	if (arch_regs_set(t->tid, &saved) < 0 ||
-	    ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
+	if (kops->setregs(t->tid, &saved) < 0 ||
+	    kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask) < 0)
 		rc = -1;
 	/*
 	 * A signal that came in between is sent again, to arrive after the
 	 * stop like any other: whatever restarts t next need not know of it.
 	 * Only its sender (si_pid) changes.
 	 */
-	if (held && syscall(SYS_tgkill, t->proc->pid, t->tid, held) < 0)
+	if (held && kops->tgkill(t->proc->pid, t->tid, held) < 0)
 		perror_msg("thread %d: cannot send signal %d again", t->tid, held);
 	debug_msg("thread %d: injected system call %ld: %s, returned %ld", t->tid, nr,
 		  rc < 0 ? "failed" : "done", rc < 0 ? 0L : *ret);
@@ -108,11 +107,11 @@ inject_sigaction(struct jt_thread *t, int sig, const struct arch_ksigaction *act
 	long ret = -1;
 	int rc = -1;
 
-	if (arch_regs_get(t->tid, &regs) < 0)
+	if (kops->getregs(t->tid, &regs) < 0)
 		return -1;
 	/* Below the red zone, where not even a leaf function of the thread keeps anything. */
 	base = (arch_sp(&regs) - ARCH_RED_ZONE - INJECT_SCRATCH) & ~15ull;
-	if (mem_read(t->tid, base, keep, sizeof(keep)) < 0)
+	if (kops->read(t->tid, base, keep, sizeof(keep)) < 0)
 		return -1;
 	memset(buf, 0, sizeof(buf));
 	if (act)
@@ -121,11 +120,11 @@ inject_sigaction(struct jt_thread *t, int sig, const struct arch_ksigaction *act
 	args[1] = act ? base : 0;
 	args[2] = old ? base + sizeof(buf[0]) : 0;
 	args[3] = sizeof(buf[0].mask);
-	if (mem_write(t->tid, base, buf, sizeof(buf)) == 0 &&
+	if (kops->write(t->tid, base, buf, sizeof(buf)) == 0 &&
 	    inject_syscall(t, SYS_rt_sigaction, args, &ret) == 0 && ret == 0 &&
-	    (!old || mem_read(t->tid, base + sizeof(buf[0]), old, sizeof(*old)) == 0))
+	    (!old || kops->read(t->tid, base + sizeof(buf[0]), old, sizeof(*old)) == 0))
 		rc = 0;
-	if (mem_write(t->tid, base, keep, sizeof(keep)) < 0)
+	if (kops->write(t->tid, base, keep, sizeof(keep)) < 0)
 		rc = -1;
 	return rc;
 }

@@ -5,20 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <linux/kcmp.h>
 
 #include "bp.h"
 #include "cpu.h"
 #include "elfhdr.h"
 #include "image.h"
+#include "kops.h"
 #include "lifecycle.h"
 #include "mem.h"
 #include "options.h"
 #include "proc.h"
-#include "procfs.h"
 #include "restart.h"
 #include "tracer.h"
 #include "uprobes.h"
@@ -33,9 +31,9 @@ lifecycle_read_ids(pid_t tid, pid_t *tgid, pid_t *ppid)
 	char buf[32];
 
 	*tgid = *ppid = 0;
-	if (procfs_status_field(tid, "Tgid", buf, sizeof(buf)) == 0)
+	if (kops->status_field(tid, "Tgid", buf, sizeof(buf)) == 0)
 		*tgid = atoi(buf);
-	if (procfs_status_field(tid, "PPid", buf, sizeof(buf)) == 0)
+	if (kops->status_field(tid, "PPid", buf, sizeof(buf)) == 0)
 		*ppid = atoi(buf);
 	return *tgid ? 0 : -1;
 }
@@ -52,7 +50,7 @@ lifecycle_release_child(struct jt_proc *parent, pid_t pid)
 		perror_msg("child %d: cannot give its CPU affinity back", pid);
 	if (bp_restore_into(&parent->bps, pid) < 0)
 		debug_msg("could not clean breakpoints out of child %d", pid);
-	if (ptrace(PTRACE_DETACH, pid, 0L, 0L) < 0 && errno != ESRCH)
+	if (kops_request(PTRACE_DETACH, pid, 0) < 0 && errno != ESRCH)
 		perror_msg("ptrace(PTRACE_DETACH, %d)", pid);
 }
 
@@ -112,7 +110,7 @@ lifecycle_adopt(struct jt_tracer *tr, pid_t tid)
 		parent = tr->procs;
 	if (!parent)
 		return NULL;
-	if (syscall(SYS_kcmp, parent->pid, tid, KCMP_VM, 0L, 0L) == 0) {
+	if (kops->kcmp_vm(parent->pid, tid) == 0) {
 		/* vfork or CLONE_VM: it runs in the parent's memory, over our trap bytes. */
 		p = proc_new(tr, tid, NULL);
 		proc_name_as(p, parent);
@@ -141,7 +139,7 @@ static void
 lifecycle_let_go(struct jt_tracer *tr, struct jt_thread *t)
 {
 	lifecycle_unpin(t);
-	ptrace(PTRACE_DETACH, t->tid, 0L, 0L);
+	kops_request(PTRACE_DETACH, t->tid, 0);
 	thread_free(tr, t);
 }
 
@@ -228,7 +226,7 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 	unsigned long old_tid = 0;
 	char what[64];
 
-	ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &old_tid);
+	kops->ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &old_tid);
 	mem_forget(p->pid);
 	lifecycle_drop_threads(tr, p, t);
 	/* A non-leader that execs takes over the leader's tid. */
@@ -304,11 +302,11 @@ lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event, 
 		return 0;
 	/* Once resumed, a vfork parent waits in the kernel until its child execs or exits. */
 	t->vforking = event == PTRACE_EVENT_VFORK;
-	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0L, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
+	if (kops->ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
 		return 0;
 	/* ECHILD: its first stop was seen already and it was let go (a fork without -f). */
 	do
-		r = waitpid((pid_t)child, status, __WALL | __WNOTHREAD);
+		r = kops->wait((pid_t)child, status, __WALL | __WNOTHREAD);
 	while (r < 0 && errno == EINTR);
 	return r == (pid_t)child ? r : 0;
 }

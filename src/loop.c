@@ -16,6 +16,7 @@
 #include "handover.h"
 #include "heap.h"
 #include "image.h"
+#include "kops.h"
 #include "loop.h"
 #include "options.h"
 #include "proc.h"
@@ -452,10 +453,10 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	restart_held(tt);
 	waited = util_now_us();
 	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
-	tid = wait4(-1, status, __WALL | __WNOTHREAD, NULL);
+	tid = kops->wait(-1, status, __WALL | __WNOTHREAD);
 	tt->regs_tid = 0;
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
-	    arch_regs_get(tid, &tt->regs) == 0)
+	    kops->getregs(tid, &tt->regs) == 0)
 		tt->regs_tid = tid;
 	/* Our own tracee, stopped: its placement needs no lock. With --pin we stay where we are. */
 	if (tid > 0 && WIFSTOPPED(*status))

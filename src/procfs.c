@@ -70,14 +70,6 @@ procfs_stat_field(pid_t pid, int field, unsigned long long *val)
 }
 
 int
-procfs_seccomp(pid_t tid)
-{
-	char buf[16];
-
-	return procfs_status_field(tid, "Seccomp", buf, sizeof(buf)) < 0 || atoi(buf) != 0;
-}
-
-int
 procfs_auxv(pid_t pid, uint64_t type, uint64_t *val)
 {
 	uint64_t pair[2];

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/ptrace.h>
 
+#include "kops.h"
 #include "proc.h"
 #include "regs.h"
 #include "restart.h"
@@ -45,7 +46,7 @@ restart_thread(pid_t tid, enum restart_op op, int sig, const char *why)
 	default:
 		return 0;
 	}
-	if (ptrace(req, tid, 0L, (long)sig) == 0)
+	if (kops_request(req, tid, sig) == 0)
 		return 0;
 	/* A failed step is its loop's to judge (it stops stepping); ESRCH means it is gone. */
 	if (errno != ESRCH && name)
@@ -68,7 +69,7 @@ restart_held(struct jt_tthread *tt)
 	if (!tid)
 		return;
 	tt->resume_tid = 0;
-	if (arch_regs_set(tid, &tt->resume_regs) < 0 && errno != ESRCH)
+	if (kops->setregs(tid, &tt->resume_regs) < 0 && errno != ESRCH)
 		perror_msg("thread %d: cannot set its registers", tid);
 	restart_thread(tid, RESTART_CONT, 0, NULL);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "inject.h"
+#include "kops.h"
 #include "proc.h"
 #include "procfs.h"
 #include "restart.h"
@@ -106,13 +107,13 @@ sigtrap_learn(struct jt_thread *t)
 		return;
 	}
 	/* The injected step replaces the siginfo of the stop; the program's SIGTRAP must keep its own. */
-	have_si = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0;
+	have_si = kops->ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0;
 	if (caught)
 		sigtrap_read(t);
 	else
 		sigtrap_restore(t);	/* another thread's hit reset it: this SIGTRAP must find the handler */
 	if (have_si)
-		ptrace(PTRACE_SETSIGINFO, t->tid, 0L, &si);
+		kops->ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &si);
 }
 
 /* Blocks SIGTRAP in t again: a reset of a handler means the kernel unblocked it. */
@@ -121,10 +122,10 @@ sigtrap_reblock(struct jt_thread *t)
 {
 	uint64_t mask;
 
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
+	if (kops->ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask) < 0)
 		return;
 	mask |= SIGTRAP_BIT;
-	if (ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask) < 0)
+	if (kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask) < 0)
 		perror_msg("thread %d: cannot block SIGTRAP again", t->tid);
 }
 
@@ -150,13 +151,13 @@ sigtrap_hit(struct jt_thread *t)
 	siginfo_t si;
 	int merged;
 
-	merged = ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
+	merged = kops->ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 && si.si_code != SI_KERNEL;
 	sigtrap_repair(t);
 	/* After the repair, whose step would take it: it arrives once t runs (or its handler returns). */
 	if (!merged)
 		return;
 	debug_msg("thread %d: its own SIGTRAP (si_code %d) stood in for our trap's: sending it again", t->tid, si.si_code);
-	if (syscall(SYS_tgkill, t->proc->pid, t->tid, SIGTRAP) < 0)
+	if (kops->tgkill(t->proc->pid, t->tid, SIGTRAP) < 0)
 		perror_msg("thread %d: cannot send its SIGTRAP again", t->tid);
 }
 
@@ -175,15 +176,15 @@ sigtrap_deliver(struct jt_thread *t, int *end)
 	 * the handler's mask in place.
 	 */
 	if (restart_thread(t->tid, RESTART_STEP, SIGTRAP, "into its SIGTRAP handler") < 0 ||
-	    util_wait_tid(t->tid, &status) < 0)
+	    kops_wait_tid(t->tid, &status) < 0)
 		return 0;	/* gone: nothing more to do */
 	if (!WIFSTOPPED(status)) {
 		*end = status;
 		return 1;
 	}
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, (long)sizeof(mask), &mask) == 0 && (mask & SIGTRAP_BIT)) {
+	if (kops->ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(mask), &mask) == 0 && (mask & SIGTRAP_BIT)) {
 		mask &= ~SIGTRAP_BIT;
-		ptrace(PTRACE_SETSIGMASK, t->tid, (long)sizeof(mask), &mask);
+		kops->ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
 	}
 	restart_thread(t->tid, RESTART_CONT, 0, "in its SIGTRAP handler");
 	return 0;

@@ -8,10 +8,10 @@
 #include "arch.h"
 #include "call.h"
 #include "handover.h"
+#include "kops.h"
 #include "leakcheck.h"
 #include "lifecycle.h"
 #include "proc.h"
-#include "procfs.h"
 #include "regs.h"
 #include "restart.h"
 #include "sigtrap.h"
@@ -80,7 +80,7 @@ stop_breakpoint(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *st)
 		t->owner->resume_regs = st->regs;
 		return stop_decide(0, restart_decide(RESTART_LATER, t->tid, 0, NULL));
 	}
-	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+	if (kops->setregs(t->tid, &st->regs) < 0 && errno != ESRCH)
 		perror_msg("thread %d: cannot set its registers", t->tid);
 	return stop_decide(work | STOP_WORK_REBALANCE, restart_decide(RESTART_CONT, t->tid, 0, NULL));
 }
@@ -92,7 +92,7 @@ stop_sig_caught(pid_t tid, int sig)
 	char buf[32];
 	unsigned long long mask;
 
-	if (procfs_status_field(tid, "SigCgt", buf, sizeof(buf)) < 0)
+	if (kops->status_field(tid, "SigCgt", buf, sizeof(buf)) < 0)
 		return 0;
 	mask = strtoull(buf, NULL, 16);
 	return sig > 0 && sig <= 64 && (mask >> (sig - 1)) & 1;
@@ -111,11 +111,11 @@ stop_note_handler(struct jt_thread *t, int sig)
 {
 	arch_regs regs;
 
-	if (!stop_sig_caught(t->tid, sig) || arch_regs_get(t->tid, &regs) < 0)
+	if (!stop_sig_caught(t->tid, sig) || kops->getregs(t->tid, &regs) < 0)
 		return;
 	if (call_settle(t, &regs)) {
 		debug_msg("signal %d: thread %d had returned to a trampoline; return finished first", sig, t->tid);
-		if (arch_regs_set(t->tid, &regs) < 0)
+		if (kops->setregs(t->tid, &regs) < 0)
 			return;
 	}
 	call_signal_delivered(t, arch_sp(&regs));

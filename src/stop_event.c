@@ -6,6 +6,7 @@
 
 #include "arch.h"
 #include "call.h"
+#include "kops.h"
 #include "proc.h"
 #include "regs.h"
 #include "restart.h"
@@ -39,7 +40,7 @@ stop_trap_sent(const struct jt_thread *t, const struct jt_bp *bp, const arch_reg
 
 	if (bp->insn.len != ARCH_TRAP_PC_ADJUST || arch_pc(regs) != t->resume_pc || arch_sp(regs) != t->resume_sp)
 		return 0;
-	return ptrace(PTRACE_GETSIGINFO, t->tid, 0L, &si) == 0 && si.si_code != SI_KERNEL;
+	return kops->ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 && si.si_code != SI_KERNEL;
 }
 
 /*
@@ -55,7 +56,7 @@ stop_classify_trap(struct jt_thread *t, struct jt_stop *st)
 
 	if (tt->regs_tid == t->tid)
 		st->regs = tt->regs;
-	else if (arch_regs_get(t->tid, &st->regs) < 0)
+	else if (kops->getregs(t->tid, &st->regs) < 0)
 		return errno == ESRCH ? STOP_GONE : STOP_SIGNAL;
 	tt->regs_tid = 0;
 	bp = bp_find(&t->proc->vm_owner->bps, arch_pc(&st->regs) - ARCH_TRAP_PC_ADJUST);
@@ -131,7 +132,7 @@ void
 stop_hit_step_pending(struct jt_thread *t, struct jt_stop *st)
 {
 	/* The event is recorded; what is left is running the displaced instruction. */
-	arch_regs_set(t->tid, &st->regs);
+	kops->setregs(t->tid, &st->regs);
 	t->step_pending = 1;
 	t->step_addr = arch_pc(&st->regs);
 	t->resume_pc = 0;	/* stopall_step_one notes where the step ends */

@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,10 +11,9 @@
 #include "bp.h"
 #include "call.h"
 #include "handover.h"
+#include "kops.h"
 #include "lifecycle.h"
-#include "mem.h"
 #include "proc.h"
-#include "procfs.h"
 #include "regs.h"
 #include "restart.h"
 #include "sigtrap.h"
@@ -42,7 +40,7 @@ stopall_is_kernel_trap(pid_t tid)
 {
 	siginfo_t si;
 
-	return ptrace(PTRACE_GETSIGINFO, tid, 0L, &si) == 0 && si.si_code > 0;
+	return kops->ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 && si.si_code > 0;
 }
 
 /*
@@ -63,11 +61,11 @@ stopall_step_one(struct jt_thread *t, int *end)
 	arch_regs regs;
 
 	t->step_pending = 0;
-	if (!bp || mem_write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
+	if (!bp || kops->write(t->tid, bp->addr, bp->insn.bytes, 1) < 0)
 		return 0;
 	debug_msg("stepping thread %d over %#lx", t->tid, (unsigned long)bp->addr);
 	for (;;) {
-		if (restart_thread(t->tid, RESTART_STEP, 0, NULL) < 0 || util_wait_tid(t->tid, &status) < 0)
+		if (restart_thread(t->tid, RESTART_STEP, 0, NULL) < 0 || kops_wait_tid(t->tid, &status) < 0)
 			break;	/* not stopped any more: gone */
 		if (!WIFSTOPPED(status)) {
 			*end = status;
@@ -84,17 +82,17 @@ stopall_step_one(struct jt_thread *t, int *end)
 		else if (t->pending_sig != WSTOPSIG(status) && nextra < (int)ARRAY_SIZE(extra))
 			extra[nextra++] = WSTOPSIG(status);
 	}
-	mem_write(t->tid, bp->addr, &trap, 1);
+	kops->write(t->tid, bp->addr, &trap, 1);
 	if (ret < 0)
 		return ret;
-	if (arch_regs_get(t->tid, &regs) == 0)
+	if (kops->getregs(t->tid, &regs) == 0)
 		stop_note_resume(t, &regs);
 	/* The step's trap resets the program's SIGTRAP handler as our trap byte does. */
 	if (t->proc->sigtrap.kind != SIGTRAP_UNKNOWN)
 		sigtrap_repair(t);
 	/* A second signal is queued again, to arrive once t runs (queued now, it would stop the step again). */
 	for (int i = 0; i < nextra; i++)
-		syscall(SYS_tgkill, t->proc->pid, t->tid, extra[i]);
+		kops->tgkill(t->proc->pid, t->tid, extra[i]);
 	return 0;
 }
 
@@ -129,7 +127,7 @@ stopall_step_or_send(struct jt_tracer *tr, struct jt_thread *t)
 		thread_set_state(t, TS_STOPPED);
 	if (handover_send(t, &tr->tthreads.t[0]) == 0)
 		return;
-	if (arch_regs_get(t->tid, &regs) < 0 && errno == ESRCH) {
+	if (kops->getregs(t->tid, &regs) < 0 && errno == ESRCH) {
 		/*
 		 * Out of its stop without us: only a SIGKILL does that (another
 		 * thread's exec or exit_group). It runs to its exit, which wait4
@@ -173,7 +171,7 @@ stopall_trap_queued(pid_t tid)
 {
 	char buf[32];
 
-	if (procfs_status_field(tid, "SigPnd", buf, sizeof(buf)) < 0)
+	if (kops->status_field(tid, "SigPnd", buf, sizeof(buf)) < 0)
 		return 0;
 	return (strtoull(buf, NULL, 16) >> (SIGTRAP - 1)) & 1;
 }
@@ -191,7 +189,7 @@ static struct restart
 stopall_defer_exit(struct jt_thread *t, struct jt_stop *st)
 {
 	arch_set_pc(&st->regs, st->bp->addr);
-	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+	if (kops->setregs(t->tid, &st->regs) < 0 && errno != ESRCH)
 		perror_msg("thread %d: cannot set its registers", t->tid);
 	t->resume_pc = 0;	/* the next hit here is a trap byte's, not a signal sent at this pc */
 	debug_msg("thread %d: _exit hit while its process is being stopped; taken again once it runs", t->tid);
@@ -217,7 +215,7 @@ stopall_collect_hit(struct jt_tracer *tr, struct jt_thread *t, struct jt_stop *s
 		return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
 	}
 	stop_note_resume(t, &st->regs);
-	if (arch_regs_set(t->tid, &st->regs) < 0 && errno != ESRCH)
+	if (kops->setregs(t->tid, &st->regs) < 0 && errno != ESRCH)
 		perror_msg("thread %d: cannot set its registers", t->tid);
 	return restart_decide(RESTART_HOLD, t->tid, 0, NULL);
 }
@@ -301,7 +299,7 @@ stopall_interrupt(struct jt_tracer *tr, struct jt_thread *t)
 	if (t->state != TS_RUNNING)
 		return;	/* stopped, asked already, or in transit: not ours to interrupt */
 	thread_set_state(t, TS_STOPPING);
-	if (ptrace(PTRACE_INTERRUPT, t->tid, 0L, 0L) < 0 && errno == ESRCH)
+	if (kops_request(PTRACE_INTERRUPT, t->tid, 0) < 0 && errno == ESRCH)
 		thread_set_state(t, TS_STOPPED);	/* gone; its exit is reported later */
 }
 
@@ -400,7 +398,7 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 			return 0;
 		restart_held(tthread_self());
 		/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
-		tid = wait4(-1, &status, __WALL | __WNOTHREAD, NULL);
+		tid = kops->wait(-1, &status, __WALL | __WNOTHREAD);
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;

@@ -97,16 +97,6 @@ try_help_msg(const char *cmd)
 	fprintf(stderr, "Try '%s --help' for more information.\n", cmd);
 }
 
-int
-util_wait_tid(pid_t tid, int *status)
-{
-	pid_t r;
-
-	while ((r = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
-		;
-	return r;
-}
-
 char *
 util_num(char *buf, uint64_t v)
 {
