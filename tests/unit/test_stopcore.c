@@ -14,6 +14,7 @@
 #include "options.h"
 #include "proc.h"
 #include "restart.h"
+#include "stop.h"
 #include "stopall.h"
 #include "tracer.h"
 #include "tap.h"
@@ -523,6 +524,37 @@ test_child_exit_during_stopall(void)
 	world_free();
 }
 
+/*
+ * (f) A clone event of a thread nobody asked to stop (stop_dispatch): the new
+ * thread's first stop is taken and handled, and only then is the parent let
+ * go, one after the other: the child is in our tables before the parent runs
+ * an instruction, and no stop is dispatched inside another's handling.
+ */
+static void
+test_clone_child_first(void)
+{
+	struct jt_proc *p;
+	struct jt_thread *t2;
+
+	world_reset();
+	p = proc_new(&tr, TID(0), "prog");
+	thread_make(p, TID(0), TS_RUNNING);
+	fk_queue(TID(2), STOPPED(SIGTRAP, PTRACE_EVENT_STOP));	/* a seized new thread's first stop */
+	fk.eventmsg = TID(2);
+	fk.status_tid = TID(2);
+	fk.status_tgid = TID(0);
+	fk.status_ppid = 1;
+
+	stop_dispatch(&tr, TID(0), STOPPED(SIGTRAP, PTRACE_EVENT_CLONE));
+	ok(strstr(fk.log, "geteventmsg 0; wait 2 = 2") != NULL, "clone: the new thread's first stop is waited for (%s)", fk.log);
+	ok(strstr(fk.log, "cont 2 sig 0; cont 0 sig 0") != NULL,
+	   "clone: the new thread is let go from its first stop before its parent is (%s)", fk.log);
+	t2 = thread_find(&tr, TID(2));
+	ok(t2 && t2->proc == p && p->nthreads == 2, "clone: the new thread is a thread of its process");
+	ok(t2 && t2->state == TS_RUNNING, "clone: the new thread runs, nobody waits for its stop");
+	world_free();
+}
+
 int
 main(void)
 {
@@ -534,6 +566,7 @@ main(void)
 	test_handover_races_signal();
 	test_vfork_parent_child_held();
 	test_child_exit_during_stopall();
+	test_clone_child_first();
 	tthread_clear_waited(&tr.tthreads.t[0]);
 	return tap_done();
 }
