@@ -78,7 +78,26 @@ struct jt_tthreads {
 	struct jt_tthread t[JT_MAX_TTHREADS];
 	int n;				/* t[0..n-1] are in use */
 	int quit;			/* the other tracer threads: finish */
+	/* Who holds lock (tthread_lock): "lock held" is an assert (tthread_locked), not prose. */
+	pthread_t holder;
+	int held;
 };
+
+/*
+ * The session lock (set->lock), taken and given back only through these,
+ * which note its holder; tthread_wait waits on cond (one of set's) with the
+ * lock released meanwhile, until ts on UTIL_CLOCK or, with ts NULL, until
+ * signalled, and returns pthread's answer.
+ */
+void tthread_lock(struct jt_tthreads *set);
+void tthread_unlock(struct jt_tthreads *set);
+int tthread_wait(struct jt_tthreads *set, pthread_cond_t *cond, const struct timespec *ts);
+
+/* Non-zero when the calling thread holds set's lock: for asserts of a function's precondition. */
+int tthread_locked(struct jt_tthreads *set);
+
+/* Non-zero when the calling thread is tracer thread 0 of set (the main thread): for asserts. */
+int tthread_is_first(struct jt_tthreads *set);
 
 /* The calling tracer thread's block (NULL before tthread_init). */
 struct jt_tthread *tthread_self(void);

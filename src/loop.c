@@ -449,7 +449,7 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 		*status = kept.status;
 		return kept.tid;
 	}
-	pthread_mutex_unlock(&tr->tthreads.lock);
+	tthread_unlock(&tr->tthreads);
 	restart_held(tt);
 	waited = util_now_us();
 	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
@@ -462,7 +462,7 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	if (tid > 0 && WIFSTOPPED(*status))
 		cpu_on_stop(&tt->cpu, tid, !tr->opt->no_cpu_follow && !tr->opt->pin);
 	locked = util_now_us();
-	pthread_mutex_lock(&tr->tthreads.lock);
+	tthread_lock(&tr->tthreads);
 	if (tt->index == 0) {
 		loop_work_done(tr, "waiting for a stop", waited);
 		loop_work_done(tr, "waiting for the other tracer threads", locked);
@@ -540,7 +540,7 @@ loop_tthread(void *arg)
 	/* --pin: one tracer thread per CPU, each staying on its own. */
 	if (tr->opt->pin)
 		cpu_bind_nth(&tt->cpu, tt->index);
-	pthread_mutex_lock(&tr->tthreads.lock);
+	tthread_lock(&tr->tthreads);
 	while (!tr->tthreads.quit) {
 		int status;
 		pid_t tid;
@@ -564,7 +564,7 @@ loop_tthread(void *arg)
 	cpu_release(&tt->cpu);
 	tthread_clear_waited(tt);
 	loop_report_cpu(tt);
-	pthread_mutex_unlock(&tr->tthreads.lock);
+	tthread_unlock(&tr->tthreads);
 	return NULL;
 }
 
@@ -659,7 +659,7 @@ loop_run(struct jt_tracer *tr)
 	debug_msg("%d tracer thread%s, CPU placement %s, breakpoints %s", tr->tthreads.n,
 		  tr->tthreads.n == 1 ? "" : "s", tr->opt->pin ? "pinned" : tr->opt->no_cpu_follow ? "off" : "on",
 		  tr->opt->no_emulate ? "stepped over" : "emulated");
-	pthread_mutex_lock(&tr->tthreads.lock);
+	tthread_lock(&tr->tthreads);
 	while (!loop_done(tr)) {
 		int status;
 		pid_t tid;
@@ -695,7 +695,7 @@ loop_run(struct jt_tracer *tr)
 	loop_stop_tthreads(tr);
 	loop_reports_due(tr);
 	tthread_clear_waited(self);
-	pthread_mutex_unlock(&tr->tthreads.lock);
+	tthread_unlock(&tr->tthreads);
 	cpu_release(&self->cpu);
 	if (tr->status_shown)
 		fputc('\n', stderr);

@@ -1,4 +1,5 @@
 /* proc.c - lifecycle of the per-process and per-thread control blocks. */
+#include <assert.h>
 #include <elf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -306,10 +307,11 @@ proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx
 	 * stopped, and only the calling tracer thread restarts it or hands it
 	 * over.
 	 */
+	assert(tthread_locked(&tr->tthreads));
 	p->unwinding++;
-	pthread_mutex_unlock(&tr->tthreads.lock);
+	tthread_unlock(&tr->tthreads);
 	n = unwind_stack_ctx(p->uw, ctx, t->tid, regs, pcs, max);
-	pthread_mutex_lock(&tr->tthreads.lock);
+	tthread_lock(&tr->tthreads);
 	if (--p->unwinding == 0 && p->unwind_block)
 		pthread_cond_broadcast(&tr->tthreads.unwound);
 	return n;
@@ -318,9 +320,10 @@ proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx
 void
 proc_unwinds_quiesce(struct jt_tracer *tr, struct jt_proc *p)
 {
+	assert(tthread_locked(&tr->tthreads));
 	p->unwind_block++;
 	while (p->unwinding)
-		pthread_cond_wait(&tr->tthreads.unwound, &tr->tthreads.lock);
+		tthread_wait(&tr->tthreads, &tr->tthreads.unwound, NULL);
 }
 
 void

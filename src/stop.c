@@ -1,4 +1,5 @@
 /* stop.c - one stop of one traced thread: classify the wait status, handle the event by its kind, restart the thread. */
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -247,8 +248,10 @@ void
 stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 {
 	struct restart parent, child;
-	pid_t ctid = stop_one(tr, tid, &status, &parent);
+	pid_t ctid;
 
+	assert(tthread_locked(&tr->tthreads));
+	ctid = stop_one(tr, tid, &status, &parent);
 	if (ctid) {
 		stop_one(tr, ctid, &status, &child);	/* a first stop: never a fork event itself */
 		restart_apply(child);

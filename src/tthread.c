@@ -1,4 +1,5 @@
 /* tthread.c - tracer threads: starting, waking and joining them; which one the caller is. */
+#include <assert.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,49 @@ struct jt_tthread *
 tthread_self(void)
 {
 	return tthread_cur;
+}
+
+void
+tthread_lock(struct jt_tthreads *set)
+{
+	pthread_mutex_lock(&set->lock);
+	set->holder = pthread_self();
+	__atomic_store_n(&set->held, 1, __ATOMIC_RELAXED);
+}
+
+void
+tthread_unlock(struct jt_tthreads *set)
+{
+	__atomic_store_n(&set->held, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&set->lock);
+}
+
+int
+tthread_wait(struct jt_tthreads *set, pthread_cond_t *cond, const struct timespec *ts)
+{
+	int r;
+
+	__atomic_store_n(&set->held, 0, __ATOMIC_RELAXED);
+	r = ts ? pthread_cond_clockwait(cond, &set->lock, UTIL_CLOCK, ts) : pthread_cond_wait(cond, &set->lock);
+	set->holder = pthread_self();
+	__atomic_store_n(&set->held, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+int
+tthread_locked(struct jt_tthreads *set)
+{
+	/*
+	 * Read without the lock: only a thread that holds it finds itself in
+	 * holder with held set, and the holder's own writes are the ones it sees.
+	 */
+	return __atomic_load_n(&set->held, __ATOMIC_RELAXED) && pthread_equal(set->holder, pthread_self());
+}
+
+int
+tthread_is_first(struct jt_tthreads *set)
+{
+	return tthread_cur == &set->t[0];
 }
 
 static void
@@ -81,9 +125,9 @@ tthread_main(void *arg)
 	free(arg);
 	tthread_cur = boot.tt;
 	/* tthread_wake reads it under the lock. */
-	pthread_mutex_lock(&boot.set->lock);
+	tthread_lock(boot.set);
 	boot.tt->ktid = (pid_t)syscall(SYS_gettid);
-	pthread_mutex_unlock(&boot.set->lock);
+	tthread_unlock(boot.set);
 	/* Only the wake signal reaches this tracer thread; SIGINT and the tick belong to the main one. */
 	sigemptyset(&wake);
 	sigaddset(&wake, TTHREAD_WAKE_SIG);
@@ -153,6 +197,7 @@ tthread_wake_all(struct jt_tthreads *set)
 void
 tthread_join_all(struct jt_tthreads *set)
 {
+	assert(tthread_locked(set));
 	for (int i = 1; i < set->n; i++) {
 		struct jt_tthread *tt = &set->t[i];
 
@@ -160,9 +205,9 @@ tthread_join_all(struct jt_tthreads *set)
 			continue;
 		/* Called with set->lock held; the tracer thread needs it to see quit. */
 		tthread_wake_all(set);
-		pthread_mutex_unlock(&set->lock);
+		tthread_unlock(set);
 		pthread_join(tt->thread, NULL);
-		pthread_mutex_lock(&set->lock);
+		tthread_lock(set);
 		tt->running = 0;
 	}
 	set->n = 1;

@@ -1,4 +1,5 @@
 /* uprobes.c - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per CPU. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -519,10 +520,10 @@ up_reader(void *arg)
 	 */
 	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
-	pthread_mutex_lock(&u->tr->tthreads.lock);
+	tthread_lock(&u->tr->tthreads);
 	while (!u->quit) {
 		n = up_poll_set(u, &pf, &rings, &cap);
-		pthread_mutex_unlock(&u->tr->tthreads.lock);
+		tthread_unlock(&u->tr->tthreads);
 		/*
 		 * Woken by a ring an eighth full (wakeup_watermark), by a ring
 		 * added (u->wake: a busy thread fills 32 MiB in less than the
@@ -533,12 +534,12 @@ up_reader(void *arg)
 		r = poll(pf, n, 20);
 		if (pf[0].revents & POLLIN)
 			(void)!read(u->wake, &(uint64_t){ 0 }, sizeof(uint64_t));
-		pthread_mutex_lock(&u->tr->tthreads.lock);
+		tthread_lock(&u->tr->tthreads);
 		if (r > 0)
 			up_poll_hup(u, pf, rings, n);
 		uprobes_drain(u);
 	}
-	pthread_mutex_unlock(&u->tr->tthreads.lock);
+	tthread_unlock(&u->tr->tthreads);
 	free(pf);
 	free(rings);
 	return NULL;
@@ -914,10 +915,10 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	sites = xmalloc(n * sizeof(*sites));
 	memcpy(sites, p->usites, n * sizeof(*sites));
 	ids = xcalloc(n, sizeof(*ids));
-	pthread_mutex_unlock(&u->tr->tthreads.lock);
+	tthread_unlock(&u->tr->tthreads);
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = up_event_open(u, &tmp, sites[i], &ids[i]);
-	pthread_mutex_lock(&u->tr->tthreads.lock);
+	tthread_lock(&u->tr->tthreads);
 	if (r < 0)
 		perror_msg("thread %d: cannot open its uprobes", t->tid);
 	for (size_t i = 0; i < n; i++)
@@ -1024,6 +1025,7 @@ uprobes_drain(struct jt_uprobes *u)
 
 	if (!u)
 		return;
+	assert(tthread_locked(&u->tr->tthreads));
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
 			if (!t->uring)

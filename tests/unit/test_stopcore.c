@@ -560,6 +560,7 @@ main(void)
 {
 	tr.opt = &opt;
 	tthread_init(&tr.tthreads, &tr, 0);
+	tthread_lock(&tr.tthreads);	/* as the loop holds it for the stop core */
 	kops = &fk_kops;
 	test_exit_during_stopall();
 	test_exit_hit_while_collecting();
@@ -568,5 +569,6 @@ main(void)
 	test_child_exit_during_stopall();
 	test_clone_child_first();
 	tthread_clear_waited(&tr.tthreads.t[0]);
+	tthread_unlock(&tr.tthreads);
 	return tap_done();
 }
