@@ -137,7 +137,7 @@ usage(FILE *f)
 		"                   uprobe (kernel uprobes record each call and the thread runs\n"
 		"                   on; needs root; see the README)\n"
 		"      --stack-copy N  with --source uprobe: bytes of stack copied per call to\n"
-		"                   unwind (default 8k, at most 64k-8); deeper frames are cut\n"
+		"                   unwind (default 4k, at most 64k-8); deeper frames are cut\n"
 		"      --buffer-size N with --source uprobe: ring buffer per traced thread\n"
 		"                   (default 32m, rounded up to a power of two of pages); when\n"
 		"                   one fills the kernel drops events, counted as 'lost events'\n"
@@ -471,7 +471,7 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		/* One reader of the rings; the ptrace side sees only rare stops, which one tracer thread keeps up with. */
 		o->tracer_threads = 1;
 		if (!o->stack_copy)
-			o->stack_copy = 8192;
+			o->stack_copy = 4096;
 		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
 	}
 	if (o->duration > 0 && !o->attach_pid) {
