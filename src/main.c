@@ -627,11 +627,14 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	tr->show_status = isatty(STDERR_FILENO);
 	loop_install_signals();
 	loop_run(tr);
+	/* The uprobe source's reader still applies samples, under the lock, until close_outputs. */
+	tthread_lock(&tr->tthreads);
 	if (tr->main_exited)
 		snapshot_write(tr, p, "exit");
 	else if (!tr->detached)
 		detach_all(tr);	/* an internal error: never leave trap bytes behind */
 	loop_reports_due(tr);
+	tthread_unlock(&tr->tthreads);
 	r = run_end_names(p);
 	close_outputs(tr);
 	return tr->report_failed ? 1 : r;
@@ -708,7 +711,10 @@ main(int argc, char **argv)
 	loop_install_signals();
 	r = 1;
 	if (loop_run(&tr) == 0 && tr.main_exited) {
+		/* The uprobe source's reader still applies samples, under the lock, until close_outputs. */
+		tthread_lock(&tr.tthreads);
 		snapshot_write(&tr, p, "exit");
+		tthread_unlock(&tr.tthreads);
 		/* A name of --alloc defined nowhere is a usage error, and outweighs the program's status. */
 		r = run_end_names(p) ? 2 : exit_code(tr.main_status);
 	}
