@@ -570,29 +570,20 @@ run_end_names(const struct jt_proc *p)
 }
 
 /*
- * -p: attach, trace until a signal, --duration or the process's exit, then
- * leave it as it was. Returns 0, or 1 when attaching failed or a report could not be written.
+ * Attaches to process pid and sets up its image: p is left running, traced.
+ * Returns 0, or jmptrace's exit status after saying why (the process let go).
  */
 static int
-run_attached(struct jt_tracer *tr, pid_t pid)
+attach_setup(struct jt_tracer *tr, pid_t pid, struct jt_proc **pp)
 {
 	struct jt_proc *p;
 	struct jt_thread *t;
-	int r;
 
-	/*
-	 * Before the first breakpoint goes in: a SIGINT, SIGTERM or SIGHUP that
-	 * arrives during the attach then detaches at the loop's first turn. Its
-	 * default action would end jmptrace and leave trap bytes in the process.
-	 */
-	loop_catch_signals();
-	if (attach_process(tr, pid, &p) < 0) {
-		close_outputs(tr);
+	if (attach_process(tr, pid, pp) < 0)
 		return 1;
-	}
+	p = *pp;
 	if (tr->uprobes && uprobes_start(tr->uprobes) < 0) {
 		detach_all(tr);
-		close_outputs(tr);
 		return 1;
 	}
 	tr->main_pid = pid;
@@ -601,16 +592,41 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		sigtrap_learn(t);
 	if (image_setup(p) < 0) {
 		detach_all(tr);
-		close_outputs(tr);
 		return 1;
 	}
 	/* A static program loads nothing later: a name it does not define is defined nowhere. */
 	if (p->is_static && image_named_missing_say(p)) {
 		detach_all(tr);
-		close_outputs(tr);
 		return 2;
 	}
 	stopall_resume(tr, p);
+	return 0;
+}
+
+/*
+ * -p: attach, trace until a signal, --duration or the process's exit, then
+ * leave it as it was. Returns 0, or 1 when attaching failed or a report could not be written.
+ */
+static int
+run_attached(struct jt_tracer *tr, pid_t pid)
+{
+	struct jt_proc *p;
+	int r;
+
+	/*
+	 * Before the first breakpoint goes in: a SIGINT, SIGTERM or SIGHUP that
+	 * arrives during the attach then detaches at the loop's first turn. Its
+	 * default action would end jmptrace and leave trap bytes in the process.
+	 */
+	loop_catch_signals();
+	/* The attach is the stop core's work too (a stop-all, the probes): under the session lock. */
+	tthread_lock(&tr->tthreads);
+	r = attach_setup(tr, pid, &p);
+	tthread_unlock(&tr->tthreads);
+	if (r) {
+		close_outputs(tr);
+		return r;
+	}
 	/*
 	 * Whoever stops us must know that kill -9 is the one way to harm the
 	 * process: trap bytes of ours stay in its code. The uprobe source has
