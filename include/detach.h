@@ -5,7 +5,7 @@
 struct jt_tracer;
 
 /*
- * Tracer thread 0, tr->lock held (both asserted). Leaves every traced process as it would
+ * Tracer thread 0, tr->lock held (both checked in the debug build). Leaves every traced process as it would
  * be untraced: the attached one and, with -f, each followed child and each
  * vfork child. Stops every thread, takes in any child whose creation was
  * reported, puts hijacked return addresses and breakpoint bytes back, and

@@ -8,7 +8,7 @@
 
 struct jt_tracer;
 
-/* Handles one wait status of one of the calling tracer thread's tracees (tr->tthreads.lock held, asserted). */
+/* Handles one wait status of one of the calling tracer thread's tracees (tr->tthreads.lock held: checked in the debug build). */
 void stop_dispatch(struct jt_tracer *tr, pid_t tid, int status);
 
 #endif

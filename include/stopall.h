@@ -14,7 +14,7 @@ struct jt_thread;
  * It never handles a stop of another process, nor does a handler's work
  * (snapshot, leak check, hand-over): what it meets of other threads is kept
  * for the loop (struct jt_tthread.waited).
- * Tracer thread 0 only, the lock held (both asserted): the threads traced elsewhere are recalled first.
+ * Tracer thread 0 only, the lock held (both checked in the debug build): the threads traced elsewhere are recalled first.
  * Returns 0, or -1 when p vanished.
  */
 int stopall_wait(struct jt_tracer *tr, struct jt_proc *p);

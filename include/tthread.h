@@ -93,7 +93,7 @@ void tthread_lock(struct jt_tthreads *set);
 void tthread_unlock(struct jt_tthreads *set);
 int tthread_wait(struct jt_tthreads *set, pthread_cond_t *cond, const struct timespec *ts);
 
-/* Non-zero when the calling thread holds set's lock: for asserts of a function's precondition. */
+/* Non-zero when the calling thread holds set's lock: for DEBUG_ASSERT of a function's precondition. */
 int tthread_locked(struct jt_tthreads *set);
 
 /* Non-zero when the calling thread is tracer thread 0 of set (the main thread): for asserts. */

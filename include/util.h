@@ -29,6 +29,19 @@ extern int jt_debug;
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
+ * A function's precondition ("the lock held", "tracer thread 0 only"),
+ * checked in the debug build (-DJT_DEBUG, make check's sanitizer variant).
+ * Not in a user's build: an abort there would leave trap bytes in an
+ * attached process, which is worse than the broken precondition.
+ */
+#ifdef JT_DEBUG
+#include <assert.h>
+#define DEBUG_ASSERT(cond) assert(cond)
+#else
+#define DEBUG_ASSERT(cond) ((void)0)
+#endif
+
+/*
  * Writes v in decimal with a comma between groups of three digits
  * ("1,234,567"), as valgrind prints figures, into buf (27 bytes suffice).
  * Returns buf.

@@ -1,5 +1,4 @@
 /* detach.c - lets every traced process go as it was: no trap byte, no replaced return address, no thread traced. */
-#include <assert.h>
 #include <errno.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -158,7 +157,7 @@ detach_all(struct jt_tracer *tr)
 {
 	struct jt_proc *p, *next;
 
-	assert(tthread_is_first(&tr->tthreads) && tthread_locked(&tr->tthreads));
+	DEBUG_ASSERT(tthread_is_first(&tr->tthreads) && tthread_locked(&tr->tthreads));
 	tr->detaching = 1;
 	restart_held(tthread_self());
 	detach_stop_all(tr);

@@ -1,5 +1,4 @@
 /* handover.c - moving a stopped thread from one tracer thread to another: parking it, seizing it, rebalancing, recalling a process. */
-#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -178,7 +177,7 @@ handover_wait(struct jt_tracer *tr, unsigned ms)
 	uint64_t until = util_now_us() + (uint64_t)ms * 1000;
 	struct timespec ts = { (time_t)(until / 1000000), (long)(until % 1000000) * 1000 };
 
-	assert(tthread_locked(&tr->tthreads));
+	DEBUG_ASSERT(tthread_locked(&tr->tthreads));
 	restart_held(tthread_self());
 	tthread_wait(&tr->tthreads, &tr->tthreads.cond, &ts);
 }

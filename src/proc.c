@@ -1,5 +1,4 @@
 /* proc.c - lifecycle of the per-process and per-thread control blocks. */
-#include <assert.h>
 #include <elf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -307,7 +306,7 @@ proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx
 	 * stopped, and only the calling tracer thread restarts it or hands it
 	 * over.
 	 */
-	assert(tthread_locked(&tr->tthreads));
+	DEBUG_ASSERT(tthread_locked(&tr->tthreads));
 	p->unwinding++;
 	tthread_unlock(&tr->tthreads);
 	n = unwind_stack_ctx(p->uw, ctx, t->tid, regs, pcs, max);
@@ -320,7 +319,7 @@ proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx
 void
 proc_unwinds_quiesce(struct jt_tracer *tr, struct jt_proc *p)
 {
-	assert(tthread_locked(&tr->tthreads));
+	DEBUG_ASSERT(tthread_locked(&tr->tthreads));
 	p->unwind_block++;
 	while (p->unwinding)
 		tthread_wait(&tr->tthreads, &tr->tthreads.unwound, NULL);

@@ -1,5 +1,4 @@
 /* stop.c - one stop of one traced thread: classify the wait status, handle the event by its kind, restart the thread. */
-#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -250,7 +249,7 @@ stop_dispatch(struct jt_tracer *tr, pid_t tid, int status)
 	struct restart parent, child;
 	pid_t ctid;
 
-	assert(tthread_locked(&tr->tthreads));
+	DEBUG_ASSERT(tthread_locked(&tr->tthreads));
 	ctid = stop_one(tr, tid, &status, &parent);
 	if (ctid) {
 		stop_one(tr, ctid, &status, &child);	/* a first stop: never a fork event itself */

@@ -1,5 +1,4 @@
 /* stopall.c - work that needs a whole process stopped: stopping every thread of it, stepping one over a breakpoint meanwhile, restarting them all. */
-#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -376,7 +375,7 @@ stopall_wait(struct jt_tracer *tr, struct jt_proc *p)
 {
 	pid_t pid = p->pid;
 
-	assert(tthread_is_first(&tr->tthreads) && tthread_locked(&tr->tthreads));
+	DEBUG_ASSERT(tthread_is_first(&tr->tthreads) && tthread_locked(&tr->tthreads));
 	/* The stops collected below are handled with the lock kept: see loop_dispatch. */
 	tthread_self()->unwind_unlock = 0;
 	restart_held(tthread_self());

@@ -1,5 +1,4 @@
 /* tthread.c - tracer threads: starting, waking and joining them; which one the caller is. */
-#include <assert.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +196,7 @@ tthread_wake_all(struct jt_tthreads *set)
 void
 tthread_join_all(struct jt_tthreads *set)
 {
-	assert(tthread_locked(set));
+	DEBUG_ASSERT(tthread_locked(set));
 	for (int i = 1; i < set->n; i++) {
 		struct jt_tthread *tt = &set->t[i];
 

@@ -1,5 +1,4 @@
 /* uprobes.c - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per CPU. */
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -1025,7 +1024,7 @@ uprobes_drain(struct jt_uprobes *u)
 
 	if (!u)
 		return;
-	assert(tthread_locked(&u->tr->tthreads));
+	DEBUG_ASSERT(tthread_locked(&u->tr->tthreads));
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
 			if (!t->uring)
