@@ -78,23 +78,27 @@ struct jt_tthreads {
 	struct jt_tthread t[JT_MAX_TTHREADS];
 	int n;				/* t[0..n-1] are in use */
 	int quit;			/* the other tracer threads: finish */
+#ifdef JT_DEBUG
 	/* Who holds lock (tthread_lock): "lock held" is an assert (tthread_locked), not prose. */
 	pthread_t holder;
 	int held;
+#endif
 };
 
 /*
  * The session lock (set->lock), taken and given back only through these,
- * which note its holder; tthread_wait waits on cond (one of set's) with the
- * lock released meanwhile, until ts on UTIL_CLOCK or, with ts NULL, until
- * signalled, and returns pthread's answer.
+ * which in the debug build note its holder; tthread_wait waits on cond (one
+ * of set's) with the lock released meanwhile, until ts on UTIL_CLOCK or,
+ * with ts NULL, until signalled, and returns pthread's answer.
  */
 void tthread_lock(struct jt_tthreads *set);
 void tthread_unlock(struct jt_tthreads *set);
 int tthread_wait(struct jt_tthreads *set, pthread_cond_t *cond, const struct timespec *ts);
 
+#ifdef JT_DEBUG
 /* Non-zero when the calling thread holds set's lock: for DEBUG_ASSERT of a function's precondition. */
 int tthread_locked(struct jt_tthreads *set);
+#endif
 
 /* Non-zero when the calling thread is tracer thread 0 of set (the main thread): for asserts. */
 int tthread_is_first(struct jt_tthreads *set);

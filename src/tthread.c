@@ -23,18 +23,34 @@ tthread_self(void)
 	return tthread_cur;
 }
 
+/*
+ * Notes whether the calling thread now holds set's lock. Only the debug
+ * build keeps it: tthread_locked, in its asserts, is the one reader, and a
+ * user's build takes the lock at every stop.
+ */
+static inline void
+tthread_note(struct jt_tthreads *set, int held)
+{
+#ifdef JT_DEBUG
+	if (held)
+		set->holder = pthread_self();
+	__atomic_store_n(&set->held, held, __ATOMIC_RELAXED);
+#else
+	(void)set, (void)held;
+#endif
+}
+
 void
 tthread_lock(struct jt_tthreads *set)
 {
 	pthread_mutex_lock(&set->lock);
-	set->holder = pthread_self();
-	__atomic_store_n(&set->held, 1, __ATOMIC_RELAXED);
+	tthread_note(set, 1);
 }
 
 void
 tthread_unlock(struct jt_tthreads *set)
 {
-	__atomic_store_n(&set->held, 0, __ATOMIC_RELAXED);
+	tthread_note(set, 0);
 	pthread_mutex_unlock(&set->lock);
 }
 
@@ -43,13 +59,13 @@ tthread_wait(struct jt_tthreads *set, pthread_cond_t *cond, const struct timespe
 {
 	int r;
 
-	__atomic_store_n(&set->held, 0, __ATOMIC_RELAXED);
+	tthread_note(set, 0);
 	r = ts ? pthread_cond_clockwait(cond, &set->lock, UTIL_CLOCK, ts) : pthread_cond_wait(cond, &set->lock);
-	set->holder = pthread_self();
-	__atomic_store_n(&set->held, 1, __ATOMIC_RELAXED);
+	tthread_note(set, 1);
 	return r;
 }
 
+#ifdef JT_DEBUG
 int
 tthread_locked(struct jt_tthreads *set)
 {
@@ -59,6 +75,7 @@ tthread_locked(struct jt_tthreads *set)
 	 */
 	return __atomic_load_n(&set->held, __ATOMIC_RELAXED) && pthread_equal(set->holder, pthread_self());
 }
+#endif
 
 int
 tthread_is_first(struct jt_tthreads *set)
