@@ -27,6 +27,7 @@ struct jt_usite {
 	uint32_t stack;		/* bytes of user stack each sample copies */
 	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
 	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
+	int pending;		/* placed, its events not opened yet (uprobes_open_pending) */
 	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c) */
 };
 
@@ -86,8 +87,8 @@ int uprobes_start(struct jt_uprobes *u);
  * Probes fn in p: its entry is entry, in module m; site is where the entry
  * probe goes (entry, or past a harmless early-return test, sp_delta below
  * it), emulated whether the kernel emulates that instruction. A function
- * that returns a block gets a uretprobe on its entry too. Opened at once
- * for every thread of p. Returns 0, or -1 with errno set.
+ * that returns a block gets a uretprobe on its entry too. Its events are
+ * opened by uprobes_open_pending. Returns 0, or -1 with errno set.
  */
 int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry,
 		  uint64_t site, uint64_t sp_delta, int emulated);
@@ -125,6 +126,16 @@ int uprobes_hook_of(pid_t tid);
 
 /* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
 int uprobes_has_return(int fn);
+
+/*
+ * Opens the probes placed in p since the last call, for every thread of p,
+ * with the tracer lock (held by the caller) released meanwhile; they count
+ * from the return on. refused(arg, s, errno) is told of a site the kernel
+ * would not probe. Called once a placement ends, before p's stopped
+ * thread runs on.
+ */
+void uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
+			  void (*refused)(void *arg, const struct jt_usite *s, int err), void *arg);
 
 /* Opens every probe of t's process for t, a thread new to us. Returns 0 or -1. */
 int uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t);

@@ -271,6 +271,20 @@ image_place_uprobe(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr
 	return why;
 }
 
+/* uprobes_open_pending's word on a site the kernel would not probe. */
+static void
+image_refused(void *arg, const struct jt_usite *s, int err)
+{
+	struct jt_proc *p = arg;
+	const struct jt_module *m = modules_find(&p->mods, s->entry);
+	char why[160];
+
+	if (!m || image_untraced_known(p, s->fn, s->entry))
+		return;	/* (a return probe, after its entry's) */
+	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", strerror(err));
+	image_untraced_add(p, modules_find(&p->mods, s->entry), s->fn, s->entry, why);
+}
+
 /* Puts the breakpoint of fn on its definition at addr in m, or records why it cannot be. */
 static void
 image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
@@ -436,6 +450,8 @@ image_resolve(struct jt_proc *p)
 			continue;
 		image_resolve_fn(p, order, n, fn);
 	}
+	if (p->uprobes)
+		uprobes_open_pending(p->uprobes, p, image_refused, p);
 	image_detect_preset(p, order, n);
 	p->mods_gen = p->mods.generation;
 }

@@ -55,7 +55,8 @@ struct up_def {
 	uint64_t offset;
 	int ret;
 	uint64_t id;			/* its tracepoint id */
-	int anchor;			/* an event of it on the keeper, so that closing ours never ends it */
+	int anchor;			/* an event of it on the keeper, so that closing ours never ends it (-1 until up_anchor) */
+	int anchor_tried;
 	char name[16];
 };
 
@@ -269,7 +270,6 @@ up_id_get(const struct jt_uprobes *u, uint64_t id)
 static struct up_def *
 up_def_get(struct jt_uprobes *u, const char *path, uint64_t off, int ret)
 {
-	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT };
 	char line[PATH_MAX + 96], idpath[160];
 	struct up_def *d;
 	int id;
@@ -294,14 +294,29 @@ up_def_get(struct jt_uprobes *u, const char *path, uint64_t off, int ret)
 		return NULL;
 	}
 	d->id = (uint64_t)id;
-	attr.config = d->id;
-	d->anchor = (int)up_perf_event_open(&attr, u->keeper, -1);
+	d->anchor = -1;
 	d->path = xstrdup(path);
 	d->offset = off;
 	d->ret = ret;
 	u->defs = xrealloc(u->defs, (u->ndefs + 1) * sizeof(*u->defs));
 	u->defs[u->ndefs++] = d;
 	return d;
+}
+
+/*
+ * Opens d's anchor once. It is the definition's first event, where the
+ * kernel registers the probe: milliseconds, so never under the tracer lock
+ * (uprobes_open_pending). A failure costs only the anchor's job.
+ */
+static void
+up_anchor(struct jt_uprobes *u, struct up_def *d)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = d->id };
+
+	if (d->anchor_tried)
+		return;
+	d->anchor_tried = 1;
+	d->anchor = (int)up_perf_event_open(&attr, u->keeper, -1);
 }
 
 /*
@@ -679,11 +694,11 @@ up_wake_reader(struct jt_uprobes *u)
 }
 
 static int
-up_open_hook(struct jt_thread *t, struct jt_usite *s)
+up_open_hook(struct jt_thread *t, struct jt_usite *s, int disabled)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = s->def->id,
-		.sample_period = 1, .sigtrap = 1, .remove_on_exec = 1,
+		.sample_period = 1, .sigtrap = 1, .remove_on_exec = 1, .disabled = !!disabled,
 		.sig_data = UPROBES_SIG_MAGIC | (uint64_t)s->fn,
 	};
 	int fd = (int)up_perf_event_open(&attr, t->tid, -1);
@@ -698,10 +713,11 @@ up_open_hook(struct jt_thread *t, struct jt_usite *s)
 /*
  * Opens site s for thread t: its first event gets the thread's ring, the
  * others write into it. Stores the event's id in *id (0 for a hook), for
- * the caller to enter (up_id_put). Returns 0 or -1 with errno.
+ * the caller to enter (up_id_put); disabled, it counts nothing until
+ * enabled. Returns 0 or -1 with errno.
  */
 static int
-up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, uint64_t *id)
+up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int disabled, uint64_t *id)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr), .type = PERF_TYPE_TRACEPOINT, .config = s->def->id,
@@ -715,12 +731,13 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, uin
 		.remove_on_exec = 1,
 		/* What the kernel dropped, counted per event: exact, even for a thread that ended full. */
 		.read_format = PERF_FORMAT_LOST,
+		.disabled = !!disabled,
 	};
 	int fd, e;
 
 	*id = 0;
 	if (s->hook)
-		return up_open_hook(t, s);
+		return up_open_hook(t, s, disabled);
 	fd = (int)up_perf_event_open(&attr, t->tid, -1);
 	if (fd < 0)
 		return -1;
@@ -746,22 +763,6 @@ fail:
 	return -1;
 }
 
-/* up_event_open, the id entered at once (tracer lock held). */
-static int
-up_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s)
-{
-	uint64_t id;
-	int had_ring = t->uring != NULL;
-
-	if (up_event_open(u, t, s, &id) < 0)
-		return -1;
-	if (id)
-		up_id_put(u, id, s);
-	if (!had_ring && t->uring)
-		up_wake_reader(u);
-	return 0;
-}
-
 static struct jt_usite *
 up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d)
 {
@@ -771,22 +772,12 @@ up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d)
 	s->ret = d->ret;
 	s->def = d;
 	s->image = p->image;
+	s->pending = 1;
 	u->sites = xrealloc(u->sites, (u->nsites + 1) * sizeof(*u->sites));
 	u->sites[u->nsites++] = s;
 	p->usites = xrealloc(p->usites, (p->nusites + 1) * sizeof(*p->usites));
 	p->usites[p->nusites++] = s;
 	return s;
-}
-
-/* Opens s for every thread of p. */
-static int
-up_open_all(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite *s)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
-		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && up_open(u, t, s) < 0)
-				return -1;
-	return 0;
 }
 
 int
@@ -829,8 +820,6 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	 */
 	s->stack = alloc_fns[fn].kind == FK_FREE && u->stack_copy > UPROBES_FREE_COPY ? UPROBES_FREE_COPY
 										 : u->stack_copy;
-	if (up_open_all(u, p, s) < 0)
-		return -1;
 	if (!rd)
 		return 0;
 	s = up_site_new(u, p, fn, rd);
@@ -838,7 +827,7 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	/* posix_memalign's block is in its out pointer, most often a local of the caller's: copy the stack. */
 	if (alloc_fns[fn].kind == FK_MEMALIGN_PTR)
 		s->stack = u->stack_copy;
-	return up_open_all(u, p, s);
+	return 0;
 }
 
 /* A probe on fn's entry with no stack copy: a hook (a SIGTRAP) or a plain sample. */
@@ -858,7 +847,7 @@ up_place_entry(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *
 	s = up_site_new(u, p, fn, d);
 	s->entry = s->site = entry;
 	s->hook = hook;
-	return up_open_all(u, p, s);
+	return 0;
 }
 
 int
@@ -916,7 +905,8 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	ids = xcalloc(n, sizeof(*ids));
 	tthread_unlock(&u->tr->tthreads);
 	for (size_t i = 0; i < n && r == 0; i++)
-		r = up_event_open(u, &tmp, sites[i], &ids[i]);
+		if (!sites[i]->pending)
+			r = up_event_open(u, &tmp, sites[i], 0, &ids[i]);
 	tthread_lock(&u->tr->tthreads);
 	if (r < 0)
 		perror_msg("thread %d: cannot open its uprobes", t->tid);
@@ -931,6 +921,97 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	free(ids);
 	free(sites);
 	return r;
+}
+
+/* One thread's share of uprobes_open_pending: a stand-in gets its new events while the lock is free. */
+struct up_pend {
+	struct jt_thread *t;
+	struct jt_thread tmp;
+	uint64_t *ids;			/* per pending site; 0 for a hook's, or one not opened */
+};
+
+/*
+ * Why the opening waits for the end of a placement and drops the lock: a
+ * module with allocators dlopen'ed by a busy threaded program needs dozens
+ * of probes times its threads, a definition's first event registers the
+ * probe (milliseconds), and the lock held through it kept the reader from
+ * the rings while the other threads filled them (8 threads, a dlopen of
+ * libstdc++: 130 ms, 180,000 events lost). Only the tracer thread that
+ * holds the lock places probes or adds and ends threads (one tracer thread
+ * under this source), so p's sites and threads stay as they are; the
+ * reader may run meanwhile, and p's image is complete for it.
+ */
+void
+uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
+		     void (*refused)(void *arg, const struct jt_usite *s, int err), void *arg)
+{
+	struct jt_usite **sites = NULL;
+	struct up_pend *th = NULL;
+	size_t ns = 0, nt = 0;
+	int *err;
+
+	DEBUG_ASSERT(tthread_locked(&u->tr->tthreads));
+	for (size_t i = 0; i < p->nusites; i++)
+		if (p->usites[i]->pending) {
+			p->usites[i]->pending = 0;
+			sites = xrealloc(sites, (ns + 1) * sizeof(*sites));
+			sites[ns++] = p->usites[i];
+		}
+	if (!ns)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads) && !p->vfork_child; i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
+			if (t->proc != p)
+				continue;
+			th = xrealloc(th, (nt + 1) * sizeof(*th));
+			th[nt] = (struct up_pend){ .t = t, .tmp = { .tid = t->tid, .proc = p, .uring = t->uring },
+						   .ids = xcalloc(ns, sizeof(uint64_t)) };
+			nt++;
+		}
+	err = xcalloc(ns, sizeof(*err));
+	tthread_unlock(&u->tr->tthreads);
+	for (size_t j = 0; j < ns; j++)
+		up_anchor(u, sites[j]->def);
+	/* Disabled: a sample whose id the reader does not know yet would be dropped unseen. */
+	for (size_t k = 0; k < nt; k++)
+		for (size_t j = 0; j < ns; j++)
+			if (up_event_open(u, &th[k].tmp, sites[j], 1, &th[k].ids[j]) < 0) {
+				if (errno == ESRCH)
+					break;	/* the thread ended: its exit stop says so */
+				if (!err[j])
+					err[j] = errno;
+			}
+	tthread_lock(&u->tr->tthreads);
+	for (size_t k = 0; k < nt; k++) {
+		struct jt_thread *t = th[k].t;
+
+		for (size_t j = 0; j < ns; j++)
+			if (th[k].ids[j])
+				up_id_put(u, th[k].ids[j], sites[j]);
+		if (th[k].tmp.nufds) {
+			t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + th[k].tmp.nufds) * sizeof(*t->ufds));
+			memcpy(t->ufds + t->nufds, th[k].tmp.ufds, (size_t)th[k].tmp.nufds * sizeof(*t->ufds));
+			t->nufds += th[k].tmp.nufds;
+		}
+		if (!t->uring && th[k].tmp.uring) {
+			t->uring = th[k].tmp.uring;
+			up_wake_reader(u);
+		}
+	}
+	/* Ids entered, under the lock the reader takes to read them: now they may count. */
+	for (size_t k = 0; k < nt; k++) {
+		for (int i = 0; i < th[k].tmp.nufds; i++)
+			if (ioctl(th[k].tmp.ufds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH)
+				perror_msg("thread %d: cannot enable a uprobe", th[k].t->tid);
+		free(th[k].tmp.ufds);
+		free(th[k].ids);
+	}
+	for (size_t j = 0; j < ns; j++)
+		if (err[j] && refused)
+			refused(arg, sites[j], err[j]);
+	free(err);
+	free(th);
+	free(sites);
 }
 
 void
