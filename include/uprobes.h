@@ -129,10 +129,10 @@ int uprobes_has_return(int fn);
 
 /*
  * Opens the probes placed in p since the last call, for every thread of p,
- * with the tracer lock (held by the caller) released meanwhile; they count
- * from the return on. refused(arg, s, errno) is told of a site the kernel
- * would not probe. Called once a placement ends, before p's stopped
- * thread runs on.
+ * with the tracer lock (held by the caller) released meanwhile, unless the
+ * caller is a sample's work in uprobes_drain; they count from the return
+ * on. refused(arg, s, errno) is told of a site the kernel would not probe.
+ * Called once a placement ends, before p's stopped thread runs on.
  */
 void uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 			  void (*refused)(void *arg, const struct jt_usite *s, int err), void *arg);

@@ -78,6 +78,7 @@ struct jt_uprobes {
 	size_t nsites;
 	struct jt_unwind_ctx *ctx;	/* unwinds under the tracer lock: one at a time */
 	uint64_t lost, samples;
+	int draining;			/* in up_ring_merge: a sample's work must keep the lock (uprobes_open_pending) */
 	pthread_t reader;
 	int reader_running;
 	volatile int quit;
@@ -937,9 +938,11 @@ struct up_pend {
  * probe (milliseconds), and the lock held through it kept the reader from
  * the rings while the other threads filled them (8 threads, a dlopen of
  * libstdc++: 130 ms, 180,000 events lost). Only the tracer thread that
- * holds the lock places probes or adds and ends threads (one tracer thread
- * under this source), so p's sites and threads stay as they are; the
- * reader may run meanwhile, and p's image is complete for it.
+ * holds the lock adds and ends threads (one tracer thread under this
+ * source), so p's threads stay as they are; the reader may run meanwhile,
+ * and p's image is complete for it. A sample's work (an attached process's
+ * rendezvous, uevent_apply) comes in the middle of a merge of the rings,
+ * which nobody else may touch: there the lock stays held.
  */
 void
 uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
@@ -948,7 +951,7 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 	struct jt_usite **sites = NULL;
 	struct up_pend *th = NULL;
 	size_t ns = 0, nt = 0;
-	int *err;
+	int *err, unlock = !u->draining;
 
 	DEBUG_ASSERT(tthread_locked(&u->tr->tthreads));
 	for (size_t i = 0; i < p->nusites; i++)
@@ -969,7 +972,8 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 			nt++;
 		}
 	err = xcalloc(ns, sizeof(*err));
-	tthread_unlock(&u->tr->tthreads);
+	if (unlock)
+		tthread_unlock(&u->tr->tthreads);
 	for (size_t j = 0; j < ns; j++)
 		up_anchor(u, sites[j]->def);
 	/* Disabled: a sample whose id the reader does not know yet would be dropped unseen. */
@@ -981,7 +985,8 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 				if (!err[j])
 					err[j] = errno;
 			}
-	tthread_lock(&u->tr->tthreads);
+	if (unlock)
+		tthread_lock(&u->tr->tthreads);
 	for (size_t k = 0; k < nt; k++) {
 		struct jt_thread *t = th[k].t;
 
@@ -1117,6 +1122,8 @@ uprobes_drain(struct jt_uprobes *u)
 			rings[n++] = t->uring;
 		}
 	/* The kernel stamps with UTIL_CLOCK (up_event_open), the clock read here. */
+	u->draining = 1;
 	up_ring_merge(rings, n, util_now_ns(), up_apply, u);
+	u->draining = 0;
 	free(rings);
 }
