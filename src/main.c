@@ -470,6 +470,15 @@ parse_args(int argc, char **argv, struct jt_options *o)
 	if (o->source_uprobe) {
 		/* One reader of the rings; the ptrace side sees only rare stops, which one tracer thread keeps up with. */
 		o->tracer_threads = 1;
+		/*
+		 * Following the tracee's CPU, and SCHED_IDLE while a CPU is
+		 * spare, make a stop's round trip short when stops are all
+		 * there is. Here a stop is rare and its work long (a new
+		 * thread's events): idle-class and bound to one CPU among the
+		 * program's busy threads, the tracer thread made the stopped
+		 * thread wait 30-400 ms for it (uprobes_start).
+		 */
+		o->no_cpu_follow = 1;
 		if (!o->stack_copy)
 			o->stack_copy = 4096;
 		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);

@@ -582,6 +582,17 @@ uprobes_start(struct jt_uprobes *u)
 		return -1;
 	}
 	u->reader_running = 1;
+	/*
+	 * The caller, the tracer thread, does what the kernel cannot do alone
+	 * while a thread of the program waits for it, stopped: a new thread's
+	 * events (milliseconds of perf_event_open, and a ring's pages to
+	 * clear), a dlopen's probes, an exec. At ordinary priority among the
+	 * program's busy threads it waited for a CPU 100-400 ms at a time (8
+	 * threads on 2 CPUs), and so did the stopped thread. Not before: a
+	 * program launched after would inherit it (the reader and the closer,
+	 * made above, keep their own).
+	 */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10);
 	return 0;
 }
 
