@@ -66,6 +66,7 @@ struct jt_proc {
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
+	int rtld_due;			/* --source uprobe, attached: its rendezvous fired, the link map is to be re-read (loop.c) */
 	uint64_t calls[FN_MAX];		/* by enum jt_fn, then the functions named by --alloc */
 	int preset_seen;		/* 1 + the --alloc-preset not asked for whose malloc it defines, or 0 */
 	/* Traced functions without a breakpoint (image.c), in any image it ran: kept for every report. */

@@ -127,6 +127,8 @@ void tthread_join_all(struct jt_tthreads *set);
 
 /* Interrupts tracer thread tt's wait4 so that it looks at its inbox and at the session's requests. */
 void tthread_wake(struct jt_tthread *tt);
+/* Interrupts tracer thread 0's wait4 (from another thread: a no-op from itself), for work it alone does. */
+void tthread_wake_first(struct jt_tthreads *set);
 void tthread_wake_all(struct jt_tthreads *set);
 
 /* The tracer thread with the fewest active tracees. */

@@ -105,7 +105,7 @@ int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_
  * The dynamic linker's rendezvous at entry in m. A launched program gets a
  * hook: a dlopen'd library is probed before any of its code runs. An
  * attached one gets a plain probe whose sample makes jmptrace re-read the
- * link map a moment later (uevent.c): should jmptrace die while a hook's
+ * link map a moment later (uevent.c, loop.c): should jmptrace die while a hook's
  * SIGTRAP waits for it, the kernel would deliver that SIGTRAP to the
  * process, which a launched program does not outlive anyway.
  */
@@ -129,9 +129,8 @@ int uprobes_has_return(int fn);
 
 /*
  * Opens the probes placed in p since the last call, for every thread of p,
- * with the tracer lock (held by the caller) released meanwhile, unless the
- * caller is a sample's work in uprobes_drain; they count from the return
- * on. refused(arg, s, errno) is told of a site the kernel would not probe.
+ * with the tracer lock (held by the caller) released meanwhile (but in a
+ * sample's work in uprobes_drain); they count from the return on. refused(arg, s, errno) is told of a site the kernel would not probe.
  * Called once a placement ends, before p's stopped thread runs on.
  */
 void uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,

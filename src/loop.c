@@ -429,6 +429,17 @@ loop_run_deferred(struct jt_tracer *tr)
 	}
 }
 
+/* --source uprobe: re-reads the link maps whose rendezvous fired in an attached process (uevent.c). */
+static void
+loop_rtld_due(struct jt_tracer *tr)
+{
+	for (struct jt_proc *p = tr->procs; p; p = p->next)
+		if (p->rtld_due) {
+			p->rtld_due = 0;
+			image_update(p, 0);
+		}
+}
+
 /*
  * Waits for the next stop of one of tt's own tracees, with the lock
  * released meanwhile; does tt's held-back restart first. Returns its tid, 0
@@ -671,6 +682,7 @@ loop_run(struct jt_tracer *tr)
 		loop_tick(tr, self);
 		handover_receive(self);
 		loop_run_deferred(tr);
+		loop_rtld_due(tr);
 		loop_reports_due(tr);
 		loop_work_done(tr, "taking threads handed over", since);
 		tid = loop_wait_next(tr, self, &status);

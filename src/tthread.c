@@ -203,6 +203,15 @@ tthread_wake(struct jt_tthread *tt)
 }
 
 void
+tthread_wake_first(struct jt_tthreads *set)
+{
+	struct jt_tthread *tt = &set->t[0];
+
+	if (tt->ktid > 0 && tt->ktid != (pid_t)syscall(SYS_gettid))
+		syscall(SYS_tgkill, getpid(), tt->ktid, TTHREAD_WAKE_SIG);
+}
+
+void
 tthread_wake_all(struct jt_tthreads *set)
 {
 	for (int i = 1; i < set->n; i++)

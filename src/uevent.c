@@ -7,7 +7,6 @@
 #include "alloc.h"
 #include "call.h"
 #include "heap.h"
-#include "image.h"
 #include "maps.h"
 #include "modules.h"
 #include "own.h"
@@ -266,8 +265,13 @@ uevent_apply(struct jt_tracer *tr, struct jt_unwind_ctx *ctx, const struct jt_us
 		return 0;
 	t->seq++;
 	if (alloc_fns[s->site->fn].kind == FK_RTLD) {
-		/* An attached process's rendezvous: the link map changed a moment ago. */
-		image_update(t->proc, 0);
+		/*
+		 * An attached process's rendezvous: the link map changed a
+		 * moment ago. Tracer thread 0 re-reads it (loop.c), not this
+		 * merge of the rings: a new library's probes take long to open,
+		 * and there the reader goes on meanwhile (uprobes_open_pending).
+		 */
+		t->proc->rtld_due = 1;
 		return 1;
 	}
 	/* Applied later than made: a block's age counts from the sample's time, not from now. */

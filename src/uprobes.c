@@ -553,6 +553,12 @@ up_reader(void *arg)
 		if (r > 0)
 			up_poll_hup(u, pf, rings, n);
 		uprobes_drain(u);
+		/* Asked again at every wake: a wake sent just before its wait4 began was lost. */
+		for (struct jt_proc *p = u->tr->procs; p; p = p->next)
+			if (p->rtld_due) {
+				tthread_wake_first(&u->tr->tthreads);
+				break;
+			}
 	}
 	tthread_unlock(&u->tr->tthreads);
 	free(pf);
@@ -951,9 +957,10 @@ struct up_pend {
  * libstdc++: 130 ms, 180,000 events lost). Only the tracer thread that
  * holds the lock adds and ends threads (one tracer thread under this
  * source), so p's threads stay as they are; the reader may run meanwhile,
- * and p's image is complete for it. A sample's work (an attached process's
- * rendezvous, uevent_apply) comes in the middle of a merge of the rings,
- * which nobody else may touch: there the lock stays held.
+ * and p's image is complete for it. Were it called from a sample's work, in
+ * the middle of a merge of the rings that nobody else may touch, the lock
+ * would stay held (an attached process's rendezvous only marks the process
+ * for tracer thread 0: uevent_apply, loop.c).
  */
 void
 uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
