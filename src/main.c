@@ -154,6 +154,7 @@ usage(FILE *f)
 		"      --tracer-threads N  tracer threads, 1 to %d (default: one per CPU)\n"
 		"      --unwinder NAME     dw (the default) or libunwind\n"
 		"      --no-cpu-follow     do not move tracer threads to their tracees' CPUs\n"
+		"                          (always so with --source uprobe)\n"
 		"      --no-emulate        single-step over every breakpoint instead of emulating\n"
 		"  -v, --verbose           a line per decision on stderr\n"
 		"\n"
