@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "heap.h"
 #include "rng.h"
 #include "tap.h"
+#include "util.h"
 
 /* A clock the test moves by hand. */
 static uint64_t test_now;
@@ -435,33 +435,37 @@ test_ages(void)
 	heap_destroy(h);
 }
 
-/* The default clock: a block stamped with an event's CLOCK_MONOTONIC time is as old as the event. */
+/*
+ * The default clock: a block stamped with an event's CLOCK_MONOTONIC time is
+ * as old as the event. The heap's clock is the coarse one, which lags the
+ * fine one by a tick or more (a late tick on a busy VM): the stamps are taken
+ * from the coarse clock, read where the heap's reading is known to equal it,
+ * so the ages are exact.
+ */
 static void
 test_event_time(void)
 {
 	struct jt_heap *h = heap_new();
 	uint32_t a = stack_of(h, 0x1000), b = stack_of(h, 0x2000);
-	struct timespec ts;
-	uint64_t mono, old_o = 0, old_n, new_o = 0, new_n, lag;
+	uint64_t c1, n1, n2, old_o = 0, old_n, new_o = 0, new_n;
 	int ra, rb;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	mono = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-	heap_set_event_time(h, mono - 300000000);	/* 300 ms ago */
+	do {
+		c1 = util_coarse_ms();
+		n1 = heap_clock_ms(h);
+	} while (util_coarse_ms() != c1);
+	heap_set_event_time(h, (c1 - 300) * 1000000);	/* 300 ms before n1 */
 	heap_alloc(h, 0x1000, 8, a);
-	heap_set_event_time(h, mono + 60000000000);	/* a minute ahead: no later than now */
+	heap_set_event_time(h, (c1 + 60000) * 1000000);	/* a minute ahead: no later than now */
 	heap_alloc(h, 0x2000, 8, b);
 	heap_set_event_time(h, 0);
-	/* The heap's clock is the coarse one: it lags CLOCK_MONOTONIC by up to its resolution. */
-	clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
-	lag = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + 1;
-	heap_view_begin(h, heap_clock_ms(h), 0);
+	n2 = heap_clock_ms(h);
+	heap_view_begin(h, n2, 0);
 	ra = heap_stack_age(h, a, &old_o, &old_n);
 	rb = heap_stack_age(h, b, &new_o, &new_n);
-	ok(ra == 0 && old_o + lag >= 300, "event time: 300 ms old, within the clock's %lu ms (%lu)",
-	   (unsigned long)lag, (unsigned long)old_o);
-	ok(rb == 0 && new_o + 300 <= old_o + lag, "event time: a future one is stamped now (%lu)",
-	   (unsigned long)new_o);
+	ok(ra == 0 && old_o == 300 + (n2 - n1), "event time: 300 ms before the first reading (%lu, %lu ms between readings)",
+	   (unsigned long)old_o, (unsigned long)(n2 - n1));
+	ok(rb == 0 && new_o <= n2 - n1, "event time: a future one is stamped now (%lu)", (unsigned long)new_o);
 	heap_view_end(h);
 	heap_destroy(h);
 }
