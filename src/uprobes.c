@@ -742,7 +742,7 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
 			       (s->stack ? PERF_SAMPLE_STACK_USER : 0),
-		.sample_regs_user = ARCH_PERF_REGS_MASK, .sample_stack_user = s->stack,
+		.sample_regs_user = s->regs_mask, .sample_stack_user = s->stack,
 		.use_clockid = 1, .clockid = UTIL_CLOCK, .sample_id_all = 1,
 		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 8),
 		/* At an exec the kernel takes them off the thread: the new image gets its own. */
@@ -791,6 +791,8 @@ up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d)
 	s->def = d;
 	s->image = p->image;
 	s->pending = 1;
+	s->regs_mask = d->ret ? ARCH_PERF_REGS_RET_MASK : alloc_fns[fn].kind == FK_FREE ? ARCH_PERF_REGS_FREE_MASK
+										: ARCH_PERF_REGS_MASK;
 	u->sites = xrealloc(u->sites, (u->nsites + 1) * sizeof(*u->sites));
 	u->sites[u->nsites++] = s;
 	p->usites = xrealloc(p->usites, (p->nusites + 1) * sizeof(*p->usites));
@@ -1069,6 +1071,7 @@ up_sample(struct jt_uprobes *u, const uint8_t *rec, size_t size)
 	const uint8_t *q = rec + sizeof(struct perf_event_header), *end = rec + size;
 	uint64_t id, abi, v[ARCH_PERF_REGS_N];
 	uint32_t pt[2];
+	size_t nv;
 
 	memcpy(&id, q, 8);
 	if (!(s.site = up_id_get(u, id)))
@@ -1079,11 +1082,12 @@ up_sample(struct jt_uprobes *u, const uint8_t *rec, size_t size)
 	memcpy(&s.time, q + 16, 8);
 	memcpy(&abi, q + 24, 8);
 	q += 32;
-	if (!abi || q + sizeof(v) > end)
+	nv = (size_t)__builtin_popcountll(s.site->regs_mask) * sizeof(v[0]);
+	if (!abi || q + nv > end)
 		return;		/* a kernel thread's, or cut */
-	memcpy(v, q, sizeof(v));
-	q += sizeof(v);
-	arch_regs_from_perf(v, &s.regs);
+	memcpy(v, q, nv);
+	q += nv;
+	arch_regs_from_perf(v, s.site->regs_mask, &s.regs);
 	if (s.site->stack && q + 8 <= end) {
 		uint64_t len, dyn;
 
