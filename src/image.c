@@ -282,7 +282,7 @@ image_refused(void *arg, const struct jt_usite *s, int err)
 	if (!m || image_untraced_known(p, s->fn, s->entry))
 		return;	/* (a return probe, after its entry's) */
 	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", strerror(err));
-	image_untraced_add(p, modules_find(&p->mods, s->entry), s->fn, s->entry, why);
+	image_untraced_add(p, m, s->fn, s->entry, why);
 }
 
 /* Puts the breakpoint of fn on its definition at addr in m, or records why it cannot be. */

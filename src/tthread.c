@@ -195,11 +195,18 @@ tthread_start(struct jt_tthreads *set, int n, void *(*loop)(void *))
 	return set->n;
 }
 
+/* Interrupts tt's wait4 (TTHREAD_WAKE_SIG has a handler and no SA_RESTART). */
+static void
+tthread_signal(const struct jt_tthread *tt)
+{
+	syscall(SYS_tgkill, getpid(), tt->ktid, TTHREAD_WAKE_SIG);
+}
+
 void
 tthread_wake(struct jt_tthread *tt)
 {
 	if (tt->index > 0 && tt->running && tt->ktid > 0)
-		syscall(SYS_tgkill, getpid(), tt->ktid, TTHREAD_WAKE_SIG);
+		tthread_signal(tt);
 }
 
 void
@@ -208,7 +215,7 @@ tthread_wake_first(struct jt_tthreads *set)
 	struct jt_tthread *tt = &set->t[0];
 
 	if (tt->ktid > 0 && tt->ktid != (pid_t)syscall(SYS_gettid))
-		syscall(SYS_tgkill, getpid(), tt->ktid, TTHREAD_WAKE_SIG);
+		tthread_signal(tt);
 }
 
 void

@@ -698,12 +698,6 @@ up_file_offset(struct jt_proc *p, const struct jt_module *m, uint64_t addr, uint
 	return r;
 }
 
-/*
- * Opens a hook site for t: no sample, but a SIGTRAP the thread gets at
- * once (perf's sigtrap), a ptrace stop we handle like a breakpoint's, with
- * sig_data saying which. Unlike a trap byte of ours, it goes with our
- * descriptors: a SIGKILLed jmptrace leaves no trap behind.
- */
 /* A ring was added (tracer lock held): the reader polls it from now on, not after its current wait. */
 static void
 up_wake_reader(struct jt_uprobes *u)
@@ -711,6 +705,12 @@ up_wake_reader(struct jt_uprobes *u)
 	(void)!write(u->wake, &(uint64_t){ 1 }, sizeof(uint64_t));
 }
 
+/*
+ * Opens a hook site for t: no sample, but a SIGTRAP the thread gets at
+ * once (perf's sigtrap), a ptrace stop we handle like a breakpoint's, with
+ * sig_data saying which. Unlike a trap byte of ours, it goes with our
+ * descriptors: a SIGKILLed jmptrace leaves no trap behind.
+ */
 static int
 up_open_hook(struct jt_thread *t, struct jt_usite *s, int disabled)
 {
@@ -901,6 +901,30 @@ uprobes_hook_of(pid_t tid)
 }
 
 /*
+ * Hands t the events a stand-in got while the lock was free (tracer lock
+ * held again): their ids, so that the reader knows their samples, the
+ * descriptors, and the stand-in's ring if t has none yet. ids[i] is
+ * sites[i]'s (0 for a hook's or one not opened).
+ */
+static void
+up_hand_over(struct jt_uprobes *u, struct jt_thread *t, const struct jt_thread *tmp, struct jt_usite **sites,
+	     const uint64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i])
+			up_id_put(u, ids[i], sites[i]);
+	if (tmp->nufds) {
+		t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + tmp->nufds) * sizeof(*t->ufds));
+		memcpy(t->ufds + t->nufds, tmp->ufds, (size_t)tmp->nufds * sizeof(*t->ufds));
+		t->nufds += tmp->nufds;
+	}
+	if (!t->uring && tmp->uring) {
+		t->uring = tmp->uring;
+		up_wake_reader(u);
+	}
+}
+
+/*
  * The kernel takes milliseconds to open each event, dozens per thread:
  * meanwhile the reader must go on emptying the other threads' rings (they
  * fill while it waits), so the events are opened on a stand-in block
@@ -912,7 +936,7 @@ int
 uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
-	struct jt_thread tmp = { .tid = t->tid, .proc = p };
+	struct jt_thread tmp = { .tid = t->tid, .proc = p, .uring = t->uring };
 	struct jt_usite **sites;
 	size_t n = p->nusites;
 	uint64_t *ids;
@@ -930,14 +954,8 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	tthread_lock(&u->tr->tthreads);
 	if (r < 0)
 		perror_msg("thread %d: cannot open its uprobes", t->tid);
-	for (size_t i = 0; i < n; i++)
-		if (ids[i])
-			up_id_put(u, ids[i], sites[i]);
-	t->ufds = tmp.ufds;
-	t->nufds = tmp.nufds;
-	t->uring = tmp.uring;
-	if (t->uring)
-		up_wake_reader(u);
+	up_hand_over(u, t, &tmp, sites, ids, n);
+	free(tmp.ufds);
 	free(ids);
 	free(sites);
 	return r;
@@ -1007,22 +1025,8 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 			}
 	if (unlock)
 		tthread_lock(&u->tr->tthreads);
-	for (size_t k = 0; k < nt; k++) {
-		struct jt_thread *t = th[k].t;
-
-		for (size_t j = 0; j < ns; j++)
-			if (th[k].ids[j])
-				up_id_put(u, th[k].ids[j], sites[j]);
-		if (th[k].tmp.nufds) {
-			t->ufds = xrealloc(t->ufds, (size_t)(t->nufds + th[k].tmp.nufds) * sizeof(*t->ufds));
-			memcpy(t->ufds + t->nufds, th[k].tmp.ufds, (size_t)th[k].tmp.nufds * sizeof(*t->ufds));
-			t->nufds += th[k].tmp.nufds;
-		}
-		if (!t->uring && th[k].tmp.uring) {
-			t->uring = th[k].tmp.uring;
-			up_wake_reader(u);
-		}
-	}
+	for (size_t k = 0; k < nt; k++)
+		up_hand_over(u, th[k].t, &th[k].tmp, sites, th[k].ids, ns);
 	/* Ids entered, under the lock the reader takes to read them: now they may count. */
 	for (size_t k = 0; k < nt; k++) {
 		for (int i = 0; i < th[k].tmp.nufds; i++)
