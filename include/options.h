@@ -26,7 +26,8 @@ struct jt_options {
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
 	int source_uprobe;		/* --source uprobe: allocator events from kernel uprobes (uprobes.h) */
 	uint32_t stack_copy;		/* --stack-copy: bytes of user stack each uprobe sample copies */
-	uint64_t buffer_size;		/* --buffer-size: bytes of ring buffer per CPU */
+	uint64_t buffer_size;		/* --buffer-size: bytes of ring buffer per thread */
+	uint64_t buffer_total;		/* --buffer-total: bytes of the rings of all threads together */
 	int verbose;			/* -v: a debug line per decision on stderr */
 	int pin;			/* --pin: pin the program's threads to their tracer thread's CPU */
 	int sort;			/* --sort: enum report_cost */

@@ -74,10 +74,12 @@ int uprobes_usable(const char **why);
 /*
  * The session's source: each sample goes to apply, stack_copy bytes of user
  * stack per entry sample, ring_bytes per traced thread (a power of two of
- * pages). Returns NULL after saying why.
+ * pages) while the rings of all threads stay within ring_total; past it a
+ * new thread's ring is halved until it fits, down to UPROBES_RING_MIN.
+ * Returns NULL after saying why.
  */
 struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy,
-			       uint64_t ring_bytes);
+			       uint64_t ring_bytes, uint64_t ring_total);
 /* Stops the reader, closes every event (the kernel removes the probes) and frees u. NULL is a no-op. */
 void uprobes_free(struct jt_uprobes *u);
 
@@ -124,6 +126,9 @@ int uprobes_hook_of(pid_t tid);
 
 /* Bytes of stack a free's sample copies (at most --stack-copy). */
 #define UPROBES_FREE_COPY 512
+
+/* The smallest ring a thread gets when the rings' budget (--buffer-total) is spent. */
+#define UPROBES_RING_MIN ((uint64_t)512 << 10)
 
 /* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
 int uprobes_has_return(int fn);

@@ -141,6 +141,9 @@ usage(FILE *f)
 		"      --buffer-size N with --source uprobe: ring buffer per traced thread\n"
 		"                   (default 32m, rounded up to a power of two of pages); when\n"
 		"                   one fills the kernel drops events, counted as 'lost events'\n"
+		"      --buffer-total N with --source uprobe: the rings of all threads together\n"
+		"                   (default a sixteenth of the machine's memory); past it a new\n"
+		"                   thread's ring is halved until it fits, down to 512k\n"
 		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
 		"                   thread that traces it (one tracer thread per CPU). Stops\n"
 		"                   then never cross CPUs, on any host, but this CHANGES THE\n"
@@ -251,7 +254,7 @@ enum {
 	OPT_SORT, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_PPROF, OPT_FOLDED, OPT_FOLDED_COST,
 	OPT_FLAMEGRAPH, OPT_MASSIF, OPT_CSV, OPT_DOT, OPT_INTERVAL, OPT_SUPPRESSIONS,
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
-	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_OLDER_THAN,
+	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_BUFFER_TOTAL, OPT_OLDER_THAN,
 	OPT_FULL_NAMES, OPT_HTML, OPT_SECTIONS, OPT_SHOW_RUNTIME,
 	OPT_ALLOC, OPT_ALLOC_PRESET, OPT_PAGES,
 };
@@ -287,6 +290,7 @@ static const struct option longopts[] = {
 	{ "source", required_argument, NULL, OPT_SOURCE },
 	{ "stack-copy", required_argument, NULL, OPT_STACK_COPY },
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+	{ "buffer-total", required_argument, NULL, OPT_BUFFER_TOTAL },
 	{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 	{ "html", required_argument, NULL, OPT_HTML },
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
@@ -412,6 +416,11 @@ parse_one(int c, const char *arg, struct jt_options *o)
 			return bad_value(c, arg, "give bytes from 64k to 4g, e.g. 64m");
 		o->buffer_size = size;
 		return 0;
+	case OPT_BUFFER_TOTAL:
+		if (parse_size(arg, &size) < 0 || size < UPROBES_RING_MIN || size > ((uint64_t)1 << 40))
+			return bad_value(c, arg, "give bytes from 512k to 1t, e.g. 2g");
+		o->buffer_total = size;
+		return 0;
 	case OPT_ALLOC:
 		return alloc_named_add(arg, why, sizeof(why)) < 0 ? bad_value(c, arg, why) : 0;
 	case OPT_ALLOC_PRESET:
@@ -464,8 +473,8 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		}
 		o->tracer_threads = 1;
 	}
-	if ((o->stack_copy || o->buffer_size) && !o->source_uprobe) {
-		error_msg("--stack-copy and --buffer-size need --source uprobe");
+	if ((o->stack_copy || o->buffer_size || o->buffer_total) && !o->source_uprobe) {
+		error_msg("--stack-copy, --buffer-size and --buffer-total need --source uprobe");
 		return -1;
 	}
 	if (o->source_uprobe) {
@@ -483,6 +492,9 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		if (!o->stack_copy)
 			o->stack_copy = 4096;
 		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
+		/* The kernel keeps a ring's pages from its mmap on: a sixteenth of the memory, 48 rings on 24 GiB. */
+		if (!o->buffer_total)
+			o->buffer_total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 16;
 	}
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */
@@ -705,7 +717,7 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	if (opt.source_uprobe && !(tr.uprobes = uprobes_new(&tr, uevent_apply, opt.stack_copy, opt.buffer_size))) {
+	if (opt.source_uprobe && !(tr.uprobes = uprobes_new(&tr, uevent_apply, opt.stack_copy, opt.buffer_size, opt.buffer_total))) {
 		close_outputs(&tr);
 		return 1;
 	}

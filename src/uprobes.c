@@ -68,6 +68,8 @@ struct jt_uprobes {
 	pid_t keeper;			/* the child the anchors are opened on */
 	uint32_t stack_copy;
 	uint64_t ring_bytes;
+	uint64_t ring_total;		/* what the rings of all threads may take (--buffer-total) */
+	uint64_t ring_used;		/* what they take now: atomic (a stand-in opens rings without the lock) */
 	struct up_def **defs;
 	size_t ndefs;
 	/* id of each event -> its site, open addressing */
@@ -400,6 +402,41 @@ up_closer(void *arg)
 }
 
 /*
+ * The size of a new thread's ring, taken from the rings' budget: the kernel
+ * allocates a ring's pages at once and keeps them, 32 MiB a thread by
+ * default, and a server of 500 threads would take 16 GiB of the machine's
+ * memory. Past the budget a ring is halved until it fits, down to
+ * UPROBES_RING_MIN: a busy thread with a small ring may lose events, and
+ * they are counted.
+ */
+static uint64_t
+up_ring_take(struct jt_uprobes *u, pid_t tid)
+{
+	uint64_t size, used = __atomic_load_n(&u->ring_used, __ATOMIC_RELAXED);
+	char a[32], b[32], c[32];
+
+	do {
+		size = u->ring_bytes;
+		while (size > UPROBES_RING_MIN && used + size > u->ring_total)
+			size /= 2;
+	} while (!__atomic_compare_exchange_n(&u->ring_used, &used, used + size, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	if (size < u->ring_bytes)
+		debug_msg("thread %d: a ring of %s KiB, not %s: the rings' budget of %s KiB is spent (--buffer-total)",
+			  (int)tid, util_num(a, size >> 10), util_num(b, u->ring_bytes >> 10),
+			  util_num(c, u->ring_total >> 10));
+	return size;
+}
+
+/* Gives ring r's pages back to the budget (before it is unmapped). */
+static void
+up_ring_give(struct jt_uprobes *u, const struct up_ring *r)
+{
+	if (u && r)
+		__atomic_fetch_sub(&u->ring_used, r->size, __ATOMIC_RELAXED);
+}
+
+/*
  * Takes t's events and ring off it and closes them (the kernel takes its
  * probes out of the thread): by up_closer when later suits, at once
  * otherwise. What the rings held was applied before (uprobes_drain).
@@ -411,6 +448,7 @@ up_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later)
 
 	if (u)
 		u->lost += up_thread_lost(t);
+	up_ring_give(u, t->uring);
 	*g = (struct up_grave){ .fds = t->ufds, .nfds = t->nufds, .ring = t->uring };
 	t->ufds = NULL;
 	t->nufds = 0;
@@ -434,7 +472,8 @@ up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 }
 
 struct jt_uprobes *
-uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, uint64_t ring_bytes)
+uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, uint64_t ring_bytes,
+	    uint64_t ring_total)
 {
 	struct jt_uprobes *u = xcalloc(1, sizeof(*u));
 	const char *why = "tracefs cannot be used";
@@ -461,6 +500,7 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 	}
 	u->stack_copy = stack_copy;
 	u->ring_bytes = ring_bytes;
+	u->ring_total = ring_total;
 	u->ctx = unwind_ctx_new();
 	pthread_mutex_init(&u->graves_lock, NULL);
 	pthread_cond_init(&u->graves_cond, NULL);
@@ -744,7 +784,7 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int
 			       (s->stack ? PERF_SAMPLE_STACK_USER : 0),
 		.sample_regs_user = s->regs_mask, .sample_stack_user = s->stack,
 		.use_clockid = 1, .clockid = UTIL_CLOCK, .sample_id_all = 1,
-		.watermark = 1, .wakeup_watermark = (uint32_t)(u->ring_bytes / 8),
+		.watermark = 1,
 		/* At an exec the kernel takes them off the thread: the new image gets its own. */
 		.remove_on_exec = 1,
 		/* What the kernel dropped, counted per event: exact, even for a thread that ended full. */
@@ -753,15 +793,27 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int
 	};
 	int fd, e;
 
+	uint64_t ring;
+
 	*id = 0;
 	if (s->hook)
 		return up_open_hook(t, s, disabled);
+	/* Woken when the ring is an eighth full: the first event decides its size. */
+	ring = t->uring ? t->uring->size : up_ring_take(u, t->tid);
+	attr.wakeup_watermark = (uint32_t)(ring / 8);
 	fd = (int)up_perf_event_open(&attr, t->tid, -1);
-	if (fd < 0)
+	if (fd < 0) {
+		e = errno;
+		if (!t->uring)
+			__atomic_fetch_sub(&u->ring_used, ring, __ATOMIC_RELAXED);
+		errno = e;
 		return -1;
+	}
 	if (!t->uring) {
-		if (!(t->uring = up_ring_map(fd, u->ring_bytes)))
+		if (!(t->uring = up_ring_map(fd, ring))) {
+			__atomic_fetch_sub(&u->ring_used, ring, __ATOMIC_RELAXED);
 			goto fail;
+		}
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->uring->fd) < 0) {
 		goto fail;
 	}
@@ -773,6 +825,7 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int
 fail:
 	e = errno;
 	if (t->uring && t->uring->fd == fd) {
+		up_ring_give(u, t->uring);
 		up_ring_close(t->uring);
 		t->uring = NULL;
 	}
@@ -1057,6 +1110,7 @@ uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			if (t->proc == p && t->uring) {
+				up_ring_give(u, t->uring);
 				up_ring_close(t->uring);
 				t->uring = NULL;
 			}

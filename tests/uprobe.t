@@ -177,7 +177,9 @@ for my $run (1 .. 3) {
 {
 	my $r = run_cmd(argv => [$JT, '--stack-copy', '4k', '--', '/bin/true']);
 	is($r->{exit}, 2, '--stack-copy without --source uprobe: exit 2');
-	like($r->{stderr}, qr/^jmptrace: --stack-copy and --buffer-size need --source uprobe$/m, '... one line says why');
+	like($r->{stderr}, qr/^jmptrace: --stack-copy, --buffer-size and --buffer-total need --source uprobe$/m, '... one line says why');
+	$r = run_cmd(argv => [$JT, '--buffer-total', '1g', '--', '/bin/true']);
+	is($r->{exit}, 2, '--buffer-total without --source uprobe: exit 2');
 	$r = run_cmd(argv => [$JT, '--source', 'bpf', '--', '/bin/true']);
 	is($r->{exit}, 2, '--source bpf: exit 2');
 	like($r->{stderr}, qr/invalid value 'bpf' for option --source: give ptrace or uprobe/, '... said');
@@ -185,6 +187,26 @@ for my $run (1 .. 3) {
 	is($r->{exit}, 2, '--stack-copy 100k: exit 2');
 	$r = run_cmd(argv => [$JT, '--source', 'uprobe', '--buffer-size', '1k', '--', '/bin/true']);
 	is($r->{exit}, 2, '--buffer-size 1k: exit 2');
+	$r = run_cmd(argv => [$JT, '--source', 'uprobe', '--buffer-total', '256k', '--', '/bin/true']);
+	is($r->{exit}, 2, '--buffer-total 256k: exit 2');
+	like($r->{stderr}, qr/invalid value '256k' for option --buffer-total: give bytes from 512k to 1t/, '... said');
+}
+
+# The rings' budget: the kernel keeps a ring's pages from its mmap on, 32 MiB a thread by
+# default, so that a server of hundreds of threads took gigabytes. With rings of 1 MiB
+# within 4 MiB, main and the first three of threads' 8 workers (all alive together) get
+# 1 MiB and the other five 512 KiB, and -v says so for each; the figures are exact.
+{
+	my ($p) = run_source('ptrace', 'threads', 'pie', [2000, 5, 40]);
+	my ($u, $r) = run_source('uprobe', 'threads', 'pie', [2000, 5, 40], '-v', '--buffer-size', '1m', '--buffer-total', '4m');
+	my @small = $r->{stderr} =~ /^jmptrace: thread \d+: a ring of 512 KiB, not 1,024: the rings' budget of 4,096 KiB is spent \(--buffer-total\)$/mg;
+	is(scalar(@small), 5, 'budget: five threads got a ring of 512 KiB, and -v said so') or diag($r->{stderr});
+	unlike($r->{stderr}, qr/a ring of (?!512 KiB)/, '... and no thread a ring of another size');
+	if ($p && $u) {
+		is($u->{totals}{lost_events}, 0, 'budget: no event lost');
+		is_deeply(figures($u), figures($p), 'budget: the figures of the ptrace source')
+			or diag(explain(figures($u)), explain(figures($p)));
+	}
 }
 
 # A plain user: one line, exit 2, the program not run.
