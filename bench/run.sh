@@ -164,6 +164,12 @@ loop_pairs_per_s() {
 # lost_in for the report of the last timed run.
 lost_count() { lost_in "$TMP/report.txt"; }
 
+# The uprobe source's reader CPU in the last run, ns ("the reader's CPU S s" under --verbose).
+reader_ns() {
+	awk '/uprobe source: .* samples read; the reader.s CPU/ {
+		for (i = 1; i < NF; i++) if ($i == "CPU") { printf "%.0f\n", $(i + 1) * 1e9; exit } }' "$TMP/err"
+}
+
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "NA"}'; }
 
 # Rounds to two significant digits and clamps into [lo, hi].
@@ -206,6 +212,7 @@ add_job() {
 	: >"$TMP/$name.x"
 	: >"$TMP/$name.lost"
 	: >"$TMP/$name.loop"
+	: >"$TMP/$name.reader"
 }
 
 run_jobs() {
@@ -223,6 +230,7 @@ run_jobs() {
 				cross_counts >>"$TMP/$j.x"
 				lost_count >>"$TMP/$j.lost"
 				loop_ns >>"$TMP/$j.loop"
+				reader_ns >>"$TMP/$j.reader"
 			else
 				J_FAIL[$j]=1
 				continue
@@ -323,7 +331,7 @@ print_threads() {
 	echo "   single-thread rate; a host where placement fails cannot inflate that ratio)"
 	printf '%-12s %10s %14s %14s %14s %10s %10s\n' tool N "1 thread/s" "1 pinned/s" \
 		"$THREADS threads/s" "ratio" "vs pinned"
-	for tool in floor jmptrace jmptrace-1tt jmptrace2; do
+	for tool in untraced floor jmptrace jmptrace-1tt jmptrace2; do
 		has_job "$tool-8t" || continue
 		# jmptrace-1tt (one tracer thread) is compared with jmptrace's 1-thread rates.
 		r1=$(pairs_per_s "${tool%-1tt}"); r8=$(pairs_per_s "$tool-8t")
@@ -372,6 +380,31 @@ print_uprobe() {
 	bar_line "uprobe 8 threads / 1 thread (rate)" "$(loop_pairs_per_s uprobe-8t)" \
 		"$(loop_pairs_per_s uprobe)" ge 1.8 $((lost1 + lost8))
 	echo "  lost events in the uprobe source's timed runs: $lost1 (1 thread), $lost8 ($THREADS threads)"
+	print_uprobe_bound
+}
+
+# What bounds the 8-thread ratio on this host. One thread keeps the program's thread busy
+# all the time (t us a pair: the kernel's probes and copies) while the reader, on another
+# CPU, applies the samples (r us a pair). With every CPU busy, C CPUs give at most C/(t + r)
+# pairs a second: the ratio is at most C/(1 + r/t), and at most what the untraced workload
+# itself reaches (the threads share the CPUs' caches, and a vCPU may be a hyperthread).
+print_uprobe_bound() {
+	local t r c u1 u8
+	t=$(loop_us_per_pair uprobe)
+	r=$(median <"$TMP/uprobe.reader" | awk -v n="${J_N[uprobe]}" 'NF { printf "%.4f\n", $1 / n / 1000 }')
+	u1=$(us_per_pair untraced) u8=$(us_per_pair untraced-8t)
+	c=$(nproc)
+	if [ "$t" = NA ] || [ -z "$r" ]; then
+		echo "  what bounds the ratio: n/a (no reader CPU in the uprobe runs' --verbose)"
+		return
+	fi
+	awk -v t="$t" -v r="$r" -v c="$c" -v u1="$u1" -v u8="$u8" -v th="$THREADS" 'BEGIN {
+		printf "  what bounds the ratio here: %d CPUs; one thread costs itself %.3f us a pair and the\n", c, t
+		printf "    reader %.3f us on another CPU, so %d threads reach at most %d/(1 + %.3f/%.3f) = %.3f;\n",
+			r, th, c, r, t, c / (1 + r / t)
+		if (u1 != "NA" && u8 != "NA" && u8 > 0)
+			printf "    the untraced workload itself: %d threads / 1 thread = %.3f\n", th, u1 / u8
+	}'
 }
 
 sum_of() { awk '{ s += $1 } END { print s + 0 }' "$1"; }
@@ -522,6 +555,7 @@ for v in N_UNTRACED N_FLOOR N_JT N_UP N_HT N_MASSIF N_LTRACE; do
 done
 
 add_job untraced untraced "$N_UNTRACED" 1 nopin 5
+add_job untraced-8t untraced "$N_UNTRACED" $THREADS nopin 5
 add_job floor floor "$N_FLOOR" 1 nopin 5
 add_job jmptrace jmptrace "$N_JT" 1 nopin 5
 # --pin: the target's threads pinned to their tracer thread's CPU (opt-in; changes the target).
