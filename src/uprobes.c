@@ -81,7 +81,7 @@ struct jt_uprobes {
 	struct jt_unwind_ctx *ctx;	/* unwinds under the tracer lock: one at a time */
 	uint64_t lost, samples;
 	uint64_t reader_cpu_ns;		/* the reader thread's CPU time, taken as it ends */
-	int draining;			/* in up_ring_merge: a sample's work must keep the lock (uprobes_open_pending) */
+	int draining;			/* in up_ring_merge, where the lock cannot be let go (uprobes_open_pending asserts) */
 	pthread_t reader;
 	int reader_running;
 	volatile int quit;
@@ -1038,10 +1038,11 @@ struct up_pend {
  * libstdc++: 130 ms, 180,000 events lost). Only the tracer thread that
  * holds the lock adds and ends threads (one tracer thread under this
  * source), so p's threads stay as they are; the reader may run meanwhile,
- * and p's image is complete for it. Were it called from a sample's work, in
- * the middle of a merge of the rings that nobody else may touch, the lock
- * would stay held (an attached process's rendezvous only marks the process
- * for tracer thread 0: uevent_apply, loop.c).
+ * and p's image is complete for it. Never from a sample's work: in the
+ * middle of a merge of the rings, which nobody else may touch, the lock
+ * cannot be let go (an attached process's rendezvous only marks the
+ * process for tracer thread 0: uevent_apply, loop.c); a debug build
+ * asserts it.
  */
 void
 uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
@@ -1050,9 +1051,10 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 	struct jt_usite **sites = NULL;
 	struct up_pend *th = NULL;
 	size_t ns = 0, nt = 0;
-	int *err, unlock = !u->draining;
+	int *err;
 
 	DEBUG_ASSERT(tthread_locked(&u->tr->tthreads));
+	DEBUG_ASSERT(!u->draining);
 	for (size_t i = 0; i < p->nusites; i++)
 		if (p->usites[i]->pending) {
 			p->usites[i]->pending = 0;
@@ -1071,8 +1073,7 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 			nt++;
 		}
 	err = xcalloc(ns, sizeof(*err));
-	if (unlock)
-		tthread_unlock(&u->tr->tthreads);
+	tthread_unlock(&u->tr->tthreads);
 	for (size_t j = 0; j < ns; j++)
 		up_anchor(u, sites[j]->def);
 	/* Disabled: a sample whose id the reader does not know yet would be dropped unseen. */
@@ -1084,8 +1085,7 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 				if (!err[j])
 					err[j] = errno;
 			}
-	if (unlock)
-		tthread_lock(&u->tr->tthreads);
+	tthread_lock(&u->tr->tthreads);
 	for (size_t k = 0; k < nt; k++)
 		up_hand_over(u, th[k].t, &th[k].tmp, sites, th[k].ids, ns);
 	/* Ids entered, under the lock the reader takes to read them: now they may count. */
