@@ -142,8 +142,9 @@ usage(FILE *f)
 		"                   (default 32m, rounded up to a power of two of pages); when\n"
 		"                   one fills the kernel drops events, counted as 'lost events'\n"
 		"      --buffer-total N with --source uprobe: the rings of all threads together\n"
-		"                   (default a sixteenth of the machine's memory); past it a new\n"
-		"                   thread's ring is halved until it fits, down to 512k\n"
+		"                   (default a sixteenth of the machine's memory, at least 16\n"
+		"                   rings); past it a new thread's ring is halved until it\n"
+		"                   fits, down to 512k\n"
 		"      --pin        pin each of the program's threads to the CPU of the tracer\n"
 		"                   thread that traces it (one tracer thread per CPU). Stops\n"
 		"                   then never cross CPUs, on any host, but this CHANGES THE\n"
@@ -492,9 +493,17 @@ parse_args(int argc, char **argv, struct jt_options *o)
 		if (!o->stack_copy)
 			o->stack_copy = 4096;
 		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
-		/* The kernel keeps a ring's pages from its mmap on: a sixteenth of the memory, 48 rings on 24 GiB. */
-		if (!o->buffer_total)
+		/*
+		 * The kernel keeps a ring's pages from its mmap on: a sixteenth
+		 * of the memory (48 rings of 32 MiB on 24 GiB), but never fewer
+		 * than 16 full rings, so that a small machine still gives a
+		 * program of a few busy threads the rings it had before.
+		 */
+		if (!o->buffer_total) {
 			o->buffer_total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 16;
+			if (o->buffer_total < 16 * o->buffer_size)
+				o->buffer_total = 16 * o->buffer_size;
+		}
 	}
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */
