@@ -429,12 +429,12 @@ up_ring_take(struct jt_uprobes *u, pid_t tid)
 	return size;
 }
 
-/* Gives ring r's pages back to the budget (before it is unmapped). */
+/* Gives a ring's bytes back to the budget (when it is taken off its thread). */
 static void
-up_ring_give(struct jt_uprobes *u, const struct up_ring *r)
+up_ring_give(struct jt_uprobes *u, uint64_t bytes)
 {
-	if (u && r)
-		__atomic_fetch_sub(&u->ring_used, r->size, __ATOMIC_RELAXED);
+	if (u)
+		__atomic_fetch_sub(&u->ring_used, bytes, __ATOMIC_RELAXED);
 }
 
 /*
@@ -449,7 +449,8 @@ up_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later)
 
 	if (u)
 		u->lost += up_thread_lost(t);
-	up_ring_give(u, t->uring);
+	if (t->uring)
+		up_ring_give(u, t->uring->size);
 	*g = (struct up_grave){ .fds = t->ufds, .nfds = t->nufds, .ring = t->uring };
 	t->ufds = NULL;
 	t->nufds = 0;
@@ -799,29 +800,20 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int
 		.read_format = PERF_FORMAT_LOST,
 		.disabled = !!disabled,
 	};
-	int fd, e;
-
+	int fd, e, first = !t->uring;	/* the thread's first event makes its ring */
 	uint64_t ring;
 
 	*id = 0;
 	if (s->hook)
 		return up_open_hook(t, s, disabled);
-	/* Woken when the ring is an eighth full: the first event decides its size. */
-	ring = t->uring ? t->uring->size : up_ring_take(u, t->tid);
+	ring = first ? up_ring_take(u, t->tid) : t->uring->size;
+	/* Woken when the ring is an eighth full. */
 	attr.wakeup_watermark = (uint32_t)(ring / 8);
-	fd = (int)up_perf_event_open(&attr, t->tid, -1);
-	if (fd < 0) {
-		e = errno;
-		if (!t->uring)
-			__atomic_fetch_sub(&u->ring_used, ring, __ATOMIC_RELAXED);
-		errno = e;
-		return -1;
-	}
-	if (!t->uring) {
-		if (!(t->uring = up_ring_map(fd, ring))) {
-			__atomic_fetch_sub(&u->ring_used, ring, __ATOMIC_RELAXED);
+	if ((fd = (int)up_perf_event_open(&attr, t->tid, -1)) < 0)
+		goto fail;
+	if (first) {
+		if (!(t->uring = up_ring_map(fd, ring)))
 			goto fail;
-		}
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, t->uring->fd) < 0) {
 		goto fail;
 	}
@@ -832,12 +824,13 @@ up_event_open(struct jt_uprobes *u, struct jt_thread *t, struct jt_usite *s, int
 	return 0;
 fail:
 	e = errno;
-	if (t->uring && t->uring->fd == fd) {
-		up_ring_give(u, t->uring);
+	if (first) {
 		up_ring_close(t->uring);
 		t->uring = NULL;
+		up_ring_give(u, ring);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	errno = e;
 	return -1;
 }
@@ -1118,7 +1111,7 @@ uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			if (t->proc == p && t->uring) {
-				up_ring_give(u, t->uring);
+				up_ring_give(u, t->uring->size);
 				up_ring_close(t->uring);
 				t->uring = NULL;
 			}
