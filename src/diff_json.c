@@ -95,7 +95,10 @@ diff_write_json(struct jt_outfile *out, const struct jt_diff *d)
 	if (f) {
 		fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 						     | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+		/* diff says a failure itself and never looks at the close: it waits for the write here. */
 		r = outfile_commit(out);
+		if (r == 0)
+			r = outfile_wait(out);
 	}
 	json_object_put(o);
 	return r;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "outwriter.h"
 #include "util.h"
 
 /* Symlinks followed before a name counts as a loop: the kernel's own limit. */
@@ -17,79 +18,19 @@
 
 struct jt_outfile {
 	char *path;		/* as the user named it */
-	FILE *f;		/* the content being written, or NULL between contents */
-	int fd;			/* under f: a stream, or the temporary file */
-	int err;		/* the first write error on fd (errno), or 0 */
-	int held;		/* f stays open from one content to the next (a stream, or -o's published file) */
+	struct jt_outq *q;	/* its contents, on their way (outwriter.h) */
+	int fd;			/* a stream, or the file held open (published); else -1 */
 	int stream;		/* fd is a stream: a descriptor or a special file, not ours to rename */
-	char *tmp;		/* the temporary file's name, until it is renamed */
-	char *dest;		/* what tmp is renamed to: the name's last target */
+	int held;		/* fd is the file published: contents go in before its tail */
+	char *tail;		/* the held file's closing text */
+	size_t tail_len;
+	off_t len;		/* the held file's length: its contents whole, and the tail (the writer's) */
+	FILE *mf;		/* the content begun, in memory, or NULL */
+	char *mbuf;		/* mf's buffer */
+	size_t mlen;
+	char *name;		/* the content begun's file name (NULL: the path) */
 	mode_t new_mode;	/* a new file's mode: 0666 less the umask, as fopen would create it */
 };
-
-/*
- * The stdio stream writes through these, so that a signal of the tracer's
- * (installed without SA_RESTART) never cuts a write short, and the first
- * error keeps its errno for the message (stdio only keeps a flag).
- */
-static ssize_t
-outfile_cookie_write(void *cookie, const char *buf, size_t len)
-{
-	struct jt_outfile *o = cookie;
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = write(o->fd, buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (!o->err)
-				o->err = n < 0 ? errno : EIO;
-			return done ? (ssize_t)done : -1;
-		}
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-/* report_json_add steps back over its closing text in a file. */
-static int
-outfile_cookie_seek(void *cookie, off64_t *off, int whence)
-{
-	struct jt_outfile *o = cookie;
-	off64_t r = lseek(o->fd, *off, whence);
-
-	if (r < 0)
-		return -1;
-	*off = r;
-	return 0;
-}
-
-/* f's close: the descriptor is closed by outfile_end, which reports its error. */
-static int
-outfile_cookie_close(void *cookie)
-{
-	return 0;
-}
-
-static int
-outfile_fdopen(struct jt_outfile *o, int fd)
-{
-	cookie_io_functions_t io = {
-		.write = outfile_cookie_write,
-		.seek = outfile_cookie_seek,
-		.close = outfile_cookie_close,
-	};
-
-	o->fd = fd;
-	o->err = 0;
-	if (!(o->f = fopencookie(o, "w", io))) {
-		close(fd);
-		return -1;
-	}
-	return 0;
-}
 
 /* The descriptor a name stands for: /dev/fd/N, /proc/self/fd/N (where /dev/stdout leads). -1 for none. */
 static int
@@ -196,28 +137,50 @@ outfile_open_special(const char *name, const struct stat *st)
 }
 
 /*
- * Finds where name leads: a stream, opened (o->f, o->stream), or a regular
- * file or new name to replace (o->dest, *st its lstat or zeroed). 0 or -1.
+ * A descriptor of our own for descriptor fdnum: for a pipe or a device, a
+ * new open of it, which may be made O_NONBLOCK without touching the
+ * description the program (or the shell) shares; else, or when the kernel
+ * refuses (a socket, no /proc), a duplicate, which shares the file offset
+ * as the shell's 2>&1 does.
  */
 static int
-outfile_target(struct jt_outfile *o, const char *name, struct stat *st)
+outfile_dup(int fdnum, int own)
 {
-	int fdnum, fd;
-	char *dest = outfile_resolve(name, st, &fdnum);
+	char proc[64];
+	struct stat st;
+	int fd;
 
-	if (!dest)
-		return -1;
-	if (fdnum < 0 && (!st->st_mode || S_ISREG(st->st_mode))) {
-		o->dest = dest;
-		return 0;
+	if (own && fstat(fdnum, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fdnum);
+		if ((fd = open(proc, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)) >= 0)
+			return fd;
 	}
-	/* The descriptor is duplicated: it shares the file offset, as the shell's 2>&1 does. */
-	fd = fdnum >= 0 ? fcntl(fdnum, F_DUPFD_CLOEXEC, 0) : outfile_open_special(dest, st);
-	free(dest);
-	if (fd < 0 || outfile_fdopen(o, fd) < 0)
+	return fcntl(fdnum, F_DUPFD_CLOEXEC, 0);
+}
+
+/*
+ * Finds where name leads: returns a stream's descriptor, opened, with
+ * *dest NULL; or -1 with *dest the regular file or new name to replace
+ * (*st its lstat, or zeroed); or -1 with *dest NULL and errno set. With
+ * nonblock, a stream of our own is made O_NONBLOCK: the writer thread then
+ * never waits in a write for a reader that does not read.
+ */
+static int
+outfile_target(const char *name, struct stat *st, char **dest, int nonblock)
+{
+	int fdnum, fd, fl;
+
+	if (!(*dest = outfile_resolve(name, st, &fdnum)))
 		return -1;
-	o->stream = 1;
-	return 0;
+	if (fdnum < 0 && (!st->st_mode || S_ISREG(st->st_mode)))
+		return -1;
+	if (fdnum >= 0)
+		fd = outfile_dup(fdnum, nonblock);
+	else if ((fd = outfile_open_special(*dest, st)) >= 0 && nonblock && (fl = fcntl(fd, F_GETFL)) >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);	/* opened by us (a FIFO waited for its reader) */
+	free(*dest);
+	*dest = NULL;
+	return fd;
 }
 
 /* The directory part of name, malloc'ed: "." when it has none. */
@@ -259,42 +222,131 @@ outfile_check(const char *dest, const struct stat *st)
 	return r;
 }
 
-/* Creates the temporary file for o->dest beside it, with the mode (and owner) dest has, or a new file's. */
+/*
+ * Creates the temporary file for dest beside it, with the mode (and owner)
+ * dest has (st), or a new file's. Returns its descriptor with *tmp its
+ * name (malloc'ed), or -1 with errno set.
+ */
 static int
-outfile_temp(struct jt_outfile *o, const struct stat *st)
+outfile_temp(const struct jt_outfile *o, const char *dest, const struct stat *st, char **tmp)
 {
-	const char *slash = strrchr(o->dest, '/');
-	const char *base = slash ? slash + 1 : o->dest;
-	size_t len = strlen(o->dest) + sizeof("/..XXXXXX");
-	int fd;
+	const char *slash = strrchr(dest, '/');
+	const char *base = slash ? slash + 1 : dest;
+	size_t len = strlen(dest) + sizeof("/..XXXXXX");
+	int fd, err;
 
-	o->tmp = xmalloc(len);
+	*tmp = xmalloc(len);
 	/* Hidden, and short enough for NAME_MAX whatever the name's length. */
-	snprintf(o->tmp, len, "%.*s.%.200s.XXXXXX", slash ? (int)(slash - o->dest + 1) : 0, o->dest, base);
-	if ((fd = mkostemp(o->tmp, O_CLOEXEC)) < 0)
+	snprintf(*tmp, len, "%.*s.%.200s.XXXXXX", slash ? (int)(slash - dest + 1) : 0, dest, base);
+	if ((fd = mkostemp(*tmp, O_CLOEXEC)) < 0) {
+		err = errno;
+		free(*tmp);
+		*tmp = NULL;
+		errno = err;
 		return -1;
+	}
 	if (fchmod(fd, st->st_mode ? st->st_mode & 0777 : o->new_mode) < 0)
-		debug_msg("cannot set the mode of '%s': %s", o->tmp, strerror(errno));
+		debug_msg("cannot set the mode of '%s': %s", *tmp, strerror(errno));
 	/* Root replacing a user's file gives it back to its owner. */
 	if (st->st_mode && (st->st_uid != geteuid() || st->st_gid != getegid())
 	    && fchown(fd, st->st_uid, st->st_gid) < 0)
-		debug_msg("cannot give '%s' its owner back: %s", o->tmp, strerror(errno));
-	if (outfile_fdopen(o, fd) < 0) {
-		unlink(o->tmp);
-		return -1;
-	}
-	return 0;
+		debug_msg("cannot give '%s' its owner back: %s", *tmp, strerror(errno));
+	return fd;
 }
 
-/* Forgets the content's names (the stream or file itself is closed by the caller). */
-static void
-outfile_forget(struct jt_outfile *o)
+/*
+ * Writes one content to a new temporary file for dest and renames it over
+ * dest: a failure leaves dest as it was. Keeps the file open in *keep when
+ * keep is not NULL. Returns 0 or an errno (the temporary file is removed).
+ */
+static int
+outfile_replace(const struct jt_outfile *o, struct jt_outq *q, const char *dest, const struct stat *st,
+		const char *data, size_t len, int *keep)
 {
-	free(o->tmp);
-	free(o->dest);
-	o->tmp = o->dest = NULL;
-	o->f = NULL;
-	o->stream = 0;
+	char *tmp;
+	int fd = outfile_temp(o, dest, st, &tmp), err;
+
+	if (fd < 0)
+		return errno;
+	err = outq_write_all(q, fd, data, len, -1);
+	if (!err && rename(tmp, dest) < 0)
+		err = errno;
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	if (!err && keep) {
+		*keep = fd;
+		return 0;
+	}
+	if (close(fd) < 0 && !err)
+		err = errno;
+	return err;
+}
+
+/* On the writer thread: one content for name, by name's rule now. Returns 0 or an errno. */
+static int
+outfile_put_file(struct jt_outfile *o, struct jt_outq *q, const char *name, const char *data, size_t len)
+{
+	struct stat st;
+	char *dest;
+	int fd = outfile_target(name, &st, &dest, 0), err;
+
+	if (fd < 0 && !dest)
+		return errno;
+	if (fd >= 0) {
+		/* A name that is not a regular file: the stream rule for this content alone. */
+		err = outq_write_all(q, fd, data, len, -1);
+		if (close(fd) < 0 && !err)
+			err = errno;
+		return err;
+	}
+	err = outfile_replace(o, q, dest, &st, data, len, NULL);
+	free(dest);
+	return err;
+}
+
+/*
+ * On the writer thread: one content appended to the file held open, over
+ * its tail and followed by it again. A content that cannot be written
+ * whole is cut off: the file goes back to its length before, so that it
+ * keeps every content written until then, whole. Returns 0 or an errno.
+ */
+static int
+outfile_put_held(struct jt_outfile *o, struct jt_outq *q, const char *data, size_t len)
+{
+	off_t at = o->len - (off_t)o->tail_len;
+	int err = outq_write_all(q, o->fd, data, len, at);
+
+	if (!err)
+		err = outq_write_all(q, o->fd, o->tail, o->tail_len, at + (off_t)len);
+	if (!err) {
+		o->len = at + (off_t)(len + o->tail_len);
+		return 0;
+	}
+	if (ftruncate(o->fd, at) < 0 || outq_write_all(q, o->fd, o->tail, o->tail_len, at) != 0)
+		error_msg("cannot cut '%s' back to its last whole snapshot: %s", o->path, strerror(errno));
+	return err;
+}
+
+static int
+outfile_put(void *arg, struct jt_outq *q, const char *name, const char *data, size_t len)
+{
+	struct jt_outfile *o = arg;
+
+	return name ? outfile_put_file(o, q, name, data, len) : outfile_put_held(o, q, data, len);
+}
+
+/* Given back by the writer once it is done with o. */
+static void
+outfile_release(void *arg)
+{
+	struct jt_outfile *o = arg;
+
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o->tail);
+	free(o->path);
+	free(o);
 }
 
 struct jt_outfile *
@@ -303,24 +355,25 @@ outfile_open(const char *path)
 	struct jt_outfile *o = xcalloc(1, sizeof(*o));
 	mode_t mask = umask(0);
 	struct stat st;
+	char *dest;
 	int err;
 
 	umask(mask);
 	o->new_mode = 0666 & ~mask;
 	o->path = xstrdup(path);
-	o->fd = -1;
-	if (outfile_target(o, path, &st) == 0 && (o->stream || outfile_check(o->dest, &st) == 0)) {
-		o->held = o->stream;
-		if (!o->stream)
-			outfile_forget(o);
-		return o;
+	if ((o->fd = outfile_target(path, &st, &dest, 1)) >= 0)
+		o->stream = 1;
+	else if (!dest || outfile_check(dest, &st) < 0) {
+		err = errno;
+		free(dest);
+		free(o->path);
+		free(o);
+		errno = err;
+		return NULL;
 	}
-	err = errno;
-	free(o->dest);
-	free(o->path);
-	free(o);
-	errno = err;
-	return NULL;
+	free(dest);
+	o->q = outq_new(path, o->fd, outfile_put, o);
+	return o;
 }
 
 int
@@ -329,98 +382,118 @@ outfile_is_stream(const struct jt_outfile *o)
 	return o->stream;
 }
 
+/* Forgets the content begun and not committed: it is not written. */
+static void
+outfile_drop(struct jt_outfile *o)
+{
+	if (o->mf)
+		fclose(o->mf);
+	free(o->mbuf);
+	free(o->name);
+	o->mf = NULL;
+	o->mbuf = o->name = NULL;
+}
+
 FILE *
 outfile_begin(struct jt_outfile *o, const char *name)
 {
-	struct stat st;
-
-	if (o->held)
-		return o->f;
-	if (outfile_target(o, name ? name : o->path, &st) < 0)
+	outfile_drop(o);
+	o->mlen = 0;
+	if (!(o->mf = open_memstream(&o->mbuf, &o->mlen)))
 		return NULL;
-	if (!o->stream && outfile_temp(o, &st) < 0) {
-		outfile_forget(o);
-		return NULL;
-	}
-	return o->f;
+	o->name = name && !o->stream && !o->held ? xstrdup(name) : NULL;
+	return o->mf;
 }
 
-/* Flushes and, unless held, closes the content's stream. Returns 0 or an errno. */
+/* Hands the content begun to the writer: a snapshot when counted. */
 static int
-outfile_end(struct jt_outfile *o, int close_it)
+outfile_hand(struct jt_outfile *o, int counted)
 {
-	int err = 0;
+	char *name = NULL;
+	int err, r;
 
-	if (fflush(o->f) != 0 || ferror(o->f))
-		err = o->err ? o->err : EIO;
-	o->err = 0;
-	clearerr(o->f);
-	if (!close_it)
-		return err;
-	fclose(o->f);
-	if (close(o->fd) < 0 && !err)
-		err = errno;
-	o->fd = -1;
-	return err;
+	if (!o->mf) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (fclose(o->mf) != 0) {
+		err = errno ? errno : ENOMEM;
+		o->mf = NULL;
+		outfile_drop(o);
+		errno = err;
+		return -1;
+	}
+	o->mf = NULL;
+	if (!o->stream && !o->held)
+		name = o->name ? o->name : xstrdup(o->path);
+	else
+		free(o->name);
+	o->name = NULL;
+	r = outq_push(o->q, o->mbuf, o->mlen, name, counted);
+	o->mbuf = NULL;
+	return r;
 }
 
 int
 outfile_commit(struct jt_outfile *o)
 {
-	int err = outfile_end(o, !o->held);
-
-	if (!o->held) {
-		if (o->tmp && !err && rename(o->tmp, o->dest) < 0)
-			err = errno;
-		if (o->tmp && err)
-			unlink(o->tmp);
-		outfile_forget(o);
-	}
-	errno = err;
-	return err ? -1 : 0;
+	return outfile_hand(o, 1);
 }
 
 int
-outfile_publish(struct jt_outfile *o)
+outfile_commit_more(struct jt_outfile *o)
 {
-	int err = 0;
+	return outfile_hand(o, 0);
+}
 
-	if (o->held)
+int
+outfile_publish(struct jt_outfile *o, const char *content, const char *tail)
+{
+	struct stat st;
+	char *dest;
+	int fd, err;
+
+	if (o->stream)
 		return 0;
-	if (!o->stream && rename(o->tmp, o->dest) < 0) {
-		err = errno;
-		unlink(o->tmp);
+	if ((fd = outfile_target(o->path, &st, &dest, 0)) >= 0 || !dest) {
+		/* It was a file at the open: a stream made since then is not ours to hold. */
+		if (fd >= 0)
+			close(fd);
+		errno = fd >= 0 ? EEXIST : errno;
+		return -1;
 	}
-	free(o->tmp);
-	o->tmp = NULL;
+	err = outfile_replace(o, o->q, dest, &st, content, strlen(content), &o->fd);
+	free(dest);
 	if (err) {
-		outfile_commit(o);	/* closes it */
 		errno = err;
 		return -1;
 	}
 	o->held = 1;
+	o->tail = xstrdup(tail);
+	o->tail_len = strlen(tail);
+	o->len = (off_t)strlen(content);
 	return 0;
+}
+
+int
+outfile_wait(struct jt_outfile *o)
+{
+	return outq_wait(o->q);
+}
+
+const char *
+outfile_failed(const struct jt_outfile *o)
+{
+	const char *name = outq_failed(o->q);
+
+	return name ? name : o->path;
 }
 
 int
 outfile_close(struct jt_outfile *o)
 {
-	int err = 0;
-
 	if (!o)
 		return 0;
-	if (o->f) {
-		/* A content begun and never committed is not put in place. */
-		if (o->tmp)
-			unlink(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
-		o->held = 0;
-		if (outfile_commit(o) < 0)
-			err = errno;
-	}
-	free(o->path);
-	free(o);
-	errno = err;
-	return err ? -1 : 0;
+	outfile_drop(o);
+	return outq_close(o->q, outfile_release);
 }

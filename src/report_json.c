@@ -21,8 +21,7 @@
 
 struct jt_json_out {
 	struct jt_outfile *out;
-	FILE *f;
-	int stream;		/* f cannot seek: the opening text waits for the first snapshot, the closing for report_json_close */
+	int stream;		/* out is a stream: the opening text waits for the first snapshot, the closing for report_json_close */
 	int failed;		/* a write failed: the stream gets nothing more */
 	unsigned nsnapshots;	/* written so far: decides whether a comma is due */
 };
@@ -626,12 +625,10 @@ report_json_open(const char *path)
 	struct jt_json_out *j = xcalloc(1, sizeof(*j));
 	int err;
 
-	if (!(j->out = outfile_open(path)) || !(j->f = outfile_begin(j->out, NULL)))
+	if (!(j->out = outfile_open(path)))
 		goto fail;
 	/* A file is an empty but valid report at once, so a run that dies early still leaves JSON. */
-	if (!(j->stream = outfile_is_stream(j->out)))
-		fputs(JSON_HEAD JSON_TAIL, j->f);
-	if (outfile_publish(j->out) < 0 || outfile_commit(j->out) < 0)
+	if (!(j->stream = outfile_is_stream(j->out)) && outfile_publish(j->out, JSON_HEAD JSON_TAIL, JSON_TAIL) < 0)
 		goto fail;
 	return j;
 fail:
@@ -645,15 +642,15 @@ fail:
 int
 report_json_add(struct jt_json_out *j, const struct jt_snapshot *s)
 {
-	/* In a file, step back over the closing tail and write the snapshot plus a new tail. */
-	if (!j->stream && fseek(j->f, -(long)strlen(JSON_TAIL), SEEK_END) != 0)
+	/* A file's snapshot goes in before its closing text (outfile_publish), a stream's after the last. */
+	FILE *f = outfile_begin(j->out, NULL);
+
+	if (!f)
 		return -1;
 	if (j->stream && !j->nsnapshots)
-		fputs(JSON_HEAD, j->f);
-	fputs(j->nsnapshots ? ",\n" : "\n", j->f);
-	json_snapshot(j->f, s);
-	if (!j->stream)
-		fputs(JSON_TAIL, j->f);
+		fputs(JSON_HEAD, f);
+	fputs(j->nsnapshots ? ",\n" : "\n", f);
+	json_snapshot(f, s);
 	j->nsnapshots++;
 	if (outfile_commit(j->out) == 0)
 		return 0;
@@ -664,15 +661,26 @@ report_json_add(struct jt_json_out *j, const struct jt_snapshot *s)
 int
 report_json_close(struct jt_json_out *j)
 {
-	int r;
+	FILE *f;
+	int r = 0, err = 0;
 
 	if (!j)
 		return 0;
 	/* A stream is one valid document once it ends (said once when it could not be). */
-	if (j->stream && !j->failed)
-		fputs(j->nsnapshots ? JSON_TAIL : JSON_HEAD JSON_TAIL, j->f);
-	r = outfile_close(j->out);
+	if (j->stream && !j->failed) {
+		if ((f = outfile_begin(j->out, NULL)))
+			fputs(j->nsnapshots ? JSON_TAIL : JSON_HEAD JSON_TAIL, f);
+		if (!f || outfile_commit_more(j->out) < 0) {
+			r = -1;
+			err = errno;
+		}
+	}
+	if (outfile_close(j->out) < 0 && !r) {
+		r = -1;
+		err = errno;
+	}
 	free(j);
+	errno = err;
 	return r;
 }
 

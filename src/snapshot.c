@@ -117,8 +117,9 @@ snapshot_file(struct jt_tracer *tr, struct jt_outfile *out, const char *opt_path
 		write(f, s);
 		ret = outfile_commit(out);
 	}
+	/* A failure comes back at a later content's commit: it names the file that failed. */
 	if (ret < 0)
-		perror_msg("cannot write the %s '%s'", what, outfile_is_stream(out) ? opt_path : path);
+		perror_msg("cannot write the %s '%s'", what, f ? outfile_failed(out) : outfile_is_stream(out) ? opt_path : path);
 	free(path);
 	return ret;
 }

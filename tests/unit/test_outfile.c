@@ -1,11 +1,13 @@
-/* test_outfile.c - unit tests of outfile.c: which paths are replaced by a rename, which written in place, and the errors. */
+/* test_outfile.c - unit tests of outfile.c and its writer thread: which paths are replaced by a rename, which written in place, the errors, a full file, a reader that does not read. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -105,7 +107,7 @@ test_numbered_and_abort(void)
 
 	ok(o && !outfile_is_stream(o), "a file is not a stream");
 	f = o ? outfile_begin(o, at("heap.1.txt")) : NULL;
-	ok(f && fputs("n1", f) >= 0 && outfile_commit(o) == 0, "a numbered name is written");
+	ok(f && fputs("n1", f) >= 0 && outfile_commit(o) == 0 && outfile_wait(o) == 0, "a numbered name is written");
 	ok(strcmp(slurp(at("heap.1.txt")), "n1") == 0 && access(at("heap.txt"), F_OK) < 0, "to that name only");
 	f = o ? outfile_begin(o, NULL) : NULL;
 	ok(f && fputs("half", f) >= 0, "a content begun");
@@ -142,12 +144,89 @@ test_streams(void)
 
 	o = outfile_open("/dev/full");
 	ok(o && outfile_is_stream(o), "/dev/full is a stream");
-	ok(o && outfile_begin(o, NULL) && fputs("x", outfile_begin(o, NULL)) >= 0 && outfile_commit(o) < 0
-	   && errno == ENOSPC, "its write error is ENOSPC, at the commit");
-	outfile_close(o);
+	ok(o && outfile_begin(o, NULL) && fputs("x", outfile_begin(o, NULL)) >= 0 && outfile_commit(o) == 0,
+	   "a content for /dev/full is handed over");
+	ok(o && outfile_wait(o) < 0 && errno == ENOSPC && strcmp(outfile_failed(o), "/dev/full") == 0,
+	   "its write error is ENOSPC, once written");
+	ok(o && outfile_close(o) == 0, "said once: the close has nothing more to say");
 	o = outfile_open("/dev/fd/987");
 	ok(!o && errno == EBADF, "/dev/fd/N of a closed descriptor: EBADF");
 	ok(entries() == 0, "no file is left");
+}
+
+/* Commits text as one content of o. Returns outfile_commit's answer. */
+static int
+put(struct jt_outfile *o, const char *text)
+{
+	FILE *f = outfile_begin(o, NULL);
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return outfile_commit(o);
+}
+
+/*
+ * The file that grows (--json's rule): a content that does not fit (here
+ * past RLIMIT_FSIZE, as a full disk would refuse it) is cut back, and the
+ * file keeps the contents before it, whole, with its tail.
+ */
+static void
+test_held(void)
+{
+	struct jt_outfile *o = outfile_open(at("r.json"));
+	struct rlimit old, lim;
+	char big[200];
+
+	ok(o && outfile_publish(o, "[0]", "]") == 0 && strcmp(slurp(at("r.json")), "[0]") == 0,
+	   "published at once, whole");
+	ok(o && put(o, ",1") == 0 && put(o, ",2") == 0 && outfile_wait(o) == 0
+	   && strcmp(slurp(at("r.json")), "[0,1,2]") == 0, "each content goes in before the tail");
+	memset(big, 'x', sizeof(big) - 1);
+	big[0] = ',';
+	big[sizeof(big) - 1] = '\0';
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = 100;
+	setrlimit(RLIMIT_FSIZE, &lim);
+	/* The writer thread blocks SIGXFSZ: the write says EFBIG. */
+	ok(o && put(o, big) == 0 && outfile_wait(o) < 0 && errno == EFBIG, "a content past the limit fails");
+	setrlimit(RLIMIT_FSIZE, &old);
+	ok(strcmp(slurp(at("r.json")), "[0,1,2]") == 0, "and is cut back: the file holds what it held");
+	ok(o && put(o, ",3") == 0 && outfile_wait(o) == 0 && strcmp(slurp(at("r.json")), "[0,1,2,3]") == 0,
+	   "a later content that fits is written");
+	ok(outfile_close(o) == 0 && entries() == 1, "closed, nothing else left");
+	unlink(at("r.json"));
+}
+
+/* A reader that opened the FIFO and never reads: nothing waits for it, later contents are dropped. */
+static void
+test_behind(void)
+{
+	static char big[200000];
+	struct jt_outfile *o;
+	struct timespec t0, t1;
+	int rd, all_quick = 1;
+	double secs;
+
+	mkfifo(at("slow"), 0644);
+	rd = open(at("slow"), O_RDONLY | O_NONBLOCK);
+	o = outfile_open(at("slow"));
+	memset(big, 'y', sizeof(big) - 1);
+	for (int i = 0; o && i < 10; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		put(o, big);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		all_quick &= (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < 50;
+	}
+	ok(o && all_quick, "10 contents of 200 KB, none waits for the reader");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ok(o && outfile_close(o) < 0 && errno == EAGAIN, "the close says they were not written (EAGAIN)");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ok(secs < 1.0, "and gives up within a second (%.3f s)", secs);
+	close(rd);
+	unlink(at("slow"));
 }
 
 int
@@ -160,6 +239,8 @@ main(void)
 	test_files();
 	test_numbered_and_abort();
 	test_streams();
+	test_held();
+	test_behind();
 	rmdir(dir);
 	return tap_done();
 }
