@@ -30,9 +30,10 @@ struct jt_outq *outq_new(const char *path, int fd, outq_put_fn put, void *arg);
  * Queues len bytes of data (malloc'ed, taken) for name (malloc'ed or NULL,
  * taken); counted: it is a snapshot, said in the counts of what was lost.
  * A file's queued content that another content for the same name replaces
- * before it is begun is skipped. Past OUTQ_MAX_WAITING contents or
- * OUTQ_MAX_BYTES waiting, the output is behind: this content and every
- * later one are dropped (said once). Returns 0, or -1 with errno when an
+ * before it is begun is skipped. Past OUTQ_MAX_BYTES waiting, or past
+ * OUTQ_MAX_WAITING contents while the writer moved nothing of q for
+ * OUTQ_GIVE_UP_MS, the output is behind: this content and every later one
+ * are dropped (said once). Returns 0, or -1 with errno when an
  * earlier content could not be written (outq_failed names it), which the
  * caller says: the failure is handed over once.
  */

@@ -383,6 +383,23 @@ outq_skip_replaced(struct jt_outq *q, const char *name)
 			pp = &(*pp)->next;
 }
 
+/*
+ * Whether q, given len bytes more, is behind: past OUTQ_MAX_BYTES, or past
+ * OUTQ_MAX_WAITING contents with no progress for OUTQ_GIVE_UP_MS. A reader
+ * or a disk that is slow but moves (a writer thread a loaded machine runs
+ * late) only costs memory, up to the bound; one that took nothing costs
+ * the snapshots after those waiting.
+ */
+static int
+outq_is_behind(const struct jt_outq *q, size_t len)
+{
+	uint64_t moved = __atomic_load_n(&q->progress_ms, __ATOMIC_RELAXED);
+
+	if (q->bytes + len > OUTQ_MAX_BYTES)
+		return 1;
+	return q->nwaiting > OUTQ_MAX_WAITING && util_now_ms() >= moved + OUTQ_GIVE_UP_MS;
+}
+
 int
 outq_push(struct jt_outq *q, char *data, size_t len, char *name, int counted)
 {
@@ -393,7 +410,7 @@ outq_push(struct jt_outq *q, char *data, size_t len, char *name, int counted)
 	q->ncounted += counted ? 1 : 0;
 	if (name && q->how == OUTQ_FILE)
 		outq_skip_replaced(q, name);
-	if (!q->stopped && !q->behind && (q->nwaiting > OUTQ_MAX_WAITING || q->bytes + len > OUTQ_MAX_BYTES)) {
+	if (!q->stopped && !q->behind && outq_is_behind(q, len)) {
 		q->behind = 1;
 		error_msg("the report '%s' %s: its later snapshots are dropped", q->path,
 			  q->how == OUTQ_FILE || q->how == OUTQ_BLOCKING ? "is not being written in time" : "is not being read");
