@@ -11,14 +11,7 @@ struct jt_tracer;
  */
 #define LOOP_LATE_MS 10
 
-/*
- * Catches SIGINT, SIGTERM, SIGHUP and SIGUSR1 (and the tick's SIGALRM): their
- * flags wait for loop_run. Called before an attach, so that a signal meant to
- * detach never kills jmptrace with its breakpoints left in the process.
- */
-void loop_catch_signals(void);
-
-/* loop_catch_signals, and starts the loop's tick. */
+/* selfsig_catch (selfsig.h), and starts the loop's tick. */
 void loop_install_signals(void);
 
 /*

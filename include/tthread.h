@@ -116,8 +116,8 @@ void tthread_init(struct jt_tthreads *set, struct jt_tracer *tr, int prio_inheri
 
 /*
  * Starts tracer threads 1..n-1, each running loop(tt). The signals the main
- * thread acts on (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM) are blocked in
- * them; only the wake signal reaches them. Returns how many tracer threads
+ * thread acts on (selfsig.h) are blocked in them; only the wake signal,
+ * emerg.c's and the faults reach them. Returns how many tracer threads
  * there now are (1 when none could be started).
  */
 int tthread_start(struct jt_tthreads *set, int n, void *(*loop)(void *));

@@ -7,11 +7,23 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* Allocators: on exhaustion they print one line and abort(), so callers never check. */
+/*
+ * Allocators that never return NULL, so callers never check: on exhaustion
+ * they call the function util_on_oom gave (which must not return: main.c's
+ * lets the traced processes go and exits), or print one line and abort().
+ */
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+void util_on_oom(void (*fn)(size_t n));
+
+/*
+ * strerror(err), and for ENOMEM under an address-space limit of jmptrace's
+ * own (ulimit -v) that limit, since it, not the machine or the kernel, is
+ * then the likely cause. A thread's own buffer, valid until its next call.
+ */
+const char *util_strerror(int err);
 
 /* Messages go to stderr prefixed with "jmptrace: ". perror_msg appends strerror(errno). */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -13,6 +13,7 @@
 
 #include "cpu.h"
 #include "detach.h"
+#include "emerg.h"
 #include "handover.h"
 #include "heap.h"
 #include "image.h"
@@ -24,6 +25,7 @@
 #include "report.h"
 #include "report_common.h"
 #include "restart.h"
+#include "selfsig.h"
 #include "snapshot.h"
 #include "stop.h"
 #include "stopall.h"
@@ -32,53 +34,31 @@
 #include "uprobes.h"
 #include "util.h"
 
-/* Set by signal handlers; signals are process-wide, so these are the only globals. */
-static volatile sig_atomic_t got_snapshot, got_stop;
 /* The process-wide timer of the next due snapshot, and the main tracer thread it wakes. */
 static timer_t loop_due_timer;
 static int loop_due_timer_made;
 static pid_t loop_main_tid;
 
-static void
-loop_on_signal(int sig)
-{
-	if (sig == SIGUSR1)
-		got_snapshot = 1;
-	else if (sig == SIGINT)
-		got_snapshot = got_stop = sig;
-	else if (sig != SIGALRM)
-		got_stop = sig;
-}
-
-void
-loop_catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = loop_on_signal;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: wait4 must return EINTR so the loop sees the flags. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
-}
-
 void
 loop_install_signals(void)
 {
-	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
+	struct itimerspec its = { { 0, 50000000 }, { 0, 50000000 } };
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SELFSIG_TICK };
+	timer_t tick;
 
-	loop_catch_signals();
+	selfsig_catch();
 	/*
 	 * A periodic tick closes the race between checking the flags and
 	 * blocking in wait4; every 50 ms, so that the timeline of a program
 	 * that allocates nothing for a while still gets a sample at least
-	 * every HEAP_SAMPLE_MS or so (loop_tick).
+	 * every HEAP_SAMPLE_MS or so (loop_tick). A real-time signal of its
+	 * own, to this thread: a SIGALRM of the timer's would swallow one
+	 * that another process sends (a pending standard signal is not queued
+	 * twice), and jmptrace starved of CPU keeps its tick pending long.
 	 */
-	setitimer(ITIMER_REAL, &it, NULL);
+	ev._sigev_un._tid = gettid();	/* sigev_notify_thread_id, which glibc 2.36 does not name */
+	if (timer_create(UTIL_CLOCK, &ev, &tick) == 0)
+		timer_settime(tick, 0, &its, NULL);
 }
 
 /*
@@ -145,7 +125,7 @@ loop_hurry_ms(const struct jt_tracer *tr)
  * The due timer's notification, in a thread of glibc's that runs in
  * SCHED_OTHER: tracer thread 0 may be in SCHED_IDLE and, on a busy host,
  * not run for seconds (16 s seen under ASan at a load of 13 on 2 CPUs), so
- * it is hurried from here, then its wait4 interrupted by SIGALRM. Nothing
+ * it is hurried from here, then its wait4 interrupted by the tick's signal. Nothing
  * here touches a tracee.
  */
 static void
@@ -154,7 +134,7 @@ loop_on_due_timer(union sigval v)
 	struct jt_tthread *t0 = v.sival_ptr;
 
 	cpu_hurry(&t0->cpu, loop_main_tid, 1);
-	syscall(SYS_tgkill, getpid(), loop_main_tid, SIGALRM);
+	syscall(SYS_tgkill, getpid(), loop_main_tid, SELFSIG_TICK);
 }
 
 /* Makes the due timer, for the calling thread, tracer thread 0. */
@@ -283,30 +263,77 @@ loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 	tr->status_shown = 1;
 }
 
+/*
+ * How long a SIGTSTP waits for the traced processes to stop too (the
+ * terminal's Ctrl-Z reaches their process group with ours, in any order).
+ */
+#define LOOP_TSTP_MS 200
+
+/* Non-zero when every thread of every traced process sits in a group-stop: nothing waits for us at a breakpoint. */
+static int
+loop_all_group_stopped(struct jt_tracer *tr)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
+		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext, n++)
+			if (t->state != TS_GROUP_STOPPED)
+				return 0;
+	return n > 0;
+}
+
+/*
+ * SIGTSTP (Ctrl-Z): jmptrace stops only along with the processes it traces,
+ * which would otherwise wait at its breakpoints for as long as it is
+ * stopped. A Ctrl-Z that stopped them too stops jmptrace; one sent to
+ * jmptrace alone is refused with a line.
+ */
+static void
+loop_tstp(struct jt_tracer *tr, struct jt_proc *p)
+{
+	uint64_t since;
+
+	if (!selfsig_tstp_pending(&since))
+		return;
+	if (loop_all_group_stopped(tr)) {
+		selfsig_tstp_done();
+		debug_msg("SIGTSTP: every traced thread is stopped too: stopping");
+		kill(getpid(), SIGSTOP);
+		return;
+	}
+	if (util_now_ms() - since < LOOP_TSTP_MS)
+		return;
+	selfsig_tstp_done();
+	error_msg("SIGTSTP refused: process %d would wait at jmptrace's breakpoints while jmptrace is stopped; %s",
+		  p->pid, p->attached ? "Ctrl-C or SIGTERM detaches" : "stop the program itself (kill -TSTP), or Ctrl-C");
+}
+
 /* The snapshot that is due, if any, or asked for by a signal; then the stop a signal asked for. */
 static void
 loop_flags(struct jt_tracer *tr)
 {
 	struct jt_proc *p = proc_find(tr, tr->main_pid);
-	int stop = got_stop, due, wrote = 0;
+	int stop, due, wrote = 0, snap, ended;
 	uint64_t now, since = util_now_us();
 
 	if (!p)
 		return;
+	loop_tstp(tr, p);
+	stop = selfsig_take_stop();
+	snap = selfsig_take_snapshot();
 	now = loop_time_ms(tr);
 	loop_hurry(tr, now);
 	due = tr->due_ms && now >= tr->due_ms;
-	if (due && loop_duration_end(tr) && now >= loop_duration_end(tr))
-		stop = SIGALRM;
-	if (tr->status_shown && (got_snapshot || stop || due))
+	/* --duration's end: a last snapshot, its due one, then the detach. */
+	ended = due && !stop && loop_duration_end(tr) && now >= loop_duration_end(tr);
+	if (tr->status_shown && (snap || stop || due))
 		fputc('\n', stderr);
-	if (got_snapshot || (stop && stop != SIGALRM)) {
-		got_snapshot = 0;
-		snapshot_write(tr, p, stop && stop != SIGALRM ? "signal" : "sigusr1");
+	if (snap || stop) {
+		snapshot_write(tr, p, stop ? "signal" : "sigusr1");
 		wrote = 1;
 	}
-	if (due && (!stop || stop == SIGALRM)) {
-		loop_due_snapshot(tr, p, stop ? "duration" : "interval", stop ? loop_duration_end(tr) : tr->due_ms, now);
+	if (due && !stop) {
+		loop_due_snapshot(tr, p, ended ? "duration" : "interval", ended ? loop_duration_end(tr) : tr->due_ms, now);
 		wrote = 1;
 	}
 	if (due)
@@ -314,10 +341,10 @@ loop_flags(struct jt_tracer *tr)
 	if (wrote)
 		loop_work_done(tr, tr->opt->leak_check ? "the snapshot before it, with its leak check,"
 			       : "the snapshot before it", since);
-	if (!stop)
+	if (!stop && !ended)
 		return;
-	got_stop = 0;
-	if (p->attached) {
+	/* A signal that ends jmptrace lets a launched program go too: it runs on, untraced. */
+	if (p->attached || selfsig_fatal()) {
 		detach_all(tr);
 		return;
 	}
@@ -516,6 +543,7 @@ loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status
 	uint64_t since = util_now_us();
 
 	tt->unwind_unlock = 1;
+	emerg_test_point("stop");
 	stop_dispatch(tr, tid, status);
 	tt->unwind_unlock = 0;
 	loop_reports_due(tr);
@@ -548,6 +576,8 @@ loop_tthread(void *arg)
 	struct jt_tthread *tt = arg;
 	struct jt_tracer *tr = tt->tr;
 
+	/* Its own signal stack, and the way-out signal unblocked: a fault here lets its tracees go. */
+	emerg_thread_init();
 	/* --pin: one tracer thread per CPU, each staying on its own. */
 	if (tr->opt->pin)
 		cpu_bind_nth(&tt->cpu, tt->index);
@@ -702,7 +732,7 @@ loop_run(struct jt_tracer *tr)
 	}
 	loop_report_cpu(self);
 	if (loop_due_timer_made)
-		timer_delete(loop_due_timer);	/* no more hurry or SIGALRM for thread 0 */
+		timer_delete(loop_due_timer);	/* no more hurry or wake-up for thread 0 */
 	loop_due_timer_made = 0;
 	loop_stop_tthreads(tr);
 	loop_reports_due(tr);

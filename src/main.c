@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "attach.h"
 #include "detach.h"
 #include "diff.h"
+#include "emerg.h"
 #include "image.h"
 #include "launch.h"
 #include "leak.h"
@@ -24,6 +26,7 @@
 #include "outfile.h"
 #include "proc.h"
 #include "report.h"
+#include "selfsig.h"
 #include "sigtrap.h"
 #include "snapshot.h"
 #include "stopall.h"
@@ -165,7 +168,10 @@ usage(FILE *f)
 		"Signals to jmptrace: SIGUSR1 writes a snapshot and goes on. SIGINT (Ctrl-C)\n"
 		"writes a snapshot; a launched program gets its own SIGINT from the terminal,\n"
 		"and an attached one (-p) is detached and left running as it was. SIGTERM and\n"
-		"SIGHUP detach with -p, and are passed on to a launched program.\n"
+		"SIGHUP detach with -p, and are passed on to a launched program. Any other\n"
+		"signal that would end jmptrace (SIGQUIT, SIGUSR2...), a crash of jmptrace and\n"
+		"an exhausted memory limit let every traced program go untraced, then end\n"
+		"jmptrace. SIGTSTP stops it only along with the traced program.\n"
 		"Never stop jmptrace with SIGKILL (kill -9): a launched program dies with it,\n"
 		"and an attached process is left with breakpoints in its code and is killed\n"
 		"by SIGTRAP at the next one (not with --source uprobe, unless --leak-check).\n",
@@ -649,7 +655,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 	 * arrives during the attach then detaches at the loop's first turn. Its
 	 * default action would end jmptrace and leave trap bytes in the process.
 	 */
-	loop_catch_signals();
+	selfsig_catch();
 	/* The attach is the stop core's work too (a stop-all, the probes): under the session lock. */
 	tthread_lock(&tr->tthreads);
 	r = attach_setup(tr, pid, &p);
@@ -698,6 +704,47 @@ exit_code(int status)
 	return 1;
 }
 
+/*
+ * An allocation of n bytes failed: jmptrace cannot go on, but the traced
+ * processes must. Says whose limit it was (jmptrace's own ulimit, when it
+ * has one) and takes the way out, which lets them go and exits 1.
+ */
+static void
+main_oom(size_t n)
+{
+	static char why[256];
+	char num[32], lim[32];
+	struct rlimit rl;
+
+	util_num(num, n);
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(why, sizeof(why), "out of memory allocating %s bytes: jmptrace's own address-space limit "
+			 "(ulimit -v) is %s KiB", num, util_num(lim, rl.rlim_cur / 1024));
+	else if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(why, sizeof(why), "out of memory allocating %s bytes: jmptrace's own data limit "
+			 "(ulimit -d) is %s KiB", num, util_num(lim, rl.rlim_cur / 1024));
+	else
+		snprintf(why, sizeof(why), "out of memory allocating %s bytes", num);
+	emerg_exit(0, why);
+}
+
+/*
+ * jmptrace's end, with status, unless a signal that ends it came: every
+ * process was let go by then (loop.c), the last report written; it then
+ * ends by that signal, as it would have untraced.
+ */
+static int
+main_end(struct jt_tracer *tr, int status)
+{
+	int sig = selfsig_fatal();
+
+	(void)tr;
+	if (!sig)
+		return status;
+	error_msg("%s: every traced process was let go untraced; ending by it", selfsig_name(sig));
+	selfsig_die(sig);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -717,6 +764,9 @@ main(int argc, char **argv)
 	jt_debug = opt.verbose;
 	tr.opt = &opt;
 	tthread_init(&tr.tthreads, &tr, opt.source_uprobe);
+	/* From the first breakpoint on, neither a fault nor an exhausted allocator may leave one behind. */
+	emerg_init(&tr);
+	util_on_oom(main_oom);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
 	if (opt.source_uprobe && uprobes_usable(&why) < 0) {
 		error_msg("--source uprobe: %s", why);
@@ -730,10 +780,8 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	if (opt.attach_pid) {
-		signal(SIGPIPE, SIG_IGN);
-		return run_attached(&tr, opt.attach_pid);
-	}
+	if (opt.attach_pid)
+		return main_end(&tr, run_attached(&tr, opt.attach_pid));
 	if ((pid = launch_program(opt.argv)) < 0) {
 		close_outputs(&tr);
 		return 1;
@@ -748,8 +796,6 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	/* Only now: an ignored SIGPIPE would be inherited by the program across exec. */
-	signal(SIGPIPE, SIG_IGN);
 	tr.main_pid = pid;
 	line = util_argv_line(opt.argv);
 	p = proc_new(&tr, pid, line);
@@ -767,5 +813,5 @@ main(int argc, char **argv)
 	}
 	close_outputs(&tr);
 	/* A report that could not be written outweighs the program's status, as the manual says. */
-	return tr.report_failed ? 1 : tr.bad_names ? 2 : r;
+	return main_end(&tr, tr.report_failed ? 1 : tr.bad_names ? 2 : r);
 }

@@ -160,18 +160,24 @@ tthread_start(struct jt_tthreads *set, int n, void *(*loop)(void *))
 		n = JT_MAX_TTHREADS;
 	/*
 	 * The other tracer threads inherit this mask: the signals the main
-	 * thread acts on stay blocked in them. SIGCHLD must not be blocked anywhere: an ignored
+	 * thread acts on (selfsig.h: every one sent to end, stop or ask
+	 * jmptrace for something) stay blocked in them, so that the main
+	 * thread's wait4 is the one they interrupt. Not the faults, which
+	 * the CPU raises in the thread that faulted (blocked, they would kill
+	 * jmptrace at once), nor emerg.c's signal. SIGCHLD must not be blocked anywhere: an ignored
 	 * signal is dropped when sent, but a blocked one is queued, and every
 	 * stop of every tracee sends one; the main thread would then dequeue
 	 * and discard it after each of its system calls.
 	 */
-	sigemptyset(&mine);
-	sigaddset(&mine, SIGINT);
-	sigaddset(&mine, SIGTERM);
-	sigaddset(&mine, SIGHUP);
-	sigaddset(&mine, SIGUSR1);
-	sigaddset(&mine, SIGALRM);
-	sigaddset(&mine, TTHREAD_WAKE_SIG);
+	sigfillset(&mine);
+	sigdelset(&mine, SIGCHLD);
+	sigdelset(&mine, SIGSEGV);
+	sigdelset(&mine, SIGBUS);
+	sigdelset(&mine, SIGFPE);
+	sigdelset(&mine, SIGILL);
+	sigdelset(&mine, SIGABRT);
+	sigdelset(&mine, SIGTRAP);
+	sigdelset(&mine, SIGRTMIN + 2);	/* emerg.c's */
 	pthread_sigmask(SIG_BLOCK, &mine, &old);
 	for (int i = 1; i < n; i++) {
 		struct jt_tthread *tt = &set->t[i];

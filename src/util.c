@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,9 +14,20 @@
 
 int jt_debug;
 
+/* What an allocation failure calls (main.c's way out), or NULL. */
+static void (*util_oom_fn)(size_t n);
+
+void
+util_on_oom(void (*fn)(size_t n))
+{
+	util_oom_fn = fn;
+}
+
 static void *
 oom(size_t n)
 {
+	if (util_oom_fn)
+		util_oom_fn(n);	/* does not return */
 	fprintf(stderr, "jmptrace: out of memory allocating %zu bytes\n", n);
 	abort();
 }
@@ -48,13 +60,27 @@ xstrdup(const char *s)
 	return p ? p : oom(strlen(s) + 1);
 }
 
+const char *
+util_strerror(int err)
+{
+	static __thread char buf[160];
+	char lim[32];
+	struct rlimit rl;
+
+	if (err != ENOMEM || getrlimit(RLIMIT_AS, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return strerror(err);
+	snprintf(buf, sizeof(buf), "%s (jmptrace's own address-space limit, ulimit -v, is %s KiB)",
+		 strerror(err), util_num(lim, rl.rlim_cur / 1024));
+	return buf;
+}
+
 static void
 vmsg(const char *fmt, va_list ap, int err)
 {
 	fputs("jmptrace: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	if (err)
-		fprintf(stderr, ": %s", strerror(err));
+		fprintf(stderr, ": %s", util_strerror(err));
 	fputc('\n', stderr);
 }
 
