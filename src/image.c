@@ -267,7 +267,7 @@ image_place_uprobe(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr
 			  ps.why[0] ? ps.why : "entry");
 		return NULL;
 	}
-	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", strerror(errno));
+	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", util_strerror(errno));
 	return why;
 }
 
@@ -281,7 +281,7 @@ image_refused(void *arg, const struct jt_usite *s, int err)
 
 	if (!m || image_untraced_known(p, s->fn, s->entry))
 		return;	/* (a return probe, after its entry's) */
-	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", strerror(err));
+	snprintf(why, sizeof(why), "the kernel refused its uprobe: %s", util_strerror(err));
 	image_untraced_add(p, m, s->fn, s->entry, why);
 }
 
