@@ -328,7 +328,19 @@ outq_wake(void)
 	int err = 0;
 
 	if (!outq_running) {
+		/*
+		 * Every signal blocked, so that the main thread's wait4 is the one
+		 * they interrupt; but the faults, which the CPU raises in the
+		 * thread that faulted and which, blocked, would kill jmptrace at
+		 * once instead of taking its way out (emerg.h).
+		 */
 		sigfillset(&all);
+		sigdelset(&all, SIGSEGV);
+		sigdelset(&all, SIGBUS);
+		sigdelset(&all, SIGFPE);
+		sigdelset(&all, SIGILL);
+		sigdelset(&all, SIGABRT);
+		sigdelset(&all, SIGTRAP);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
