@@ -510,12 +510,17 @@ text_growth(FILE *f, const struct jt_snapshot *s, unsigned top)
 	const struct jt_growth *g = s->growth;
 	unsigned nsnap = growth_count(g);
 	struct growth_row *rows;
-	size_t n, i, shown;
+	size_t n, i, shown, kept;
 	char a[32], b[32];
 
 	if (nsnap < 2 || top == 0)
 		return;
 	rows = growth_rank(g, &n);
+	/* The stacks the live list leaves out (the runtime's, the suppressed) are not the program's growth either. */
+	for (i = kept = 0; i < n; i++)
+		if (!s->supp || !supp_match(s->supp, s->sym, heap_stack_get(s->heap, rows[i].id)))
+			rows[kept++] = rows[i];
+	n = kept;
 	shown = n < top ? n : top;
 	fprintf(f, "GROWTH over %u snapshots, from %s ms to %s ms\n", nsnap, util_num(a, growth_time(g, 0)),
 		util_num(b, growth_time(g, nsnap - 1)));

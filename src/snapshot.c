@@ -213,11 +213,12 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		s.pages_calls = &p->calls[FN_MMAP];
 		s.pages_timeline_from = p->json_pages_timeline < npg ? p->json_pages_timeline : npg ? npg - 1 : 0;
 	}
-	growth_record(p->growth, p->heap, s.time_ms);
 	s.growth = p->growth;
 	s.due = tr->due;
 	/* Every writer reads the live figures of this view: the blocks' ages, --older-than's filter. */
 	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);
+	/* GROWTH counts the blocks every other figure of the snapshot counts: the view's. */
+	growth_record(p->growth, p->heap, s.time_ms);
 	/* Every writer but JSON names frames as --full-names says (sym_resolve's jt_frame.name). */
 	sym_set_full_names(p->sym, o->full_names);
 	/* report_text flushes, which is all stderr needs; -o's file follows the formats' rule. */

@@ -3,11 +3,13 @@
 # one 1000-byte leak every 100 ms): with --older-than 0.5 every output of a snapshot counts only
 # the leak's old blocks, the churn's are out; without it the churn's 25 blocks are live, and
 # both stacks show their oldest and newest block age in the text report and the JSON.
-# --older-than's bad values are refused with one line and exit 2.
+# GROWTH counts the blocks the rest of each snapshot counts (--older-than applied): its series
+# equal the snapshots' live bytes. --older-than's bad values are refused with one line and exit 2.
 use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use JSON::PP ();
 use Test::More;
 use JT;
 
@@ -91,6 +93,28 @@ for my $mode ($ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : qw(pie static))
 		}
 		like($texts[0] // '', qr/^age:      only the blocks allocated at least 500 ms before this snapshot$/m,
 		     'text: the header says which blocks count');
+
+		# GROWTH counts the same blocks as the rest of each snapshot: a stack's live bytes at
+		# snapshot k in the growth series of the last one are its live bytes in snapshot k.
+		# (Before, GROWTH counted every block: the churn ring's young ones too.)
+		my $last = $snaps[-1];
+		my @grew = @{ $last->{growth}{stacks} // [] };
+		ok(@grew >= 1, 'the last snapshot has a growth series') or diag(JSON::PP->new->encode($last->{growth} // {}));
+		my $wrong = 0;
+		for my $g (@grew) {
+			for my $k (0 .. $#snaps) {
+				my ($st) = grep { $_->{id} == $g->{id} } @{ $snaps[$k]{stacks} // [] };
+				my $want = $st ? $st->{live_bytes} : 0;
+				next if ($g->{live_bytes}[$k] // -1) == $want;
+				$wrong++;
+				diag("stack $g->{id}: growth says $g->{live_bytes}[$k] at #$snaps[$k]{seq}, the snapshot $want");
+			}
+		}
+		is($wrong, 0, 'every growth figure equals the stack\'s live bytes in its snapshot, --older-than applied');
+		my ($grew_text) = ($texts[-1] // '') =~ /^GROWTH over .*?^#1: grew ([\d,]+) bytes /ms;
+		my $top = (sort { ($b->{live_bytes}[-1] - $b->{live_bytes}[0]) <=> ($a->{live_bytes}[-1] - $a->{live_bytes}[0])
+				  || $a->{id} <=> $b->{id} } @grew)[0] // { live_bytes => [0] };
+		is($grew_text, fmt($top->{live_bytes}[-1] - $top->{live_bytes}[0]), 'text: GROWTH\'s first stack grew as the JSON says');
 
 		# Snapshots k-1, k, k+1 with k+1 less than 480 ms after k but 500 ms or more after k-1
 		# (the host took them in time): at k+1, no block made after k is old enough (less
