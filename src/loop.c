@@ -403,6 +403,30 @@ loop_pin_all(struct jt_tracer *tr, struct jt_tthread *tt)
 			loop_pin(tt, t);
 }
 
+/* How often, at most, stderr says that the uprobe source's rings lose events. */
+#define LOOP_LOST_SAY_MS 5000
+
+/*
+ * --source uprobe: events the kernel dropped are said when they happen, not
+ * only in the report's totals: every figure is short of them from then on.
+ */
+static void
+loop_lost_say(struct jt_tracer *tr, uint64_t now)
+{
+	uint64_t lost;
+	char a[32];
+
+	if (!tr->uprobes || now - tr->lost_said_ms < LOOP_LOST_SAY_MS ||
+	    (lost = uprobes_lost(tr->uprobes)) <= tr->lost_said)
+		return;
+	if (tr->status_shown)
+		fputc('\n', stderr);
+	error_msg("%s events lost so far: the kernel's ring buffers overflowed, so every figure is short of them "
+		  "(--buffer-size and --buffer-total keep more)", util_num(a, lost));
+	tr->lost_said = lost;
+	tr->lost_said_ms = now;
+}
+
 /*
  * Work done a few times a second: waking the other tracer threads, and the status line.
  * CPU placement is done at stops, where the tracee is known to be stopped;
@@ -433,6 +457,7 @@ loop_tick(struct jt_tracer *tr, struct jt_tthread *tt)
 		loop_pin_all(tr, tt);
 	if (tt->index != 0)
 		return;
+	loop_lost_say(tr, now);
 	/* A kernel uprobe registered since the last tick takes our breakpoint at its first hit: say it, move it. */
 	for (p = tr->procs; p; p = p->next)
 		if (!p->exited)
@@ -731,6 +756,9 @@ loop_run(struct jt_tracer *tr)
 		loop_dispatch(tr, self, tid, status);
 	}
 	loop_report_cpu(self);
+	/* Events lost since stderr last said so, said now whatever the rate limit. */
+	tr->lost_said_ms = 0;
+	loop_lost_say(tr, util_now_ms());
 	if (loop_due_timer_made)
 		timer_delete(loop_due_timer);	/* no more hurry or wake-up for thread 0 */
 	loop_due_timer_made = 0;

@@ -537,6 +537,32 @@ text_growth(FILE *f, const struct jt_snapshot *s, unsigned top)
 	free(rows);
 }
 
+/*
+ * What the first screen must say beside the heap's figures, when it holds:
+ * --pages' own figures (PAGES, far below, lists them), and events the
+ * kernel dropped, which make every figure above short (the totals, far
+ * below, count them).
+ */
+static void
+text_brief_more(FILE *f, const struct jt_snapshot *s)
+{
+	struct jt_heap_totals t;
+	struct jt_heap_peak pk;
+	char a[96], b[96], c[32];
+
+	if (s->lost_events)
+		fprintf(f, "LOST:     %s events: the kernel's ring buffers overflowed (--buffer-size), so the live, peak,\n"
+			"          call and GROWTH figures are short of them\n", util_num(c, s->lost_events));
+	if (s->pages) {
+		heap_totals(s->pages, &t);
+		heap_peak(s->pages, &pk);
+		fprintf(f, "pages:    %s live, peak %s (--pages, apart from the heap)\n",
+			text_regions(a, sizeof(a), t.live_bytes, t.live_blocks),
+			text_regions(b, sizeof(b), pk.live_bytes, pk.live_blocks));
+	}
+	fputc('\n', f);
+}
+
 /* The one-line answer under the header: what is live, what the runtime holds, the peak, the calls. */
 static void
 text_brief(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t, const struct text_supp *sup,
@@ -551,9 +577,10 @@ text_brief(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t,
 		fprintf(f, ", runtime %s", report_bytes_blocks(bb, sizeof(bb), sup->rt_bytes, sup->rt_blocks));
 	if (sup->stacks)
 		fprintf(f, ", suppressed %s", report_bytes_blocks(bb, sizeof(bb), sup->bytes, sup->blocks));
-	fprintf(f, "\nin all:   peak %s bytes; %s allocation %s of %s bytes, %s %s\n\n", util_num(a, t->peak_live_bytes),
+	fprintf(f, "\nin all:   peak %s bytes; %s allocation %s of %s bytes, %s %s\n", util_num(a, t->peak_live_bytes),
 		util_num(b, report_alloc_calls(s)), report_plural(report_alloc_calls(s), "call", "calls"),
 		util_num(c, t->bytes_allocated), util_num(bb, t->frees), report_plural(t->frees, "free", "frees"));
+	text_brief_more(f, s);
 }
 
 /* Whether section sec is to be written (--sections). */

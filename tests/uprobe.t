@@ -115,6 +115,26 @@ SKIP: {
 	unlike($r->{report}, qr/copied stack ended/, 'the default copy: no stack cut');
 }
 
+# Lost events are said where a user looks: a line on stderr when they happen (and at the end),
+# and a LOST line on the report's first screen, with the totals' figure. A 64 KiB ring per
+# thread cannot hold 8 threads' 20,000 pairs each (a pair is about 5 KB with the stack copy).
+{
+	my $r = run_jt('threads', 'pie', args => [20000], jt_args => ['--source', 'uprobe', '--buffer-size', '64k']);
+	is($r->{exit}, 0, 'threads, 64 KiB rings: exit 0') or diag($r->{stderr});
+	my $s = last_snapshot($r);
+	my $lost = $s ? $s->{totals}{lost_events} // 0 : 0;
+	ok($lost > 0, "64 KiB rings: events were lost ($lost)");
+	(my $n = reverse $lost) =~ s/(\d{3})(?=\d)/$1,/g;
+	$n = reverse $n;
+	my @head = (split /\n/, $r->{report} // '')[0 .. 11];
+	ok((grep { /^LOST:     \Q$n\E events: the kernel's ring buffers overflowed/ } grep { defined } @head) == 1,
+	   "text: the first screen says LOST: $n events") or diag(join("\n", grep { defined } @head));
+	my @said = ($r->{stderr} // '') =~ /^jmptrace: ([\d,]+) events lost so far: the kernel's ring buffers overflowed/mg;
+	s/,//g for @said;
+	ok(@said >= 1 && $said[-1] > 0 && $said[-1] <= $lost, "stderr said it ($said[-1] of $lost at its last line)")
+		or diag($r->{stderr});
+}
+
 # A program that raises SIGTRAP for itself and catches it: the hooks' SIGTRAPs are dropped,
 # the program's own is delivered, exactly as untraced.
 {
