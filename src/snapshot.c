@@ -24,23 +24,27 @@
  * snapshot replacing the last; with --interval, FILE with the number before
  * its extension (heap.svg -> heap.3.svg, report.txt -> report.3.txt,
  * profile -> profile.3), so every snapshot is kept and each still opens as
- * its kind. Returns a malloc'ed path.
+ * its kind. A followed child's (child, its pid, not 0) has the pid first
+ * (report.4242.txt, report.4242.3.txt), so that no process's report
+ * replaces another's. Returns a malloc'ed path.
  */
 static char *
-snapshot_path(const struct jt_options *o, const char *path, unsigned seq)
+snapshot_path(const struct jt_options *o, const char *path, unsigned seq, pid_t child)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	const char *dot = strrchr(base, '.');
-	size_t len = strlen(path) + 16;
-	char *out = xmalloc(len);
+	size_t stem = dot && dot != base ? (size_t)(dot - path) : strlen(path);
+	size_t len = strlen(path) + 40;
+	char *out = xmalloc(len), num[40] = "";
 
-	if (o->interval <= 0)
-		snprintf(out, len, "%s", path);
-	else if (!dot || dot == base)
-		snprintf(out, len, "%s.%u", path, seq);
-	else
-		snprintf(out, len, "%.*s.%u%s", (int)(dot - path), path, seq, dot);
+	if (child > 0 && o->interval > 0)
+		snprintf(num, sizeof(num), ".%d.%u", (int)child, seq);
+	else if (child > 0)
+		snprintf(num, sizeof(num), ".%d", (int)child);
+	else if (o->interval > 0)
+		snprintf(num, sizeof(num), ".%u", seq);
+	snprintf(out, len, "%.*s%s%s", (int)stem, path, num, path + stem);
 	return out;
 }
 
@@ -109,7 +113,9 @@ static int
 snapshot_file(struct jt_tracer *tr, struct jt_outfile *out, const char *opt_path, const char *what,
 	      int (*write)(FILE *, const struct jt_snapshot *), const struct jt_snapshot *s)
 {
-	char *path = snapshot_path(tr->opt, opt_path, s->seq);
+	/* -f: a followed child's report goes to a file of its own, named with its pid (strace -ff's way). */
+	pid_t child = tr->opt->follow_forks && s->pid != tr->main_pid ? s->pid : 0;
+	char *path = snapshot_path(tr->opt, opt_path, s->seq, child);
 	FILE *f = outfile_begin(out, outfile_is_stream(out) ? NULL : path);
 	int ret = -1;
 

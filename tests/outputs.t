@@ -277,19 +277,30 @@ subtest '--interval: -o, like every format, writes one numbered file per snapsho
 	ok(!-e "$dir/report." . ($n + 1) . '.txt', "no report." . ($n + 1) . '.txt');
 };
 
-subtest 'without --interval, -o holds the last snapshot, as every format does (-f: a child, then its parent)' => sub {
+subtest 'without --interval, -o holds its process\'s last snapshot, as every format does; -f: a child\'s in a file named with its pid' => sub {
 	my $dir = new_dir();
 	my $r = run_cmd(dir => $dir, argv => [$JT, '-f', '-o', "$dir/r.txt", '--json', "$dir/r.json",
-					      '--folded', "$dir/heap.folded", '--', prog_path('forker', 'pie')]);
+					      '--folded', "$dir/heap.folded", '--', prog_path('forker', 'pie'), 'fork']);
 	is($r->{exit}, 0, 'exit 0') or diag($r->{stderr});
 	my $j = json_of(JT::slurp("$dir/r.json") // '');
 	my @snaps = @{ $j ? $j->{snapshots} : [] };
 	is(scalar(@snaps), 2, 'the JSON file holds both snapshots');
+	my ($child, $parent) = @snaps;
 	my $text = JT::slurp("$dir/r.txt") // '';
 	my $reports = () = $text =~ /^==== jmptrace heap report ====$/mg;
 	is($reports, 1, 'r.txt holds one report');
-	like($text, qr/^pid:      $snaps[-1]{pid}\n/m, "the last: the parent's ($snaps[-1]{pid})") if @snaps;
-	ok(!glob("$dir/r.*.txt") && !glob("$dir/heap.*.folded"), 'no numbered file');
+	like($text, qr/^pid:      $parent->{pid}\n(?:.*\n)*?live:     111 bytes in 1 block from 1 stack$/m,
+	     "r.txt: the parent's ($parent->{pid}), its 111 bytes in 1 block") if $parent;
+	# Before, the child's report was written to r.txt and replaced by its parent's: lost.
+	my $ctext = $child ? JT::slurp("$dir/r.$child->{pid}.txt") // '' : '';
+	like($ctext, qr/^pid:      $child->{pid}\n(?:.*\n)*?live:     2,220 bytes in 10 blocks from 1 stack$/m,
+	     "r.$child->{pid}.txt: the child's report, its 2,220 bytes in 10 blocks") if $child;
+	like($ctext, qr/^command:  \S*forker-pie fork$/m, 'the child\'s header names its command');
+	like(JT::slurp("$dir/heap.$child->{pid}.folded") // '', qr/;child_leak 2220$/m, "heap.$child->{pid}.folded: the child's stacks")
+		if $child;
+	unlike(JT::slurp("$dir/heap.folded") // '', qr/child_leak/, 'heap.folded: the parent\'s alone');
+	my @extra = grep { !m{/(?:r|heap)\.\Q$child->{pid}\E\.(?:txt|folded)$} } glob("$dir/r.*.txt"), glob("$dir/heap.*.folded");
+	is("@extra", '', 'no other numbered file');
 };
 
 # With -p and stderr a terminal (script(1) gives it one), the status line spells its figures
