@@ -34,7 +34,7 @@ int emerg_begun(void);
 /*
  * A test's way to make jmptrace fault at a chosen point: with
  * JMPTRACE_TEST_FAULT=WHERE:N in the environment, the Nth call of
- * emerg_test_point(WHERE) dereferences a null pointer (a real SIGSEGV).
+ * emerg_test_point(WHERE) stores to an address near 0 (a real SIGSEGV).
  * WHERE is one of the names passed at the call sites: "stop" (a
  * breakpoint stop being handled, the lock held), "snapshot" (a snapshot
  * being written), "reader" (the uprobe source's reader applying a sample).

@@ -474,5 +474,10 @@ emerg_test_point(const char *where)
 	if (emerg_fault_left <= 0 || strcmp(where, emerg_fault_where) != 0)
 		return;
 	if (__atomic_sub_fetch(&emerg_fault_left, 1, __ATOMIC_RELAXED) == 0)
-		*(volatile int *)(uintptr_t)emerg_fault_left = 0;	/* a null pointer: a real fault */
+		/*
+		 * A real fault, at an address no process maps; not a null
+		 * pointer, which UBSan's check would catch first in the
+		 * sanitizer build.
+		 */
+		*(volatile int *)(uintptr_t)(16 + emerg_fault_left) = 0;
 }
