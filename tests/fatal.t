@@ -245,10 +245,9 @@ SKIP: {
 			kill $sig, $j->{pid};
 			select(undef, undef, undef, 0.4);
 			my ($state) = (JT::slurp("/proc/$j->{pid}/stat") // '') =~ /^\d+ \(.*\) (\S)/;
+			# (Whether the program beats meanwhile is the tracer's speed: the sanitizer build's
+			# is slow enough to hold heartbeat's main thread for seconds. harmed() checks it below.)
 			push @wrong, "run $run: SIG$sig stopped jmptrace (state $state)" if ($state // 'T') eq 'T';
-			my $before = heartbeat("$dir/hb");
-			push @wrong, "run $run: after SIG$sig the program does not beat"
-				unless JT::wait_until(sub { heartbeat("$dir/hb") > $before + 100 }, 5);
 		}
 		my $err = JT::slurp($j->{err}) // '';
 		push @wrong, "run $run: no line refusing SIGTSTP: $err"
