@@ -262,6 +262,15 @@ test_free_unwind_failed(void)
 	is_u64(proc.calls[FN_FREE], 0, "free from glibc's teardown, unwind failed: not the program's call");
 
 	reset();
+	fk.unwind_n = 1;
+	proc.own.lib[0] = (struct jt_own_range){ CALLER_RET - 0x100, CALLER_RET + 0x100 };
+	proc.own.nlib = 1;
+	enter(FN_FREE, SP0, CALLER_RET, 0x20000, 0, 0);
+	tt = totals();
+	is_u64(tt.invalid_frees, 0, "free from inside the shared C library, no caller unwound: no invalid free");
+	is_u64(proc.calls[FN_FREE], 0, "free from inside the shared C library, no caller unwound: not the program's call");
+
+	reset();
 	fk.unwind_n = -1;
 	enter(FN_FREE, SP0, CALLER_RET, 0x20000, 0, 0);
 	tt = totals();
