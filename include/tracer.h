@@ -46,7 +46,8 @@ struct jt_tracer {
 	struct jt_outfile *out_file;	/* -o's output under out, or NULL for stderr */
 	struct jt_outfile *formats[6];	/* the file formats' outputs, in snapshot.h's order, or NULL */
 	int report_failed;		/* a report could not be written: jmptrace exits 1 */
-	uint64_t lost_said, lost_said_ms;	/* --source uprobe: the lost events stderr last said, and when (loop.c) */
+	/* --source uprobe (loop.c): the lost events stderr last said, when, and when the counters were last read. */
+	uint64_t lost_said, lost_said_ms, lost_check_ms;
 	struct jt_supp *supp;		/* suppressions (--suppressions and the built-in ones) */
 	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
 	/* --interval and --duration (loop.c): snapshots due at fixed times of the main process's time_ms. */

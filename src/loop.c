@@ -403,8 +403,14 @@ loop_pin_all(struct jt_tracer *tr, struct jt_tthread *tt)
 			loop_pin(tt, t);
 }
 
-/* How often, at most, stderr says that the uprobe source's rings lose events. */
+/*
+ * How often, at most, stderr says that the uprobe source's rings lose
+ * events, and how often their counters are read: a read of every thread's
+ * counters holds the lock the uprobe reader applies samples under, and at
+ * every tick it starved the reader into losing events of its own.
+ */
 #define LOOP_LOST_SAY_MS 5000
+#define LOOP_LOST_CHECK_MS 2000
 
 /*
  * --source uprobe: events the kernel dropped are said when they happen, not
@@ -416,8 +422,10 @@ loop_lost_say(struct jt_tracer *tr, uint64_t now)
 	uint64_t lost;
 	char a[32];
 
-	if (!tr->uprobes || now - tr->lost_said_ms < LOOP_LOST_SAY_MS ||
-	    (lost = uprobes_lost(tr->uprobes)) <= tr->lost_said)
+	if (!tr->uprobes || now - tr->lost_check_ms < LOOP_LOST_CHECK_MS || now - tr->lost_said_ms < LOOP_LOST_SAY_MS)
+		return;
+	tr->lost_check_ms = now;
+	if ((lost = uprobes_lost(tr->uprobes)) <= tr->lost_said)
 		return;
 	if (tr->status_shown)
 		fputc('\n', stderr);
@@ -757,7 +765,7 @@ loop_run(struct jt_tracer *tr)
 	}
 	loop_report_cpu(self);
 	/* Events lost since stderr last said so, said now whatever the rate limit. */
-	tr->lost_said_ms = 0;
+	tr->lost_said_ms = tr->lost_check_ms = 0;
 	loop_lost_say(tr, util_now_ms());
 	if (loop_due_timer_made)
 		timer_delete(loop_due_timer);	/* no more hurry or wake-up for thread 0 */
