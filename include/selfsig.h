@@ -41,7 +41,7 @@ int selfsig_take_stop(void);
  * The signal, sent by another process, whose default action ends
  * jmptrace (SIGQUIT, SIGUSR2, SIGALRM, SIGSEGV by kill...),
  * once one came, else 0. The loop then lets every process go, launched
- * ones too, and main ends by it (selfsig_die) after the last report.
+ * ones too, and main ends by it (util_die_by_signal) after the last report.
  */
 int selfsig_fatal(void);
 
@@ -51,9 +51,6 @@ int selfsig_fatal(void);
  */
 int selfsig_tstp_pending(uint64_t *since_ms);
 void selfsig_tstp_done(void);
-
-/* Ends jmptrace by sig, with its default action (a core dump where the signal's action is one). */
-void selfsig_die(int sig) __attribute__((noreturn));
 
 /* The signal's abbreviation with its SIG, for messages ("SIGQUIT"); async-signal-safe. */
 const char *selfsig_name(int sig);

@@ -2,6 +2,7 @@
 #ifndef JT_UTIL_H
 #define JT_UTIL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,6 +25,21 @@ void util_on_oom(void (*fn)(size_t n));
  * then the likely cause. A thread's own buffer, valid until its next call.
  */
 const char *util_strerror(int err);
+
+/*
+ * Fills set with every signal but those a thread raises for itself (the
+ * faults SIGSEGV, SIGBUS, SIGFPE, SIGILL, and SIGABRT, SIGTRAP): what a
+ * helper thread blocks so that the main thread takes the signals sent to
+ * jmptrace, while a fault there still reaches its handler (blocked, the
+ * kernel would kill jmptrace at once).
+ */
+void util_sigset_async(sigset_t *set);
+
+/*
+ * Ends jmptrace by sig with its default action (a core dump where that is
+ * the action), raised in the calling thread; async-signal-safe.
+ */
+void util_die_by_signal(int sig) __attribute__((noreturn));
 
 /* Messages go to stderr prefixed with "jmptrace: ". perror_msg appends strerror(errno). */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

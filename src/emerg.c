@@ -370,17 +370,9 @@ emerg_begun(void)
 static void __attribute__((noreturn))
 emerg_die(int sig)
 {
-	sigset_t one;
-
-	if (sig > 0) {
-		signal(sig, SIG_DFL);
-		sigemptyset(&one);
-		sigaddset(&one, sig);
-		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-		/* To this thread: a fault's signal must not go to another thread that blocks it. */
-		syscall(SYS_tgkill, getpid(), emerg_gettid(), sig);
-	}
-	_exit(sig > 0 ? 128 + sig : 1);
+	if (sig > 0)
+		util_die_by_signal(sig);
+	_exit(1);
 }
 
 void

@@ -743,7 +743,7 @@ main_end(struct jt_tracer *tr, int status)
 	if (!sig)
 		return status;
 	error_msg("%s: every traced process was let go untraced; ending by it", selfsig_name(sig));
-	selfsig_die(sig);
+	util_die_by_signal(sig);
 }
 
 int

@@ -334,13 +334,7 @@ outq_wake(void)
 		 * thread that faulted and which, blocked, would kill jmptrace at
 		 * once instead of taking its way out (emerg.h).
 		 */
-		sigfillset(&all);
-		sigdelset(&all, SIGSEGV);
-		sigdelset(&all, SIGBUS);
-		sigdelset(&all, SIGFPE);
-		sigdelset(&all, SIGILL);
-		sigdelset(&all, SIGABRT);
-		sigdelset(&all, SIGTRAP);
+		util_sigset_async(&all);
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);

@@ -1,7 +1,6 @@
 /* selfsig.c - the signals jmptrace itself receives: which ask for a snapshot, which detach, which end it, which it refuses. */
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "emerg.h"
@@ -184,17 +183,4 @@ void
 selfsig_tstp_done(void)
 {
 	got_tstp = 0;
-}
-
-void
-selfsig_die(int sig)
-{
-	sigset_t one;
-
-	signal(sig, SIG_DFL);
-	sigemptyset(&one);
-	sigaddset(&one, sig);
-	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
-	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
-	_exit(128 + sig);
 }

@@ -169,14 +169,8 @@ tthread_start(struct jt_tthreads *set, int n, void *(*loop)(void *))
 	 * stop of every tracee sends one; the main thread would then dequeue
 	 * and discard it after each of its system calls.
 	 */
-	sigfillset(&mine);
+	util_sigset_async(&mine);
 	sigdelset(&mine, SIGCHLD);
-	sigdelset(&mine, SIGSEGV);
-	sigdelset(&mine, SIGBUS);
-	sigdelset(&mine, SIGFPE);
-	sigdelset(&mine, SIGILL);
-	sigdelset(&mine, SIGABRT);
-	sigdelset(&mine, SIGTRAP);
 	sigdelset(&mine, SIGRTMIN + 2);	/* emerg.c's */
 	pthread_sigmask(SIG_BLOCK, &mine, &old);
 	for (int i = 1; i < n; i++) {

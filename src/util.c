@@ -1,11 +1,14 @@
 /* util.c - allocation wrappers and message helpers shared by every module. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +75,32 @@ util_strerror(int err)
 	snprintf(buf, sizeof(buf), "%s (jmptrace's own address-space limit, ulimit -v, is %s KiB)",
 		 strerror(err), util_num(lim, rl.rlim_cur / 1024));
 	return buf;
+}
+
+void
+util_sigset_async(sigset_t *set)
+{
+	sigfillset(set);
+	sigdelset(set, SIGSEGV);
+	sigdelset(set, SIGBUS);
+	sigdelset(set, SIGFPE);
+	sigdelset(set, SIGILL);
+	sigdelset(set, SIGABRT);
+	sigdelset(set, SIGTRAP);
+}
+
+void
+util_die_by_signal(int sig)
+{
+	sigset_t one;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	/* To this thread: a fault's signal must not go to another thread that blocks it. */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+	_exit(128 + sig);
 }
 
 static void
