@@ -66,9 +66,14 @@ int alloc_fn_end(void);
  * --alloc NAME=KIND[:ARG]: traces the function NAME as one of the standard
  * kinds (malloc, calloc, realloc, free, free_sized, memalign, aligned_alloc,
  * posix_memalign), whose arguments start at the ARG-th (1-based, default 1)
- * instead of the first. Returns 0, or -1 with why (a clause) in why.
+ * instead of the first. With dlopen set (--alloc-dlopen), NAME may come
+ * from a library loaded later: only its absence at the end is an error.
+ * Returns 0, or -1 with why (a clause) in why.
  */
-int alloc_named_add(const char *spec, char *why, size_t len);
+int alloc_named_add(const char *spec, int dlopen, char *why, size_t len);
+
+/* The option that named a function: a missing one is an error at the start, at the end only, or never. */
+enum alloc_named_by { ALLOC_BY_OPTION, ALLOC_BY_DLOPEN, ALLOC_BY_PRESET };
 
 /* --alloc-preset NAME: the functions of a prefixed allocator build. Returns 0, or -1 for an unknown NAME. */
 int alloc_preset_add(const char *name);
@@ -83,8 +88,13 @@ int alloc_preset_used(int i);
 
 /* Named function fn was found in a module of a traced image. */
 void alloc_named_found(int fn);
-/* The first function named by --alloc (not by a preset) never found so far, or -1. */
-int alloc_named_missing(void);
+/*
+ * The first function named by --alloc never found so far, or -1; unless
+ * at_start, by --alloc-dlopen too (a preset's may always be missing).
+ */
+int alloc_named_missing(int at_start);
+/* The option that named fn, for messages: "--alloc", "--alloc-dlopen" or "--alloc-preset". */
+const char *alloc_named_option(int fn);
 
 /* A traced function jmptrace could not put its breakpoint on, and why; every report lists it. */
 struct jt_untraced {

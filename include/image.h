@@ -23,10 +23,15 @@ int image_setup(struct jt_proc *p);
  * program's startup (the libraries it needs are loaded, its own code has
  * not run: malloc and free had no breakpoint yet), returns IMAGE_REFUSED:
  * the caller ends the run. Otherwise the program runs on and its reports
- * list the function as not traced. Returns 0, IMAGE_REFUSED or -1.
+ * list the function as not traced. At the first consistent link map of
+ * the launched program's first image (p->names_due), a function named by --alloc that
+ * the program and its libraries do not define is said (named_missing_say)
+ * and IMAGE_BAD_NAME returned: the caller ends the run. Returns 0,
+ * IMAGE_REFUSED, IMAGE_BAD_NAME or -1.
  */
 int image_update(struct jt_proc *p, int may_refuse);
 #define IMAGE_REFUSED 1
+#define IMAGE_BAD_NAME 2
 
 /*
  * Looks for the breakpoints the kernel took back (bp_check_taken): says
@@ -41,21 +46,5 @@ void image_check_taken(struct jt_tracer *tr, struct jt_proc *p);
 
 /* Non-zero once malloc and free have breakpoints (the image is being traced). */
 int image_ready(const struct jt_proc *p);
-
-/*
- * When a function named by --alloc was found in no image traced so far,
- * says so in one line, naming p's program, and returns 1; else returns 0.
- * Callers ask at the end of tracing, or at the start of a static program
- * (nothing else can define it).
- */
-int image_named_missing_say(const struct jt_proc *p);
-
-/*
- * When p's program defines the allocator of a preset not asked for
- * (je_malloc, mi_malloc, tc_malloc) and no traced function was called
- * but by the C runtime's own code, offers that preset in one line on
- * stderr.
- */
-void image_offer_preset(const struct jt_proc *p);
 
 #endif

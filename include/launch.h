@@ -12,9 +12,9 @@
 
 /*
  * Checks that argv[0] names an ELF executable of the traced architecture (or a #! script), forks,
- * and seizes the child before it execs. Returns the child's pid, or -1 after
- * printing one line that says why.
+ * and seizes the child before it execs. Sets *script to 1 for a script, else 0.
+ * Returns the child's pid, or -1 after printing one line that says why.
  */
-pid_t launch_program(char *const argv[]);
+pid_t launch_program(char *const argv[], int *script);
 
 #endif

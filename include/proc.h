@@ -69,6 +69,8 @@ struct jt_proc {
 	int rtld_due;			/* --source uprobe, attached: its rendezvous fired, the link map is to be re-read (loop.c) */
 	uint64_t calls[FN_MAX];		/* by enum jt_fn, then the functions named by --alloc */
 	int preset_seen;		/* 1 + the --alloc-preset not asked for whose malloc it defines, or 0 */
+	int names_due;			/* the launched program's first image, dynamic: its --alloc names are
+					   checked at its first consistent link map (image_update) */
 	/* Traced functions without a breakpoint (image.c), in any image it ran: kept for every report. */
 	struct jt_untraced *untraced;
 	size_t nuntraced;

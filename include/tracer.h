@@ -70,6 +70,7 @@ struct jt_tracer {
 	int main_exited, main_status;	/* wait status of the main process */
 	uint64_t events;		/* breakpoint hits handled */
 	int image_seen;			/* the first program image was set up */
+	int launched_script;		/* the program launched is a #! script: its first image is the interpreter's */
 	int fatal;			/* the program cannot be traced; stop */
 	int bad_names;			/* a function named by --alloc is defined nowhere: exit status 2 */
 	int detached;			/* we let the attached process go */

@@ -77,9 +77,9 @@ static const struct alloc_kind alloc_kinds[] = {
 };
 #define ALLOC_KIND_NAMES "malloc, calloc, realloc, free, free_sized, memalign, aligned_alloc or posix_memalign"
 
-/* The named functions: how many, and for each whether it may be missing (a preset's) and was found. */
+/* The named functions: how many, and for each by which option (enum alloc_named_by) and whether it was found. */
 static int alloc_nnamed;
-static unsigned char alloc_optional[ALLOC_NAMED_MAX], alloc_found[ALLOC_NAMED_MAX];
+static unsigned char alloc_by[ALLOC_NAMED_MAX], alloc_found[ALLOC_NAMED_MAX];
 
 /*
  * The presets: the exported names of each library's own API, as --alloc
@@ -167,7 +167,7 @@ alloc_shift(uint8_t a, int shift)
 }
 
 static int
-alloc_named_add_as(const char *spec, int optional, char *why, size_t len)
+alloc_named_add_as(const char *spec, enum alloc_named_by by, char *why, size_t len)
 {
 	const char *eq = strchr(spec, '='), *colon;
 	const struct alloc_kind *k;
@@ -204,7 +204,7 @@ alloc_named_add_as(const char *spec, int optional, char *why, size_t len)
 		free(name);
 		return -1;
 	}
-	alloc_optional[alloc_nnamed] = (unsigned char)optional;
+	alloc_by[alloc_nnamed] = (unsigned char)by;
 	d = &alloc_fns[FN_COUNT + alloc_nnamed++];
 	*d = (struct jt_fn_desc){ name, name, k->kind, alloc_shift(k->size_arg, shift),
 				  alloc_shift(k->size_arg2, shift), alloc_shift(k->ptr_arg, shift) };
@@ -212,9 +212,9 @@ alloc_named_add_as(const char *spec, int optional, char *why, size_t len)
 }
 
 int
-alloc_named_add(const char *spec, char *why, size_t len)
+alloc_named_add(const char *spec, int dlopen, char *why, size_t len)
 {
-	return alloc_named_add_as(spec, 0, why, len);
+	return alloc_named_add_as(spec, dlopen ? ALLOC_BY_DLOPEN : ALLOC_BY_OPTION, why, len);
 }
 
 int
@@ -228,7 +228,7 @@ alloc_preset_add(const char *name)
 		/* Twice is once; a name an --alloc gave already keeps that one's kind. */
 		if (!alloc_presets_used[i])
 			for (const char *const *s = alloc_presets[i].specs; *s; s++)
-				(void)alloc_named_add_as(*s, 1, why, sizeof(why));
+				(void)alloc_named_add_as(*s, ALLOC_BY_PRESET, why, sizeof(why));
 		alloc_presets_used[i] = 1;
 		return 0;
 	}
@@ -261,10 +261,18 @@ alloc_named_found(int fn)
 }
 
 int
-alloc_named_missing(void)
+alloc_named_missing(int at_start)
 {
 	for (int i = 0; i < alloc_nnamed; i++)
-		if (!alloc_optional[i] && !alloc_found[i])
+		if (!alloc_found[i] && (alloc_by[i] == ALLOC_BY_OPTION || (alloc_by[i] == ALLOC_BY_DLOPEN && !at_start)))
 			return FN_COUNT + i;
 	return -1;
+}
+
+const char *
+alloc_named_option(int fn)
+{
+	static const char *const opts[] = { "--alloc", "--alloc-dlopen", "--alloc-preset" };
+
+	return fn >= FN_COUNT && fn < alloc_fn_end() ? opts[alloc_by[fn - FN_COUNT]] : "--alloc";
 }

@@ -267,15 +267,17 @@ call_signal_delivered(struct jt_thread *t, uint64_t sp)
 }
 
 /*
- * The launched program needs a function that cannot be traced (image_update
- * said which): it ends before its own code runs, and so does the run, as
- * when its first image cannot be traced (lifecycle.c).
+ * The launched program needs a function that cannot be traced, or was
+ * given a name of --alloc it does not define (image_update said which):
+ * it ends before its own code runs, and so does the run, as when its first
+ * image cannot be traced (lifecycle.c). A bad name is a usage error (exit 2).
  */
 static void
-call_refuse(struct jt_tracer *tr, struct jt_proc *p)
+call_refuse(struct jt_tracer *tr, struct jt_proc *p, int bad_name)
 {
 	kill(p->pid, SIGKILL);
 	tr->fatal = 1;
+	tr->bad_names |= bad_name;
 }
 
 int
@@ -300,6 +302,8 @@ call_settle(struct jt_thread *t, arch_regs *regs)
 void
 call_on_hook_io(struct jt_thread *t, const struct jt_call_io *io, int fn)
 {
+	int r;
+
 	if (alloc_fns[fn].kind == FK_UNWIND) {
 		call_restore_all_io(t, io);
 		return;
@@ -307,8 +311,9 @@ call_on_hook_io(struct jt_thread *t, const struct jt_call_io *io, int fn)
 	/* The module set and breakpoints change: no unwind of this process may be reading them. */
 	if (t->owner)
 		proc_unwinds_quiesce(t->owner->tr, t->proc);
-	if (image_update(t->proc, t->owner && t->proc->pid == t->owner->tr->main_pid) == IMAGE_REFUSED)
-		call_refuse(t->owner->tr, t->proc);
+	r = image_update(t->proc, t->owner && t->proc->pid == t->owner->tr->main_pid);
+	if (t->owner && (r == IMAGE_REFUSED || r == IMAGE_BAD_NAME))
+		call_refuse(t->owner->tr, t->proc, r == IMAGE_BAD_NAME);
 	if (t->owner)
 		proc_unwinds_allow(t->proc);
 }

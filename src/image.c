@@ -12,9 +12,9 @@
 #include "heap.h"
 #include "image.h"
 #include "mem.h"
+#include "named.h"
 #include "proc.h"
 #include "prologue.h"
-#include "supp.h"
 #include "sym.h"
 #include "tracer.h"
 #include "uprobes.h"
@@ -421,7 +421,7 @@ image_resolve_fn(struct jt_proc *p, struct jt_module **order, size_t n, int fn)
 	}
 }
 
-/* Notes the first preset not asked for whose allocator a module defines (image_offer_preset says it). */
+/* Notes the first preset not asked for whose allocator a module defines (named_end offers it). */
 static void
 image_detect_preset(struct jt_proc *p, struct jt_module **order, size_t n)
 {
@@ -504,51 +504,6 @@ image_ready(const struct jt_proc *p)
 }
 
 int
-image_named_missing_say(const struct jt_proc *p)
-{
-	int fn = alloc_named_missing();
-
-	if (fn < 0)
-		return 0;
-	error_msg("--alloc %s: %s defines no function of that name%s", alloc_fns[fn].symbol,
-		  p->exe ? p->exe : p->command, p->is_static ? "" : ", nor does any library it loaded");
-	return 1;
-}
-
-/*
- * Non-zero when a stack allocated that is not the C or C++ runtime's own
- * (the built-in suppressions of supp.c: a static program's startup
- * mallocs, stdio's buffers), whatever --suppressions, --show-runtime and
- * --no-default-suppressions say for the reports.
- */
-static int
-image_program_allocated(const struct jt_proc *p)
-{
-	struct jt_supp *rt = supp_load(NULL, 0);
-	int found = 0;
-
-	supp_add_runtime(rt);
-	for (uint32_t id = 0; id < heap_stack_count(p->heap) && !found; id++) {
-		const struct jt_stack *st = heap_stack_get(p->heap, id);
-
-		found = st->alloc_calls && !supp_match(rt, p->sym, st);
-	}
-	supp_free(rt);
-	return found;
-}
-
-void
-image_offer_preset(const struct jt_proc *p)
-{
-	int k = p->preset_seen - 1;
-
-	if (k >= 0 && !image_program_allocated(p))
-		error_msg("%s defines %s, and the standard allocator functions were called only by the C runtime: to trace its allocator, "
-			  "run again with --alloc-preset %s", p->exe ? p->exe : p->command, alloc_preset_key(k),
-			  alloc_preset_name(k));
-}
-
-int
 image_setup(struct jt_proc *p)
 {
 	struct jt_module *exe;
@@ -584,6 +539,22 @@ image_setup(struct jt_proc *p)
 	return -1;
 }
 
+/*
+ * At the first consistent link map of the launched program (names_due):
+ * the libraries it is linked with are in and resolved, its code has not
+ * run (even when it defines malloc itself, which image_update's startup
+ * does not see). Returns IMAGE_BAD_NAME after saying a name none of them
+ * defines, else 0.
+ */
+static int
+image_names_check(struct jt_proc *p)
+{
+	if (!p->names_due)
+		return 0;
+	p->names_due = 0;
+	return named_missing_say(p, NAMED_START) ? IMAGE_BAD_NAME : 0;
+}
+
 int
 image_update(struct jt_proc *p, int may_refuse)
 {
@@ -599,7 +570,7 @@ image_update(struct jt_proc *p, int may_refuse)
 	if (added < 0)
 		return -1;
 	if (added == 0 && p->mods_gen == p->mods.generation)
-		return 0;
+		return image_names_check(p);
 	image_report_modules(p);
 	untraced = p->nuntraced;
 	startup = may_refuse && !p->attached && !image_ready(p);
@@ -610,5 +581,5 @@ image_update(struct jt_proc *p, int may_refuse)
 	}
 	/* The program runs already: it goes on, and its reports say what was not counted. */
 	image_untraced_say(p, untraced, "; its calls are not counted (see NOT TRACED in the report)");
-	return 0;
+	return image_names_check(p);
 }

@@ -64,7 +64,7 @@ launch_find(const char *name, char *path, size_t size)
 	return -1;
 }
 
-/* Returns 0 when path is something we can trace, or -1 after saying why. */
+/* Returns 0 when path is an ELF program we can trace, 1 for a script, or -1 after saying why. */
 static int
 launch_check(const char *name, const char *path)
 {
@@ -88,7 +88,7 @@ launch_check(const char *name, const char *path)
 	n = read(fd, h, sizeof(h));
 	close(fd);
 	if (n >= 2 && h[0] == '#' && h[1] == '!')
-		return 0;	/* the kernel runs its interpreter, which we then trace */
+		return 1;	/* the kernel runs its interpreter, which we then trace */
 	switch (elfhdr_classify(h, n > 0 ? (size_t)n : 0, what, sizeof(what))) {
 	case ELFHDR_OURS:
 		return 0;
@@ -103,7 +103,7 @@ launch_check(const char *name, const char *path)
 }
 
 pid_t
-launch_program(char *const argv[])
+launch_program(char *const argv[], int *script)
 {
 	char path[PATH_MAX];
 	int status;
@@ -121,7 +121,7 @@ launch_program(char *const argv[])
 			perror_msg("cannot run '%s'", argv[0]);
 		return -1;
 	}
-	if (launch_check(argv[0], path) < 0)
+	if ((*script = launch_check(argv[0], path)) < 0)
 		return -1;
 	pid = fork();
 	if (pid < 0) {

@@ -12,6 +12,7 @@
 #include "cpu.h"
 #include "elfhdr.h"
 #include "image.h"
+#include "named.h"
 #include "kops.h"
 #include "lifecycle.h"
 #include "mem.h"
@@ -274,12 +275,18 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	/* A static program loads nothing later: a name of --alloc it does not define is defined nowhere. */
-	if (!tr->image_seen && p->is_static && image_named_missing_say(p)) {
+	if (!tr->image_seen && p->is_static && named_missing_say(p, NAMED_START)) {
 		kill(p->pid, SIGKILL);
 		tr->fatal = 1;
 		tr->bad_names = 1;
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
+	/*
+	 * A dynamic one is held to its names once the libraries it is linked
+	 * with are loaded (image_update). A script's first image is its
+	 * interpreter, which need not define the program's names.
+	 */
+	p->names_due = !tr->image_seen && !p->is_static && !tr->launched_script;
 	tr->image_seen = 1;
 	return restart_decide(RESTART_CONT, t->tid, 0, "on its new image");
 }

@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "leak.h"
 #include "loop.h"
+#include "named.h"
 #include "options.h"
 #include "outfile.h"
 #include "proc.h"
@@ -131,9 +132,12 @@ usage(FILE *f)
 		"                   malloc, calloc, realloc, free, free_sized, memalign,\n"
 		"                   aligned_alloc or posix_memalign; its arguments start at\n"
 		"                   the ARG-th (1 to 6, default 1), e.g. arena_alloc=malloc:2\n"
-		"                   for arena_alloc(arena, size). Repeatable. A NAME that no\n"
-		"                   traced program or library defines is an error (exit 2):\n"
-		"                   at the start of a static program, else at the end\n"
+		"                   for arena_alloc(arena, size). Repeatable. A NAME that\n"
+		"                   neither the program nor a library it is linked with (or\n"
+		"                   has loaded, with -p) defines is refused (exit 2) at once\n"
+		"      --alloc-dlopen NAME=KIND[:ARG]  as --alloc, for a function of a\n"
+		"                   library the program loads later (dlopen): a NAME\n"
+		"                   defined nowhere is an error at the end (exit 2)\n"
 		"      --alloc-preset NAME  the functions of jemalloc-je (je_malloc...),\n"
 		"                   mimalloc (mi_malloc...) or tcmalloc (tc_malloc...)\n"
 		"      --source S   where allocation events come from: ptrace (the default:\n"
@@ -264,7 +268,7 @@ enum {
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_BUFFER_TOTAL, OPT_OLDER_THAN,
 	OPT_FULL_NAMES, OPT_HTML, OPT_SECTIONS, OPT_SHOW_RUNTIME,
-	OPT_ALLOC, OPT_ALLOC_PRESET, OPT_PAGES,
+	OPT_ALLOC, OPT_ALLOC_DLOPEN, OPT_ALLOC_PRESET, OPT_PAGES,
 };
 
 static const struct option longopts[] = {
@@ -304,6 +308,7 @@ static const struct option longopts[] = {
 	{ "sections", required_argument, NULL, OPT_SECTIONS },
 	{ "show-runtime", no_argument, NULL, OPT_SHOW_RUNTIME },
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
+	{ "alloc-dlopen", required_argument, NULL, OPT_ALLOC_DLOPEN },
 	{ "alloc-preset", required_argument, NULL, OPT_ALLOC_PRESET },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -429,8 +434,8 @@ parse_one(int c, const char *arg, struct jt_options *o)
 			return bad_value(c, arg, "give bytes from 512k to 1t, e.g. 2g");
 		o->buffer_total = size;
 		return 0;
-	case OPT_ALLOC:
-		return alloc_named_add(arg, why, sizeof(why)) < 0 ? bad_value(c, arg, why) : 0;
+	case OPT_ALLOC: case OPT_ALLOC_DLOPEN:
+		return alloc_named_add(arg, c == OPT_ALLOC_DLOPEN, why, sizeof(why)) < 0 ? bad_value(c, arg, why) : 0;
 	case OPT_ALLOC_PRESET:
 		return alloc_preset_add(arg) < 0 ? bad_value(c, arg, "give " ALLOC_PRESET_NAMES) : 0;
 	case 'v': o->verbose = 1; return 0;
@@ -596,18 +601,6 @@ close_outputs(struct jt_tracer *tr)
 }
 
 /*
- * At the end of tracing: offers a preset the program seems to need, and
- * says a name of --alloc that no traced image defined. Returns the exit
- * status that calls for, 2, or else 0.
- */
-static int
-run_end_names(const struct jt_proc *p)
-{
-	image_offer_preset(p);
-	return image_named_missing_say(p) ? 2 : 0;
-}
-
-/*
  * Attaches to process pid and sets up its image: p is left running, traced.
  * Returns 0, or jmptrace's exit status after saying why (the process let go).
  */
@@ -632,8 +625,8 @@ attach_setup(struct jt_tracer *tr, pid_t pid, struct jt_proc **pp)
 		detach_all(tr);
 		return 1;
 	}
-	/* A static program loads nothing later: a name it does not define is defined nowhere. */
-	if (p->is_static && image_named_missing_say(p)) {
+	/* Its libraries are loaded: a name of --alloc none defines is refused now (--alloc-dlopen's wait). */
+	if (named_missing_say(p, NAMED_START)) {
 		detach_all(tr);
 		return 2;
 	}
@@ -689,7 +682,7 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		detach_all(tr);	/* an internal error: never leave trap bytes behind */
 	loop_reports_due(tr);
 	tthread_unlock(&tr->tthreads);
-	r = run_end_names(p);
+	r = named_end(p);
 	close_outputs(tr);
 	return tr->report_failed ? 1 : r;
 }
@@ -783,7 +776,7 @@ main(int argc, char **argv)
 	}
 	if (opt.attach_pid)
 		return main_end(&tr, run_attached(&tr, opt.attach_pid));
-	if ((pid = launch_program(opt.argv)) < 0) {
+	if ((pid = launch_program(opt.argv, &tr.launched_script)) < 0) {
 		close_outputs(&tr);
 		return 1;
 	}
@@ -810,7 +803,7 @@ main(int argc, char **argv)
 		snapshot_write(&tr, p, "exit");
 		tthread_unlock(&tr.tthreads);
 		/* A name of --alloc defined nowhere is a usage error, and outweighs the program's status. */
-		r = run_end_names(p) ? 2 : exit_code(tr.main_status);
+		r = named_end(p) ? 2 : exit_code(tr.main_status);
 	}
 	close_outputs(&tr);
 	/* A report that could not be written outweighs the program's status, as the manual says. */

@@ -64,6 +64,8 @@ proc_reset_image(struct jt_proc *p)
 	p->sym = sym_new();
 	p->r_debug = 0;
 	p->mods_gen = 0;
+	/* Only the launched program's first image is held to its names at its start (lifecycle.c). */
+	p->names_due = 0;
 	alias_clear(&p->aliases);
 	memset(&p->own, 0, sizeof(p->own));
 	heap_clear_live(p->heap);
