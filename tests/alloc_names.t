@@ -6,8 +6,13 @@
 # stacks in every link mode, with both event sources (uprobe as root), launched and with -p;
 # the leak check and the invalid-free check on the pool's blocks, and the leak check's
 # figures equal to valgrind memcheck's on the same pool built to call malloc (arena-malloc);
-# the preset offered in one line when a program defines je_malloc; a name defined nowhere,
-# a kind that does not exist or an argument out of range refused in one line, exit 2.
+# the preset offered in one line when a program defines je_malloc; a name that neither the
+# program nor the libraries it is linked with define refused in one line, exit 2, before
+# its code runs (launched, dynamic or static) or at the attach (-p, the process let go as
+# it was); the same pool in a library it is linked with (arena-solib) traced with exact
+# figures; --alloc-dlopen for a dlopen'ed library's function (plugin), said at the end only
+# when defined nowhere; a #! script's names checked at the end; a kind that does not exist
+# or an argument out of range refused in one line, exit 2.
 use strict;
 use warnings;
 use FindBin;
@@ -226,33 +231,97 @@ for my $prog (['arena', 'pie'], ['leak', 'pie']) {
 	unlike($r->{stderr}, qr/preset/, "$prog->[0]-$prog->[1] (no je_malloc): nothing offered");
 }
 
-# A name defined nowhere: at the end for a dynamic program (a library it loads later may
-# define it), which runs to its end; at its start for a static one, which never runs.
-{
-	my $r = run_jt('arena', 'pie', args => [$CHURN], jt_args => [@ARENA, '--alloc', 'no_such_fn=free']);
-	is($r->{exit}, 2, 'a name defined nowhere (dynamic): exit 2');
-	is($r->{stdout}, "arena: done\n", 'the program ran to its end');
-	like($r->{stderr}, qr/^jmptrace: --alloc no_such_fn: \S+arena-pie defines no function of that name, nor does any library it loaded$/m,
-	     'one line names it');
-	my $s = last_snapshot($r);
-	is($s && calls_of($s, 'arena_alloc'), 5 + 3 + 3 + 1 + $CHURN, 'the report is written all the same');
-	for my $mode (grep { /static/ } @modes) {
-		$r = run_jt('arena', $mode, args => [$CHURN], jt_args => [@ARENA, '--alloc', 'no_such_fn=free']);
-		is($r->{exit}, 2, "a name defined nowhere ($mode): exit 2");
-		is($r->{stdout}, '', "$mode: the program never ran");
-		is($r->{stderr}, "jmptrace: --alloc no_such_fn: " . abs_path(prog_path('arena', $mode)) .
-		   " defines no function of that name\n", "$mode: one line names it");
+# A name that neither the program nor a library it is linked with defines: refused before
+# the program runs, dynamic or static. With 'wait', arena's main writes "ready" first: an
+# empty stdout says its main never began. The line names the option and the program, and
+# says how to name a function of a library loaded later.
+my $DLOPEN_HINT = 'a function of a library it loads later with dlopen is given with --alloc-dlopen';
+for my $src (@sources) {
+	for my $mode (@modes) {
+		my $r = run_jt('arena', $mode, args => [$CHURN, 'wait'],
+			       jt_args => ['--source', $src, @ARENA, '--alloc', 'no_such_fn=free']);
+		my $prog = abs_path(prog_path('arena', $mode));
+		is($r->{exit}, 2, "a name defined nowhere (arena-$mode, $src): exit 2");
+		is($r->{stdout}, '', "arena-$mode $src: the program never ran");
+		is($r->{stderr}, "jmptrace: --alloc no_such_fn: $prog defines no function of that name" .
+		   ($mode =~ /static/ ? '' : ", nor does any library it is linked with; $DLOPEN_HINT") . "\n",
+		   "arena-$mode $src: one line names the option and the program");
 	}
-	# -p on a static program: at the attach, and the program is left as it was.
+}
+
+# The pool in a library the program is linked with (DT_NEEDED libjtarena.so): its names
+# are found before the program runs, and every call is counted.
+for my $src (@sources) {
+	my $r = run_jt('arena', 'solib', args => [$CHURN], jt_args => ['--source', $src, @ARENA]);
+	is($r->{exit}, 0, "arena-solib $src: exit 0");
+	is($r->{stdout}, "arena: done\n", "arena-solib $src: the program ran to its end");
+	unlike($r->{stderr}, qr/--alloc/, "arena-solib $src: nothing said about names");
+	my $s = last_snapshot($r) or fail("arena-solib $src: a snapshot: $r->{stderr}"), next;
+	is(calls_of($s, 'arena_alloc'), 5 + 3 + 3 + 1 + $CHURN, "arena-solib $src: arena_alloc calls");
+	is(calls_of($s, 'arena_free'), $CHURN + 1, "arena-solib $src: arena_free calls (the invalid one too)");
+	is("$s->{totals}{live_blocks}/$s->{totals}{live_bytes}", '12/884', "arena-solib $src: the pool's 12 blocks live");
+	for my $site (@AR_SITES) {
+		my ($file, $marker, $func, $blocks, $bytes, $calls) = @$site;
+		my ($fig, $fns, $where) = site_figures($s, 'arena', $file, $marker);
+		is($fig, "live $blocks/$bytes, calls $calls", "arena-solib $src: $where");
+	}
+}
+
+# A function of a library the program loads with dlopen (plugin_leak, libjtplugin.so):
+# --alloc refuses it before the program runs; --alloc-dlopen waits, and counts its call.
+{
+	my $prog = abs_path(prog_path('plugin', 'pie'));
+	my $r = run_jt('plugin', 'pie', jt_args => ['--alloc', 'plugin_leak=free']);
+	is($r->{exit}, 2, 'plugin: --alloc of a dlopen\'ed function: exit 2');
+	is($r->{stdout}, '', 'plugin: the program never ran');
+	is($r->{stderr}, "jmptrace: --alloc plugin_leak: $prog defines no function of that name, nor does any " .
+	   "library it is linked with; $DLOPEN_HINT\n", 'plugin: one line says to give --alloc-dlopen');
+	$r = run_jt('plugin', 'pie', jt_args => ['--alloc-dlopen', 'plugin_leak=free']);
+	is($r->{exit}, 0, 'plugin: --alloc-dlopen plugin_leak: exit 0');
+	is($r->{stdout}, "plugin: done\n", 'plugin: the program ran to its end');
+	unlike($r->{stderr}, qr/--alloc/, 'plugin: nothing said about names');
+	my $s = last_snapshot($r);
+	is($s && calls_of($s, 'plugin_leak'), 1, 'plugin: plugin_leak, in the dlopen\'ed library, called once');
+	# Defined nowhere: said at the end, after a whole run and its report.
+	$r = run_jt('arena', 'pie', args => [$CHURN], jt_args => [@ARENA, '--alloc-dlopen', 'no_such_fn=free']);
+	is($r->{exit}, 2, '--alloc-dlopen of a name defined nowhere: exit 2');
+	is($r->{stdout}, "arena: done\n", '--alloc-dlopen: the program ran to its end');
+	is($r->{stderr}, "jmptrace: --alloc-dlopen no_such_fn: " . abs_path(prog_path('arena', 'pie')) .
+	   " defines no function of that name, nor does any library it loaded\n", '--alloc-dlopen: one line at the end');
+	$s = last_snapshot($r);
+	is($s && calls_of($s, 'arena_alloc'), 5 + 3 + 3 + 1 + $CHURN, '--alloc-dlopen: the report is written all the same');
+}
+
+# A #! script's first image is its interpreter: the names of the program it execs are
+# checked at the end, and traced.
+{
 	my $dir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
-	my $p = spawn(dir => $dir, name => 'prog', stdin_pipe => 1, argv => [prog_path('arena', 'static'), $CHURN, 'wait']);
-	wait_until(sub { (JT::slurp($p->{out}) // '') =~ /ready/ }, 30);
-	$r = run_cmd(argv => [$JT, '-o', '/dev/null', '--alloc', 'no_such_fn=malloc', '-p', $p->{pid}]);
-	is($r->{exit}, 2, '-p on a static program without the name: exit 2');
-	like($r->{stderr}, qr/^jmptrace: --alloc no_such_fn: \S+arena-static defines no function of that name$/m, '-p: one line names it');
+	JT::spew("$dir/run.sh", "#!/bin/sh\nexec " . prog_path('arena', 'pie') . ' "$@"' . "\n");
+	chmod(0755, "$dir/run.sh");
+	my $r = run_jt('arena', 'pie', path => "$dir/run.sh", args => [$CHURN], jt_args => [@ARENA]);
+	is($r->{exit}, 0, 'a script that execs arena-pie: exit 0');
+	is($r->{stdout}, "arena: done\n", 'the script: the program ran');
+	my $s = last_snapshot($r);
+	is($s && calls_of($s, 'arena_alloc'), 5 + 3 + 3 + 1 + $CHURN, 'the script: arena_alloc calls');
+}
+
+# -p: held to the modules loaded at the attach, dynamic or static, and the process is let
+# go as it was: untraced at once, it runs on to its own end.
+for my $mode (grep { $_ eq 'pie' || $_ eq 'static' } @modes) {
+	my $dir = tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $p = spawn(dir => $dir, name => 'prog', stdin_pipe => 1, argv => [prog_path('arena', $mode), $CHURN, 'wait']);
+	ok(wait_until(sub { (JT::slurp($p->{out}) // '') =~ /ready/ }, 30), "-p arena-$mode: the program is ready")
+		or do { reap($p, 5); next };
+	my $r = run_cmd(argv => [$JT, '-o', '/dev/null', @ARENA, '--alloc', 'no_such_fn=malloc', '-p', $p->{pid}]);
+	is($r->{exit}, 2, "-p arena-$mode with a name defined nowhere: exit 2");
+	is($r->{stderr}, "jmptrace: --alloc no_such_fn: " . abs_path(prog_path('arena', $mode)) .
+	   " defines no function of that name" . ($mode =~ /static/ ? '' : ", nor does any library it has loaded; $DLOPEN_HINT") .
+	   "\n", "-p arena-$mode: one line names it, nothing else");
+	my ($tracer) = (JT::slurp("/proc/$p->{pid}/status") // '') =~ /^TracerPid:\s*(\d+)/m;
+	is($tracer, 0, "-p arena-$mode: no longer traced");
 	my $ps = reap($p, 30);
-	ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, '-p: the program runs on and exits 0');
-	is(JT::slurp($p->{out}), "ready\narena: done\n", '-p: its stdout');
+	ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 0, "-p arena-$mode: the program runs on and exits 0");
+	is(JT::slurp($p->{out}), "ready\narena: done\n", "-p arena-$mode: its stdout");
 }
 
 # Bad values: one line each, exit 2, the program never runs.
