@@ -120,6 +120,17 @@ alloc_fn_is_free(enum jt_fn fn)
 	return alloc_fns[fn].kind == FK_FREE;
 }
 
+/*
+ * Non-zero when fn is a free named by --alloc or a preset: it is followed to
+ * its return, as an allocation is, so that the standard frees it makes
+ * (sqlite3_free(p) calls free(p - 8)) are nested in it, its own business.
+ */
+static inline int
+alloc_fn_free_held(int fn)
+{
+	return fn >= FN_COUNT && alloc_fns[fn].kind == FK_FREE;
+}
+
 /* Non-zero when fn maps or unmaps pages (--pages): its calls change the page table, not the heap. */
 static inline int
 alloc_fn_is_pages(enum jt_fn fn)

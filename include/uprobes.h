@@ -130,7 +130,7 @@ int uprobes_hook_of(pid_t tid);
 /* The smallest ring a thread gets when the rings' budget (--buffer-total) is spent. */
 #define UPROBES_RING_MIN ((uint64_t)512 << 10)
 
-/* Non-zero when fn returns a block, so that it gets a uretprobe as well as its entry probe. */
+/* Non-zero when fn gets a uretprobe as well as its entry probe: it returns a block, or is a named free (alloc.h). */
 int uprobes_has_return(int fn);
 
 /*

@@ -100,26 +100,26 @@ call_return(struct jt_thread *t, const struct jt_call_io *io, int i, arch_regs *
 /*
  * Decides whether an entry at sp is nested in a call already in flight on
  * this thread. Equal stack pointers mean either a tail call (the slot still
- * holds our trampoline) or a call made after the old one was abandoned.
+ * holds our trampoline) or a call made after the old one was abandoned. A
+ * call whose slot lies above sp but no longer holds our trampoline was left
+ * too (a named allocator that longjmps out): it goes, or every later call
+ * made deeper than it would pass for its own business.
  */
 static int
 call_is_nested(struct jt_thread *t, const struct jt_call_io *io, uint64_t sp)
 {
-	struct jt_call *c;
-
 	call_drop_stale(t, io, sp);
-	if (t->ncalls == 0)
-		return 0;
-	c = &t->calls[t->ncalls - 1];
-	/* A signal handler that runs inside an allocator call makes calls of its own. */
-	if (c->fn == CALL_SIGNAL)
-		return 0;
-	if (c->entry_sp != sp)
-		return c->entry_sp > sp;
-	if (call_slot_live(io, c))
-		return 1;
-	call_drop_top(t);
-	return t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp > sp;
+	while (t->ncalls > 0) {
+		struct jt_call *c = &t->calls[t->ncalls - 1];
+
+		/* A signal handler that runs inside an allocator call makes calls of its own. */
+		if (c->fn == CALL_SIGNAL || c->entry_sp < sp)
+			return 0;
+		if (call_slot_live(io, c))
+			return 1;
+		call_drop_top(t);
+	}
+	return 0;
 }
 
 _Static_assert(JT_MAX_CALLS <= UNWIND_MAX_OVERRIDES, "every call in flight can be overridden");
@@ -212,6 +212,29 @@ call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, ui
 	record_free_unmatched(p, fn, ptr, pcs, n, n < max, opt);
 }
 
+/*
+ * A named free (alloc_fn_free_held) stays in flight until it returns, so
+ * that the standard frees it makes are nested: its return address goes
+ * through our breakpoint as an allocation's does. Full calls[] or a slot
+ * that cannot be read leave it untracked: its inner free is then counted.
+ */
+static void
+call_hold_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, const arch_regs *regs,
+	       uint64_t slot)
+{
+	struct jt_call *c;
+	uint64_t ret;
+
+	if (!alloc_fn_free_held(bp->fn) || t->ncalls == JT_MAX_CALLS ||
+	    io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
+		return;
+	c = &t->calls[t->ncalls];
+	record_call_fill(c, bp->fn, slot, ret, bp->addr, 0, regs, 0);
+	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
+		return;
+	t->ncalls++;
+}
+
 static void
 call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, arch_regs *regs,
 		const struct jt_options *opt)
@@ -236,6 +259,7 @@ call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		t->proc->calls[bp->fn]++;
 	else
 		call_unmatched_free(t, io, bp->fn, ptr, regs, sp, opt);
+	call_hold_free(t, io, bp, regs, sp);
 }
 
 void
@@ -346,6 +370,11 @@ call_on_trap_io(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 		t->proc->leak_due = t->proc->leak_check;
 		break;
 	case FK_FREE:
+		/* A named free returns through its entry breakpoint (call_hold_free). */
+		if (t->ncalls && (i = call_find_return(t, bp->addr, sp)) >= 0) {
+			call_return(t, io, i, regs);
+			return CALL_RESUME;
+		}
 		call_enter_free(t, io, bp, regs, opt);
 		break;
 	default:

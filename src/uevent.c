@@ -94,38 +94,40 @@ uevent_code_read(void *arg, uint64_t addr, void *buf, size_t len)
 /*
  * Decides whether an entry whose return slot is at sp is nested in a call
  * already in flight on this thread (operator new calling malloc, realloc
- * calling free). Calls whose slot lies below sp were left by a longjmp or an
- * exception, and a signal handler's mark below sp was left by its return:
- * they go. A handler's mark on top means the handler makes calls of its own.
- * An equal slot is a tail call when it still holds the kernel's trampoline,
- * else the old call was left.
+ * calling free, a named allocator calling the standard ones). Calls whose
+ * slot lies below sp were left by a longjmp or an exception, and a signal
+ * handler's mark below sp was left by its return: they go. A handler's mark
+ * on top means the handler makes calls of its own. An equal slot is a tail
+ * call when it still holds the kernel's trampoline, else the old call was
+ * left. A slot above sp that the copy shows holding a return address again
+ * (in a module, where the trampoline is not) was left too, by a longjmp out
+ * of the call: without that every later call made deeper would be nested.
  */
 static int
 uevent_nested(struct jt_thread *t, const struct jt_usample *s, uint64_t sp)
 {
-	struct jt_call *c;
 	uint64_t word;
 
 	while (t->ncalls > 0 && t->calls[t->ncalls - 1].entry_sp < sp)
 		t->ncalls--;
-	if (t->ncalls == 0)
-		return 0;
-	c = &t->calls[t->ncalls - 1];
-	if (c->fn == CALL_SIGNAL)
-		return 0;
-	if (c->entry_sp > sp)
-		return 1;
-	/*
-	 * A return address lies in a module; the kernel's trampoline, which a
-	 * tail call finds in the slot, does not. A new call from the same
-	 * frame after the old one was left finds its own return address.
-	 */
-	if (uevent_stack_word(s, sp, &word) == 0 && word != c->ret_addr && !modules_find(&t->proc->mods, word)) {
-		t->proc->utramp = word;
-		return 1;
+	while (t->ncalls > 0) {
+		struct jt_call *c = &t->calls[t->ncalls - 1];
+		int held;
+
+		if (c->fn == CALL_SIGNAL)
+			return 0;
+		held = uevent_stack_word(s, c->entry_sp, &word) == 0;
+		if (c->entry_sp > sp) {
+			if (!held || !modules_find(&t->proc->mods, word))
+				return 1;
+		} else if (held && word != c->ret_addr && !modules_find(&t->proc->mods, word)) {
+			/* A return address lies in a module; the trampoline, which a tail call finds, does not. */
+			t->proc->utramp = word;
+			return 1;
+		}
+		t->ncalls--;
 	}
-	t->ncalls--;
-	return t->ncalls > 0 && t->calls[t->ncalls - 1].fn != CALL_SIGNAL && t->calls[t->ncalls - 1].entry_sp > sp;
+	return 0;
 }
 
 /*
@@ -254,6 +256,13 @@ uevent_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usam
 		t->proc->calls[fn]++;
 	else
 		uevent_unmatched_free(t, ctx, s, ptr, opt);
+	/* A named free is in flight until its uretprobe: the standard frees it makes are nested (alloc.h). */
+	if (alloc_fn_free_held(fn) && t->ncalls < JT_MAX_CALLS) {
+		uint64_t ret = 0;
+
+		(void)uevent_stack_word(s, sp, &ret);
+		record_call_fill(&t->calls[t->ncalls++], fn, sp, ret, t->proc->utramp, 0, &s->regs, 0);
+	}
 }
 
 int

@@ -859,7 +859,8 @@ uprobes_has_return(int fn)
 {
 	enum jt_fn_kind k = alloc_fns[fn].kind;
 
-	return k == FK_ALLOC || k == FK_CALLOC || k == FK_REALLOC || k == FK_MEMALIGN_PTR || alloc_fn_is_pages(fn);
+	return k == FK_ALLOC || k == FK_CALLOC || k == FK_REALLOC || k == FK_MEMALIGN_PTR || alloc_fn_is_pages(fn) ||
+	       alloc_fn_free_held(fn);
 }
 
 int
