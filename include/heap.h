@@ -23,6 +23,7 @@ struct jt_stack {
 	uint64_t alloc_calls;	/* successful allocations made from this stack */
 	uint64_t alloc_bytes;	/* bytes those allocations asked for */
 	uint64_t invalid_frees;	/* frees made from this stack of addresses that were no live block */
+	uint64_t inside_frees;	/* of those, of an address inside a live block (not at its start) */
 	uint64_t frees;		/* frees of blocks allocated from this stack (realloc's release too) */
 	uint64_t temporary;	/* of those, blocks freed by the thread that made the last allocation
 				   of that thread (heaptrack's temporary allocations) */
@@ -91,6 +92,7 @@ struct jt_heap_totals {
 	uint64_t temporary;		/* of those, temporary ones (struct jt_stack's temporary) */
 	uint64_t unknown_frees;		/* frees of addresses that were no live block (invalid ones included) */
 	uint64_t invalid_frees;		/* of those, the ones known to be the program's errors */
+	uint64_t inside_frees;		/* of those, of an address inside a live block */
 };
 
 struct jt_heap;
@@ -151,10 +153,18 @@ void heap_unknown_free(struct jt_heap *h);
 
 /*
  * Counts an invalid free (a double free, a free of an address that was
- * never a block) made from stack stack_id, which must exist. It is an
- * unknown free too. Returns 0, or -1 for an unknown stack_id (nothing counted).
+ * never a block; inside: of an address inside a live block) made from stack
+ * stack_id, which must exist. It is an unknown free too. Returns 0, or -1
+ * for an unknown stack_id (nothing counted).
  */
-int heap_invalid_free(struct jt_heap *h, uint32_t stack_id);
+int heap_invalid_free(struct jt_heap *h, uint32_t stack_id, int inside);
+
+/*
+ * Finds the live block that addr lies inside, past its start: returns 0 and
+ * sets *start (if non-NULL), or -1. It walks every live block: for the rare
+ * free of no live block only.
+ */
+int heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start);
 
 /* Looks a live block up without changing anything: 0 when found, -1 otherwise. */
 int heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *stack_id);

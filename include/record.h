@@ -67,11 +67,12 @@ void record_call_fill(struct jt_call *c, int fn, uint64_t slot, uint64_t ret, ui
 int record_free(struct jt_thread *t, uint64_t ptr);
 
 /*
- * The program released an address that was no live block. While every block
- * is allocated in our sight it is an invalid free, made from stack_id;
- * otherwise it may be a block allocated unseen: an unknown free.
+ * The program released ptr, which was no live block. While every block is
+ * allocated in our sight it is an invalid free, made from stack_id (told
+ * apart when ptr lies inside a live block); otherwise it may be a block
+ * allocated unseen: an unknown free.
  */
-void record_unmatched(struct jt_proc *p, uint32_t stack_id);
+void record_unmatched(struct jt_proc *p, uint64_t ptr, uint32_t stack_id);
 
 /*
  * A free by fn of ptr (NULL, or no live block), whose stack was unwound into

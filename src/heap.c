@@ -452,12 +452,14 @@ heap_unknown_free(struct jt_heap *h)
 }
 
 int
-heap_invalid_free(struct jt_heap *h, uint32_t stack_id)
+heap_invalid_free(struct jt_heap *h, uint32_t stack_id, int inside)
 {
 	if (stack_id >= h->nstacks)
 		return -1;
 	stack_at(h, stack_id)->invalid_frees++;
+	stack_at(h, stack_id)->inside_frees += inside != 0;
 	h->tot.invalid_frees++;
+	h->tot.inside_frees += inside != 0;
 	h->tot.unknown_frees++;
 	return 0;
 }
@@ -492,6 +494,26 @@ live_walk(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t
 		val_unpack(h, sl->addr, sl->val, &size, &sid);
 		fn(arg, sl->addr, size, sid, h->live.stamps[i]);
 	}
+}
+
+int
+heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
+{
+	for (size_t i = 0; i < h->live.cap; i++) {
+		const struct jt_slot *sl = &h->live.slots[i];
+		uint64_t size;
+		uint32_t sid;
+
+		if (!sl->addr || addr <= sl->addr)
+			continue;
+		val_unpack(h, sl->addr, sl->val, &size, &sid);
+		if (addr - sl->addr < size) {
+			if (start)
+				*start = sl->addr;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* heap_each_live's caller's function and argument, for live_walk. */
@@ -546,10 +568,12 @@ heap_clear_live(struct jt_heap *h)
 			live_account(h, id, s->live_bytes, 0);
 		s->live_blocks = 0;
 		s->invalid_frees = 0;
+		s->inside_frees = 0;
 	}
 	h->tot.live_bytes = 0;
 	h->tot.live_blocks = 0;
 	h->tot.invalid_frees = 0;
+	h->tot.inside_frees = 0;
 }
 
 uint32_t

@@ -88,16 +88,16 @@ record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *p
 		return;
 	p->calls[fn]++;
 	if (ptr)
-		record_unmatched(p, record_intern(p, pcs, n, 0, opt));
+		record_unmatched(p, ptr, record_intern(p, pcs, n, 0, opt));
 }
 
 void
-record_unmatched(struct jt_proc *p, uint32_t stack_id)
+record_unmatched(struct jt_proc *p, uint64_t ptr, uint32_t stack_id)
 {
 	if (p->unseen_blocks)
 		heap_unknown_free(p->heap);
 	else
-		heap_invalid_free(p->heap, stack_id);
+		heap_invalid_free(p->heap, stack_id, heap_find_inside(p->heap, ptr, NULL) == 0);
 }
 
 void
@@ -136,7 +136,7 @@ static void
 record_realloc_free(struct jt_thread *t, const struct jt_call *c)
 {
 	if (record_free(t, c->ptr_arg) < 0)
-		record_unmatched(t->proc, c->stack_id);
+		record_unmatched(t->proc, c->ptr_arg, c->stack_id);
 }
 
 /* A system call wrapper's failure: -1 (MAP_FAILED), or a raw -errno. */

@@ -176,7 +176,7 @@ json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, cons
 	fputc('}', f);
 }
 
-/* "invalid_frees": [{"count": N, "frames": [...]}, ...], most first. */
+/* "invalid_frees": [{"count": N, "inside": M, "frames": [...]}, ...], most first; M of N inside a live block. */
 static void
 json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 {
@@ -187,7 +187,8 @@ json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 	for (i = 0; i < n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
-		fprintf(f, "%s  {\"count\": %" PRIu64 ",\n   ", i ? ",\n" : "\n", st->invalid_frees);
+		fprintf(f, "%s  {\"count\": %" PRIu64 ", \"inside\": %" PRIu64 ",\n   ", i ? ",\n" : "\n",
+			st->invalid_frees, st->inside_frees);
 		json_frames(f, s->sym, st);
 		fputc('}', f);
 	}

@@ -291,19 +291,35 @@ static void
 text_invalid_frees(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t)
 {
 	uint32_t *ids, n, i;
-	char a[32], b[32];
+	char a[32], b[32], c[32], d[32];
 
 	ids = report_rank(s->heap, HEAP_RANK_INVALID, &n);
-	if (n)
+	if (n && !t->inside_frees)
 		fprintf(f, "%s invalid %s (of addresses that were no live block: double frees, "
 			"frees of non-heap pointers) from %s %s:\n\n",
 			util_num(a, t->invalid_frees), report_plural(t->invalid_frees, "free", "frees"),
 			util_num(b, n), report_plural(n, "stack", "stacks"));
+	else if (n && t->inside_frees == t->invalid_frees)
+		fprintf(f, "%s invalid %s (of pointers inside a live block, past its start) from %s %s:\n\n",
+			util_num(a, t->invalid_frees), report_plural(t->invalid_frees, "free", "frees"),
+			util_num(b, n), report_plural(n, "stack", "stacks"));
+	else if (n)
+		/* A pointer inside a live block is no double free: its block is still there. */
+		fprintf(f, "%s invalid %s from %s %s: %s of a pointer inside a live block, %s of addresses "
+			"that were no live block (double frees, frees of non-heap pointers):\n\n",
+			util_num(a, t->invalid_frees), report_plural(t->invalid_frees, "free", "frees"),
+			util_num(b, n), report_plural(n, "stack", "stacks"), util_num(c, t->inside_frees),
+			util_num(d, t->invalid_frees - t->inside_frees));
 	for (i = 0; i < n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
-		fprintf(f, "Invalid free #%u: %s %s from this stack\n", i + 1,
+		fprintf(f, "Invalid free #%u: %s %s from this stack", i + 1,
 			util_num(a, st->invalid_frees), report_plural(st->invalid_frees, "call", "calls"));
+		if (st->inside_frees == st->invalid_frees)
+			fputs(", of a pointer inside a live block", f);
+		else if (st->inside_frees)
+			fprintf(f, ", %s of a pointer inside a live block", util_num(b, st->inside_frees));
+		fputc('\n', f);
 		report_text_frames(f, s->sym, st);
 	}
 	free(ids);

@@ -73,12 +73,13 @@ for my $mode (@modes) {
 
 # tests/progs/badfree: its own allocator ignores its invalid frees; jmptrace lists them,
 # most first, then in the order they were first made.
+# bf_interior_free's are of a pointer inside a live block, told apart from the others.
 my @INVALID = (
-	# count, function, marker in bf_bad.c, marker of the call in main.c
-	[3, 'bf_double_free', 'SITE:bf_double_free', 'SITE:main_double'],
-	[2, 'bf_interior_free', 'SITE:bf_interior_free', 'SITE:main_interior'],
-	[1, 'bf_stack_free', 'SITE:bf_stack_free', 'SITE:main_stack'],
-	[1, 'bf_realloc_stack', 'SITE:bf_realloc_stack', 'SITE:main_realloc'],
+	# count, of those inside a live block, function, marker in bf_bad.c, marker of the call in main.c
+	[3, 0, 'bf_double_free', 'SITE:bf_double_free', 'SITE:main_double'],
+	[2, 2, 'bf_interior_free', 'SITE:bf_interior_free', 'SITE:main_interior'],
+	[1, 0, 'bf_stack_free', 'SITE:bf_stack_free', 'SITE:main_stack'],
+	[1, 0, 'bf_realloc_stack', 'SITE:bf_realloc_stack', 'SITE:main_realloc'],
 );
 
 sub check_invalid_json {
@@ -87,9 +88,10 @@ sub check_invalid_json {
 	is(scalar(@inv), scalar(@INVALID), 'JSON: ' . scalar(@INVALID) . ' invalid-free stacks')
 		or diag(explain(\@inv));
 	for my $i (0 .. $#INVALID) {
-		my ($count, $func, $mark, $cmark) = @{ $INVALID[$i] };
+		my ($count, $inside, $func, $mark, $cmark) = @{ $INVALID[$i] };
 		my $f = $inv[$i]{frames} // [];
 		is($inv[$i]{count}, $count, "JSON: #" . ($i + 1) . " counts $count");
+		is($inv[$i]{inside}, $inside, "JSON: #" . ($i + 1) . " $inside of them inside a live block");
 		my $line = site_line('badfree/bf_bad.c', $mark);
 		ok(frame_func_is($f->[0], $func) && frame_file_is($f->[0], 'bf_bad.c')
 		   && ($f->[0]{line} // -1) == $line, "JSON: #" . ($i + 1) . " frame 0 is $func at bf_bad.c:$line")
@@ -103,15 +105,16 @@ sub check_invalid_json {
 
 sub check_invalid_text {
 	my ($text) = @_;
-	like($text, qr/^7 invalid frees \(of addresses that were no live block: double frees, frees of non-heap pointers\) from 4 stacks:\n\n/m,
+	like($text, qr/^7 invalid frees from 4 stacks: 2 of a pointer inside a live block, 5 of addresses that were no live block \(double frees, frees of non-heap pointers\):\n\n/m,
 	     'text: the invalid-free header');
 	for my $i (0 .. $#INVALID) {
-		my ($count, $func, $mark, $cmark) = @{ $INVALID[$i] };
+		my ($count, $inside, $func, $mark, $cmark) = @{ $INVALID[$i] };
+		my $what = $inside ? ', of a pointer inside a live block' : '';
 		my $line = site_line('badfree/bf_bad.c', $mark);
 		my $cline = site_line('badfree/main.c', $cmark);
 		my $n = $i + 1;
 		my $calls = $count == 1 ? 'call' : 'calls';
-		like($text, qr/^Invalid free #$n: $count $calls from this stack\n    at 0x[0-9a-f]+: \Q$func\E \(bf_bad\.c:$line\)\n    by 0x[0-9a-f]+: main \(main\.c:$cline\)\n/m,
+		like($text, qr/^Invalid free #$n: $count $calls from this stack\Q$what\E\n    at 0x[0-9a-f]+: \Q$func\E \(bf_bad\.c:$line\)\n    by 0x[0-9a-f]+: main \(main\.c:$cline\)\n/m,
 		     "text: invalid free #$n, $count from $func (bf_bad.c:$line) called by main (main.c:$cline)");
 	}
 }

@@ -62,6 +62,7 @@ check_totals(const struct jt_heap *h, const struct jt_heap_totals *want, const c
 	CHECK_FIELD(frees);
 	CHECK_FIELD(unknown_frees);
 	CHECK_FIELD(invalid_frees);
+	CHECK_FIELD(inside_frees);
 #undef CHECK_FIELD
 }
 
@@ -273,17 +274,19 @@ test_invalid_frees(void)
 		s[i] = heap_stack_intern(h, &pc[i], 1);
 	is_u64(heap_rank_stacks(h, HEAP_RANK_INVALID, ids, 4), 0, "invalid: none at first");
 	heap_alloc(h, 0x9000, 32, s[0]);
-	heap_invalid_free(h, s[2]);
-	heap_invalid_free(h, s[1]);
-	heap_invalid_free(h, s[2]);
-	heap_invalid_free(h, s[3]);
-	heap_invalid_free(h, s[2]);
+	heap_invalid_free(h, s[2], 0);
+	heap_invalid_free(h, s[1], 0);
+	heap_invalid_free(h, s[2], 0);
+	heap_invalid_free(h, s[3], 0);
+	heap_invalid_free(h, s[2], 1);
 	heap_unknown_free(h);
-	ok(heap_invalid_free(h, 99) == -1, "invalid: an unknown stack id is refused");
+	ok(heap_invalid_free(h, 99, 0) == -1, "invalid: an unknown stack id is refused");
 	want = (struct jt_heap_totals){ .bytes_allocated = 32, .live_bytes = 32, .live_blocks = 1,
-		.peak_live_bytes = 32, .allocs = 1, .unknown_frees = 6, .invalid_frees = 5 };
+		.peak_live_bytes = 32, .allocs = 1, .unknown_frees = 6, .invalid_frees = 5, .inside_frees = 1 };
 	check_totals(h, &want, "invalid frees");
 	is_u64(heap_stack_get(h, s[2])->invalid_frees, 3, "invalid: per stack");
+	is_u64(heap_stack_get(h, s[2])->inside_frees, 1, "invalid: inside a live block, per stack");
+	is_u64(heap_stack_get(h, s[1])->inside_frees, 0, "invalid: inside a live block, only where counted");
 	n = heap_rank_stacks(h, HEAP_RANK_INVALID, ids, 4);
 	ok(n == 3 && ids[0] == s[2] && ids[1] == s[1] && ids[2] == s[3],
 	   "invalid: order 2,1,3 (most first, then id; got %u: %u,%u,%u)", n, ids[0], ids[1], ids[2]);
@@ -294,6 +297,27 @@ test_invalid_frees(void)
 	want = (struct jt_heap_totals){ .bytes_allocated = 32, .peak_live_bytes = 32, .allocs = 1,
 		.unknown_frees = 6 };
 	check_totals(h, &want, "invalid frees after clear_live");
+	heap_destroy(h);
+}
+
+/* heap_find_inside: past a live block's start and before its end, nothing else. */
+static void
+test_find_inside(void)
+{
+	struct jt_heap *h = heap_new();
+	uint64_t pc = 0x100, start = 0;
+	uint32_t s = heap_stack_intern(h, &pc, 1);
+
+	ok(heap_find_inside(h, 0x9010, NULL) == -1, "inside: none in an empty heap");
+	heap_alloc(h, 0x9000, 32, s);
+	heap_alloc(h, 0x20000, 5ull << 32, s);	/* an escaped size */
+	ok(heap_find_inside(h, 0x9000, NULL) == -1, "inside: a block's start is not inside it");
+	ok(heap_find_inside(h, 0x9010, &start) == 0 && start == 0x9000, "inside: 16 bytes in");
+	ok(heap_find_inside(h, 0x901f, NULL) == 0, "inside: its last byte");
+	ok(heap_find_inside(h, 0x9020, NULL) == -1, "inside: its end is past it");
+	ok(heap_find_inside(h, 0x20000 + (4ull << 32), &start) == 0 && start == 0x20000, "inside: a block of 5 GiB");
+	heap_free(h, 0x9000, NULL, 0);
+	ok(heap_find_inside(h, 0x9010, NULL) == -1, "inside: not once freed");
 	heap_destroy(h);
 }
 
@@ -695,6 +719,7 @@ main(void)
 	test_alloc_free();
 	test_duplicate_and_unknown();
 	test_invalid_frees();
+	test_find_inside();
 	test_big_sizes();
 	test_top_and_clear();
 	test_churn();

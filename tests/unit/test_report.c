@@ -345,7 +345,7 @@ tr_build_heap(uint64_t newaddr)
 	heap_alloc(h, 0x9000, 10, e);
 	/* A double free made from the leaf's stack. */
 	heap_free(h, 0x3000, NULL, 0);
-	heap_invalid_free(h, a);
+	heap_invalid_free(h, a, 0);
 	return h;
 }
 
