@@ -79,10 +79,28 @@ void record_unmatched(struct jt_proc *p, uint64_t ptr, uint32_t stack_id);
  * pcs[0..n), complete when the unwind reached the stack's end (neither cut
  * at its most frames nor at a copied stack's end): the C library's own
  * teardown frees are nothing;
- * anything else is the program's call, and an unmatched free when ptr is set.
+ * anything else is the program's call, counted, and an unmatched free when
+ * ptr is set: returns its stack id for record_unmatched_held, else UINT32_MAX.
  */
-void record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int complete,
-			   const struct jt_options *opt);
+uint32_t record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int complete,
+			       const struct jt_options *opt);
+
+/*
+ * The unmatched free of ptr made from stack_id (UINT32_MAX: none) by a free
+ * that held is in flight for, or NULL: without a held call it is recorded
+ * now (record_unmatched); with one, at the call's return (record_finish),
+ * unless a free made inside it releases a block first (record_free_nested).
+ * Debian's sqlite3 allocates p = malloc(n + 8) unseen by a named allocator,
+ * and sqlite3_free(p + 8) releases it with free(p): a free after all.
+ */
+void record_unmatched_held(struct jt_proc *p, struct jt_call *held, uint64_t ptr, uint32_t stack_id);
+
+/*
+ * A free of ptr nested in c, the innermost call in flight of t: the named
+ * free's own business, recorded only when c's pointer was no live block
+ * and this free releases one (the block it stood for).
+ */
+void record_free_nested(struct jt_thread *t, struct jt_call *c, uint64_t ptr);
 
 /*
  * Call c returned ret: records what it allocated and released. mem reads

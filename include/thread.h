@@ -22,11 +22,13 @@ struct up_ring;
 /* One allocator call in flight whose return we wait for. */
 struct jt_call {
 	int fn;			/* enum jt_fn */
+	int unmatched;		/* a named free whose pointer (ptr_arg) was no live block: an invalid free
+				   made from stack_id, unless a free it makes releases a block (record.h) */
 	uint64_t entry_sp;	/* stack pointer at entry: the slot that holds the return address */
 	uint64_t ret_addr;	/* the real return address, replaced by the trampoline */
 	uint64_t trampoline;	/* where the call now returns: the function's own entry breakpoint */
 	uint64_t size;		/* bytes requested */
-	uint64_t ptr_arg;	/* realloc's old block, posix_memalign's out pointer */
+	uint64_t ptr_arg;	/* realloc's old block, posix_memalign's out pointer, a named free's block */
 	uint32_t stack_id;	/* in the heap's stack table, or for a pages function (--pages) the pages' */
 	uint64_t len2;		/* --pages: mremap's old length */
 	uint64_t flags;		/* --pages: mmap's and mremap's flags */

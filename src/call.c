@@ -183,9 +183,10 @@ call_enter_alloc(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp 
  * of the program nor unknown frees. Anything else is the program's: free(NULL)
  * is only a call; a free of an address it may have allocated unseen (before
  * an attach, or in its parent) is an unknown free; otherwise it is an invalid
- * free, recorded with the stack it was made from. Only this rare path unwinds.
+ * free, made from the stack returned (UINT32_MAX for none; the caller records
+ * it, record_unmatched_held). Only this rare path unwinds.
  */
-static void
+static uint32_t
 call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, uint64_t ptr,
 		    const arch_regs *regs, uint64_t entry_sp, const struct jt_options *opt)
 {
@@ -206,10 +207,9 @@ call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, ui
 		debug_msg("thread %d: the unwind of a free of %#llx found no caller: its return address instead",
 			  t->tid, (unsigned long long)ptr);
 		pcs[0] = arch_pc(regs);
-		record_free_unmatched(p, fn, ptr, pcs, 2, 1, opt);
-		return;
+		return record_free_unmatched(p, fn, ptr, pcs, 2, 1, opt);
 	}
-	record_free_unmatched(p, fn, ptr, pcs, n, n < max, opt);
+	return record_free_unmatched(p, fn, ptr, pcs, n, n < max, opt);
 }
 
 /*
@@ -217,8 +217,9 @@ call_unmatched_free(struct jt_thread *t, const struct jt_call_io *io, int fn, ui
  * that the standard frees it makes are nested: its return address goes
  * through our breakpoint as an allocation's does. Full calls[] or a slot
  * that cannot be read leave it untracked: its inner free is then counted.
+ * Returns the call, or NULL.
  */
-static void
+static struct jt_call *
 call_hold_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *bp, const arch_regs *regs,
 	       uint64_t slot)
 {
@@ -227,12 +228,13 @@ call_hold_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *b
 
 	if (!alloc_fn_free_held(bp->fn) || t->ncalls == JT_MAX_CALLS ||
 	    io->mem->read(io->mem->arg, slot, &ret, sizeof(ret)) < 0)
-		return;
+		return NULL;
 	c = &t->calls[t->ncalls];
 	record_call_fill(c, bp->fn, slot, ret, bp->addr, 0, regs, 0);
 	if (call_write_held(t, io, slot, &c->trampoline, sizeof(c->trampoline)) < 0)
-		return;
+		return NULL;
 	t->ncalls++;
+	return c;
 }
 
 static void
@@ -248,18 +250,24 @@ call_enter_free(struct jt_thread *t, const struct jt_call_io *io, struct jt_bp *
 	 */
 	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr &&
 		      bp->fn != t->free_fn;
+	uint32_t unmatched = UINT32_MAX;
 
 	t->free_seq = t->seq;
 	t->free_sp = sp;
 	t->free_ptr = ptr;
 	t->free_fn = bp->fn;
-	if (chained || call_is_nested(t, io, sp))
+	if (chained)
 		return;
+	if (call_is_nested(t, io, sp)) {
+		record_free_nested(t, &t->calls[t->ncalls - 1], ptr);
+		return;
+	}
 	if (ptr && record_free(t, ptr) == 0)
 		t->proc->calls[bp->fn]++;
 	else
-		call_unmatched_free(t, io, bp->fn, ptr, regs, sp, opt);
-	call_hold_free(t, io, bp, regs, sp);
+		unmatched = call_unmatched_free(t, io, bp->fn, ptr, regs, sp, opt);
+	/* Unwound first: the unwind must find the real return address in the free's own slot. */
+	record_unmatched_held(t->proc, call_hold_free(t, io, bp, regs, sp), ptr, unmatched);
 }
 
 void

@@ -80,15 +80,34 @@ record_pages_fill(struct jt_call *c, const arch_regs *regs)
 	c->flags = arch_arg(regs, 3);
 }
 
-void
+uint32_t
 record_free_unmatched(struct jt_proc *p, int fn, uint64_t ptr, const uint64_t *pcs, int n, int complete,
 		      const struct jt_options *opt)
 {
 	if (n > 0 && own_free_is_libc(&p->own, pcs, n, complete))
-		return;
+		return UINT32_MAX;
 	p->calls[fn]++;
-	if (ptr)
-		record_unmatched(p, ptr, record_intern(p, pcs, n, 0, opt));
+	return ptr ? record_intern(p, pcs, n, 0, opt) : UINT32_MAX;
+}
+
+void
+record_unmatched_held(struct jt_proc *p, struct jt_call *held, uint64_t ptr, uint32_t stack_id)
+{
+	if (stack_id == UINT32_MAX)
+		return;
+	if (!held) {
+		record_unmatched(p, ptr, stack_id);
+		return;
+	}
+	held->unmatched = 1;
+	held->stack_id = stack_id;
+}
+
+void
+record_free_nested(struct jt_thread *t, struct jt_call *c, uint64_t ptr)
+{
+	if (c->fn != CALL_SIGNAL && c->unmatched && ptr && record_free(t, ptr) == 0)
+		c->unmatched = 0;
 }
 
 void
@@ -219,6 +238,11 @@ record_finish(struct jt_thread *t, const struct jt_mem_ops *mem, const struct jt
 			/* glibc's realloc(p, 0) frees p and returns NULL. */
 			record_realloc_free(t, c);
 		}
+		break;
+	case FK_FREE:
+		/* A named free of no live block, and no free it made released one. */
+		if (c->unmatched)
+			record_unmatched(t->proc, c->ptr_arg, c->stack_id);
 		break;
 	case FK_MEMALIGN_PTR:
 		if (ret == 0 && mem->read(mem->arg, c->ptr_arg, &block, sizeof(block)) == 0 && block)

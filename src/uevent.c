@@ -224,7 +224,7 @@ uevent_return(struct jt_thread *t, const struct jt_usample *s)
 }
 
 /* A free of NULL (only past a moved probe's test it never comes) or of an address that is no live block. */
-static void
+static uint32_t
 uevent_unmatched_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usample *s, uint64_t ptr,
 		      const struct jt_options *opt)
 {
@@ -234,7 +234,7 @@ uevent_unmatched_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const stru
 	int n = uevent_unwind(t, ctx, s, pcs, max);
 
 	/* A free's copy is short (UPROBES_FREE_COPY): cut there, its callers may be the program's. */
-	record_free_unmatched(p, s->site->fn, ptr, pcs, n, n < max && !unwind_ctx_copy_ended(ctx), opt);
+	return record_free_unmatched(p, s->site->fn, ptr, pcs, n, n < max && !unwind_ctx_copy_ended(ctx), opt);
 }
 
 static void
@@ -245,24 +245,32 @@ uevent_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usam
 	uint64_t ptr = record_free_ptr(fn, &s->regs);
 	/* delete[] -> delete -> free: the same pointer back to back, each link another function (call.c). */
 	int chained = t->free_seq + 1 == t->seq && sp <= t->free_sp && ptr == t->free_ptr && fn != t->free_fn;
+	struct jt_call *held = NULL;
+	uint32_t unmatched = UINT32_MAX;
 
 	t->free_seq = t->seq;
 	t->free_sp = sp;
 	t->free_ptr = ptr;
 	t->free_fn = fn;
-	if (chained || uevent_nested(t, s, sp))
+	if (chained)
 		return;
+	if (uevent_nested(t, s, sp)) {
+		record_free_nested(t, &t->calls[t->ncalls - 1], ptr);
+		return;
+	}
 	if (ptr && record_free(t, ptr) == 0)
 		t->proc->calls[fn]++;
 	else
-		uevent_unmatched_free(t, ctx, s, ptr, opt);
+		unmatched = uevent_unmatched_free(t, ctx, s, ptr, opt);
 	/* A named free is in flight until its uretprobe: the standard frees it makes are nested (alloc.h). */
 	if (alloc_fn_free_held(fn) && t->ncalls < JT_MAX_CALLS) {
 		uint64_t ret = 0;
 
 		(void)uevent_stack_word(s, sp, &ret);
-		record_call_fill(&t->calls[t->ncalls++], fn, sp, ret, t->proc->utramp, 0, &s->regs, 0);
+		held = &t->calls[t->ncalls++];
+		record_call_fill(held, fn, sp, ret, t->proc->utramp, 0, &s->regs, 0);
 	}
+	record_unmatched_held(t->proc, held, ptr, unmatched);
 }
 
 int

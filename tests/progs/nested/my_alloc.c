@@ -16,21 +16,27 @@ static void *my_spare;		/* the allocator's own block: made once, never freed */
 static unsigned long refused;
 
 __attribute__((noinline, noipa)) void *
+my_raw_malloc(size_t n)
+{
+	struct my_hdr *h = malloc(n + sizeof(*h)); /* SITE:my_raw_malloc */
+
+	if (!h)
+		return NULL;
+	h->mark = MY_MARK;
+	h->size = (uint32_t)n;
+	return h + 1;
+}
+
+__attribute__((noinline, noipa)) void *
 my_malloc(size_t n)
 {
-	struct my_hdr *h;
-
 	if (n > NX_HUGE && my_oom)
 		longjmp(*my_oom, 1);
 	if (!my_spare) {
 		my_spare = malloc(opaque_size(100));
 		sink(my_spare, 100);
 	}
-	if (!(h = malloc(n + sizeof(*h))))
-		return NULL;
-	h->mark = MY_MARK;
-	h->size = (uint32_t)n;
-	return h + 1;
+	return my_raw_malloc(n);
 }
 
 __attribute__((noinline, noipa)) void

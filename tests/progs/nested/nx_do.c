@@ -38,6 +38,16 @@ nx_inside(void)
 	sink(NULL, 0);
 }
 
+__attribute__((noinline, noipa)) void
+nx_raw(void)
+{
+	void *p = my_raw_malloc(opaque_size(NX_RAW_SIZE));
+
+	sink(p, NX_RAW_SIZE);
+	my_free(p); /* SITE:nx_raw */
+	sink(NULL, 0);
+}
+
 /* Deeper than my_malloc's frame was: its slot, left by the longjmp, is overwritten by now. */
 __attribute__((noinline, noipa)) static void
 nx_deep(void)
