@@ -1,4 +1,5 @@
 /* test_call.c - call matching (entries, returns, frees, tail calls, signal handlers) on a fake thread and memory map, with no process. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,7 @@ static struct fake fk;
 static struct jt_proc proc;
 static struct jt_thread thr;
 static struct jt_options opt;
-static struct jt_bp bps[FN_COUNT];
+static struct jt_bp bps[FN_MAX];	/* the standard functions, then the two named in main */
 
 static int
 fake_mapped(uint64_t addr, size_t len)
@@ -131,7 +132,7 @@ reset(void)
 	opt.depth = 8;
 	/* The displaced instruction is never emulated here: every hit steps. */
 	opt.no_emulate = 1;
-	for (int fn = 0; fn < FN_COUNT; fn++) {
+	for (int fn = 0; fn < alloc_fn_end(); fn++) {
 		memset(&bps[fn], 0, sizeof(bps[fn]));
 		bps[fn].addr = FN_ADDR(fn);
 		bps[fn].fn = fn;
@@ -167,9 +168,9 @@ leave(uint64_t sp, uint64_t retval)
 	arch_regs regs;
 	int fn;
 
-	for (fn = 0; fn < FN_COUNT && FN_ADDR(fn) != pc; fn++)
+	for (fn = 0; fn < alloc_fn_end() && FN_ADDR(fn) != pc; fn++)
 		;
-	if (fn == FN_COUNT)
+	if (fn == alloc_fn_end())
 		return pc;	/* not hijacked: the real return address */
 	memset(&regs, 0, sizeof(regs));
 	arch_set_pc(&regs, pc);
@@ -509,9 +510,79 @@ test_settle_and_restore(void)
 	is_u64(fake_word(SP0), CALLER_RET, "_Unwind_RaiseException: the slot is restored");
 }
 
+/*
+ * --alloc my_malloc=malloc --alloc my_free=free over malloc with an 8-byte
+ * header (sqlite3's shape): the malloc and free they make are theirs; a
+ * block malloc made unseen by them, freed by my_free at +8, is a free; a
+ * pointer inside a live block is an invalid free told as such; a my_malloc
+ * left by a longjmp nests nothing after its slot is overwritten.
+ */
+static void
+test_named_over_malloc(void)
+{
+	const int mm = FN_COUNT, mf = FN_COUNT + 1;
+	const uint64_t inner = SP0 - 0x40, in_mm = 0x500010, in_mf = 0x500110;
+	struct jt_heap_totals tt;
+
+	reset();
+	enter(mm, SP0, CALLER_RET, 100, 0, 0);
+	enter(FN_MALLOC, inner, in_mm, 108, 0, 0);
+	is_u64(leave(inner, 0x10000), in_mm, "named: the nested malloc is not hijacked");
+	is_u64(leave(SP0, 0x10008), CALLER_RET, "named: my_malloc returns to its caller");
+	is_u64(proc.calls[mm], 1, "named: my_malloc counted");
+	is_u64(proc.calls[FN_MALLOC], 0, "named: its malloc is not");
+	ok(live_size(0x10008) == 100 && live_size(0x10000) == -1, "named: one block, my_malloc's, of 100 bytes");
+	enter(mf, SP0, CALLER_RET, 0x10008, 0, 0);
+	is_u64(thr.ncalls, 1, "named free: in flight until it returns");
+	is_u64(fake_word(SP0), FN_ADDR(mf), "named free: its slot holds the trampoline");
+	enter(FN_FREE, inner, in_mf, 0x10000, 0, 0);
+	is_u64(leave(SP0, 0), CALLER_RET, "named free: returns through its breakpoint to its caller");
+	tt = totals();
+	ok(thr.ncalls == 0 && tt.frees == 1 && tt.unknown_frees == 0 && tt.live_blocks == 0,
+	   "named free: one free, nothing unknown, nothing live (%llu, %llu, %llu)", (unsigned long long)tt.frees,
+	   (unsigned long long)tt.unknown_frees, (unsigned long long)tt.live_blocks);
+	ok(proc.calls[mf] == 1 && proc.calls[FN_FREE] == 0, "named free: counted once, at its level");
+
+	/* sqlite3's own sqlite3Malloc: malloc's block at p, sqlite3_free(p + 8) frees it with free(p). */
+	reset();
+	allocated(FN_MALLOC, 32, 0x20000);
+	enter(mf, SP0, CALLER_RET, 0x20008, 0, 0);
+	ok(thr.ncalls == 1 && thr.calls[0].unmatched, "raw: a named free of no live block waits for its return");
+	enter(FN_FREE, inner, in_mf, 0x20000, 0, 0);
+	leave(SP0, 0);
+	tt = totals();
+	ok(tt.frees == 1 && tt.unknown_frees == 0 && tt.invalid_frees == 0 && tt.live_blocks == 0,
+	   "raw: the free it made released the block: a free, no invalid one");
+
+	/* A pointer inside a live block, that my_free refuses: an invalid free at its return. */
+	reset();
+	allocated(FN_MALLOC, 64, 0x30000);
+	enter(mf, SP0, CALLER_RET, 0x30010, 0, 0);
+	is_u64(totals().invalid_frees, 0, "inside: nothing counted before the return");
+	leave(SP0, 0);
+	tt = totals();
+	ok(tt.invalid_frees == 1 && tt.inside_frees == 1 && tt.live_blocks == 1,
+	   "inside: at the return, an invalid free inside a live block; the block stays");
+
+	/* A longjmp out of my_malloc: its slot then holds another return address. */
+	reset();
+	enter(mm, SP0, CALLER_RET, 100, 0, 0);
+	fake_set_word(SP0, CALLER_RET + 0x40);
+	enter(FN_MALLOC, SP0 - 0x80, CALLER_RET + 0x80, 16, 0, 0);
+	ok(thr.ncalls == 1 && thr.calls[0].fn == FN_MALLOC && proc.calls[FN_MALLOC] == 1,
+	   "left: the malloc after a longjmp out of my_malloc is the program's");
+	leave(SP0 - 0x80, 0x40000);
+	is_u64(live_size(0x40000), 16, "left: its block is recorded");
+}
+
 int
 main(void)
 {
+	char why[128];
+
+	if (alloc_named_add("my_malloc=malloc", why, sizeof(why)) < 0 ||
+	    alloc_named_add("my_free=free", why, sizeof(why)) < 0)
+		return fprintf(stderr, "alloc_named_add: %s\n", why), 1;
 	test_malloc_pair();
 	test_free();
 	test_free_unwind_failed();
@@ -522,6 +593,7 @@ main(void)
 	test_delete_chain();
 	test_signal_handler();
 	test_settle_and_restore();
+	test_named_over_malloc();
 	heap_destroy(proc.heap);
 	return tap_done();
 }
