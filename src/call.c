@@ -111,11 +111,18 @@ call_is_nested(struct jt_thread *t, const struct jt_call_io *io, uint64_t sp)
 	call_drop_stale(t, io, sp);
 	while (t->ncalls > 0) {
 		struct jt_call *c = &t->calls[t->ncalls - 1];
+		uint64_t slot;
 
 		/* A signal handler that runs inside an allocator call makes calls of its own. */
 		if (c->fn == CALL_SIGNAL || c->entry_sp < sp)
 			return 0;
-		if (call_slot_live(io, c))
+		/*
+		 * Above sp, only a slot read to hold something else was left: a
+		 * call dropped while in flight would come back to an unknown trampoline.
+		 */
+		if (c->entry_sp == sp ? call_slot_live(io, c)
+				      : io->mem->read(io->mem->arg, c->entry_sp, &slot, sizeof(slot)) < 0 ||
+					slot == c->trampoline)
 			return 1;
 		call_drop_top(t);
 	}
