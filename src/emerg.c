@@ -18,6 +18,7 @@
 #include "bp.h"
 #include "emerg.h"
 #include "proc.h"
+#include "sigsafe.h"
 #include "regs.h"
 #include "thread.h"
 #include "tracer.h"
@@ -47,69 +48,6 @@ static volatile sig_atomic_t emerg_done[JT_MAX_TTHREADS];
 static char emerg_fault_where[32];
 static long emerg_fault_left;
 
-static pid_t
-emerg_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-static void
-emerg_puts(const char *s)
-{
-	size_t len = strlen(s);
-
-	while (len > 0) {
-		ssize_t n = write(STDERR_FILENO, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		s += n;
-		len -= (size_t)n;
-	}
-}
-
-/* Writes v in decimal at the end of buf (at least 21 bytes); returns where it starts. */
-static char *
-emerg_utoa(char *end, uint64_t v)
-{
-	*--end = '\0';
-	do
-		*--end = (char)('0' + v % 10);
-	while (v /= 10);
-	return end;
-}
-
-/* Sleeps ms milliseconds (nanosleep is async-signal-safe; usleep need not be). */
-static void
-emerg_sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* p's /proc/PID/mem, opened here: mem.c's cache takes a lock the faulting thread may hold. */
-static int
-emerg_mem_open(pid_t pid)
-{
-	char num[24], path[48] = "/proc/";
-
-	strcat(path, emerg_utoa(num + sizeof(num), (uint64_t)pid));
-	strcat(path, "/mem");
-	return open(path, O_RDWR | O_CLOEXEC);
-}
-
-static int
-emerg_rw(int fd, uint64_t addr, void *buf, size_t len, int wr)
-{
-	ssize_t n = wr ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
-
-	return n == (ssize_t)len ? 0 : -1;
-}
-
 /* Puts back the return address of each call in flight whose slot still holds our trampoline. */
 static void
 emerg_unhijack(int fd, const struct jt_thread *t)
@@ -120,8 +58,8 @@ emerg_unhijack(int fd, const struct jt_thread *t)
 
 		if (c->fn == CALL_SIGNAL)
 			continue;
-		if (emerg_rw(fd, c->entry_sp, &cur, sizeof(cur), 0) == 0 && cur == c->trampoline)
-			emerg_rw(fd, c->entry_sp, &ret, sizeof(ret), 1);
+		if (sigsafe_rw(fd, c->entry_sp, &cur, sizeof(cur), 0) == 0 && cur == c->trampoline)
+			sigsafe_rw(fd, c->entry_sp, &ret, sizeof(ret), 1);
 	}
 }
 
@@ -136,7 +74,7 @@ emerg_restore_memory(struct jt_tracer *tr)
 	for (struct jt_proc *p = tr->procs; p; p = p->next) {
 		int fd;
 
-		if (p->exited || (fd = emerg_mem_open(p->pid)) < 0)
+		if (p->exited || (fd = sigsafe_mem_open(p->pid)) < 0)
 			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 			for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
@@ -147,7 +85,7 @@ emerg_restore_memory(struct jt_tracer *tr)
 				struct jt_bp *bp = p->bps.v[i];
 
 				if (bp->inserted)
-					emerg_rw(fd, bp->addr, bp->insn.bytes, 1, 1);
+					sigsafe_rw(fd, bp->addr, bp->insn.bytes, 1, 1);
 			}
 		close(fd);
 	}
@@ -165,16 +103,6 @@ emerg_is_bp(const struct jt_thread *t, uint64_t addr)
 		if (p->bps.v[i]->addr == addr && p->bps.v[i]->inserted)
 			return 1;
 	return 0;
-}
-
-/* The byte at addr in pid's memory now, or -1. */
-static int
-emerg_byte_at(pid_t pid, uint64_t addr)
-{
-	uint8_t b;
-	struct iovec local = { &b, 1 }, remote = { (void *)addr, 1 };
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1 ? b : -1;
 }
 
 /*
@@ -225,7 +153,7 @@ emerg_wait_stop(pid_t tid, int *status)
 			return WIFSTOPPED(*status) ? 1 : -1;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		emerg_sleep_ms(1);
+		sigsafe_sleep_ms(1);
 	}
 	return 0;
 }
@@ -252,7 +180,7 @@ emerg_stop_signal(pid_t tid, const arch_regs *regs, int *trap_stop)
 	if (si.si_code != SI_KERNEL)
 		return 0;	/* an event, a single step, a perf hook of the uprobe source */
 	*trap_stop = 1;
-	return emerg_byte_at(tid, arch_pc(regs) - ARCH_TRAP_PC_ADJUST) == ARCH_TRAP_BYTE ? SIGTRAP : 0;
+	return sigsafe_byte_at(tid, arch_pc(regs) - ARCH_TRAP_PC_ADJUST) == ARCH_TRAP_BYTE ? SIGTRAP : 0;
 }
 
 /* Lets t go, traced by the calling tracer thread tt: stopped, registers right, its signal delivered. */
@@ -284,6 +212,90 @@ emerg_release(struct jt_tthread *tt, struct jt_thread *t)
 	ptrace(PTRACE_DETACH, t->tid, 0L, (long)sig);
 }
 
+/*
+ * Lets tid go, traced by us though emerg_release did not: a clone or fork
+ * child the loop had not met yet (the kernel attaches it at its parent's
+ * event), a thread whose stop came late, or one in hand-over that its new
+ * tracer thread had seized but not yet given back its registers and mask
+ * (left so, it would wait parked for ever). A launched program is traced
+ * with PTRACE_O_EXITKILL: one such thread left at our exit kills it whole.
+ */
+static void
+emerg_release_tid(pid_t tid)
+{
+	struct jt_thread *t = emerg_tr ? thread_find(emerg_tr, tid) : NULL;
+	arch_regs regs;
+	int status = 0, sig = 0, trap_stop = 0;
+
+	ptrace(PTRACE_INTERRUPT, tid, 0L, 0L);
+	if (arch_regs_get(tid, &regs) < 0 && (emerg_wait_stop(tid, &status) <= 0 || arch_regs_get(tid, &regs) < 0))
+		return;
+	if (t && thread_in_transit(t)) {
+		/* Seized by its new tracer thread (handover_seize) but not yet given back its own state. */
+		regs = t->park_regs;
+		emerg_fix_regs(t, &regs, 0);
+		arch_regs_set(tid, &regs);
+		ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(t->park_mask), &t->park_mask);
+		ptrace(PTRACE_DETACH, tid, 0L, 0L);
+		return;
+	}
+	/* An event or seized-stop (a new child's first stop) holds no signal; SIGSTOP there would stop the group. */
+	if (!(status >> 16))
+		sig = emerg_stop_signal(tid, &regs, &trap_stop);
+	if (t && emerg_fix_regs(t, &regs, trap_stop))
+		arch_regs_set(tid, &regs);
+	ptrace(PTRACE_DETACH, tid, 0L, (long)sig);
+}
+
+/*
+ * Every task of every process we know, and the children each has forked,
+ * still traced by the calling tracer thread me: let go. Returns how many.
+ */
+static int
+emerg_sweep(pid_t me)
+{
+	pid_t tasks[512], kids[64];
+	char path[96], buf[1024];
+	int found = 0;
+
+	for (struct jt_proc *p = emerg_tr->procs; p; p = p->next) {
+		int n;
+
+		if (p->exited)
+			continue;
+		sigsafe_proc_path(path, p->pid, 0, "task");
+		n = sigsafe_list_dir(path, tasks, (int)ARRAY_SIZE(tasks));
+		for (int i = 0; i < n; i++) {
+			int nk = 0;
+			char *s = buf;
+
+			if (sigsafe_traced_by(p->pid, tasks[i], me)) {
+				emerg_release_tid(tasks[i]);
+				found++;
+			}
+			sigsafe_proc_path(path, p->pid, tasks[i], "children");
+			if (!sigsafe_read_file(path, buf, sizeof(buf)))
+				continue;
+			while (*s && nk < (int)ARRAY_SIZE(kids)) {
+				long v = 0;
+
+				for (; *s >= '0' && *s <= '9'; s++)
+					v = v * 10 + (*s - '0');
+				if (v > 0)
+					kids[nk++] = (pid_t)v;
+				while (*s && (*s < '0' || *s > '9'))
+					s++;
+			}
+			for (int k = 0; k < nk; k++)
+				if (sigsafe_traced_by(kids[k], kids[k], me)) {
+					emerg_release_tid(kids[k]);
+					found++;
+				}
+		}
+	}
+	return found;
+}
+
 /* Lets every tracee of the calling tracer thread go, then says so in emerg_done. */
 static void
 emerg_release_mine(void)
@@ -303,6 +315,9 @@ emerg_release_mine(void)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (t->owner == tt && !thread_in_transit(t) && !(t->proc && t->proc->exited))
 				emerg_release(tt, t);
+	/* Then what the tables do not hold, until a sweep finds none (a child may clone meanwhile). */
+	for (int pass = 0; pass < 8 && emerg_sweep(tt->ktid) > 0; pass++)
+		;
 	emerg_done[tt->index] = 1;
 }
 
@@ -379,7 +394,7 @@ void
 emerg_exit(int sig, const char *why)
 {
 	struct jt_tracer *tr = emerg_tr;
-	int me = emerg_gettid(), expected = 0, waited;
+	int me = sigsafe_gettid(), expected = 0, waited;
 	char num[24];
 
 	if (!__atomic_compare_exchange_n(&emerg_owner, &expected, me, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
@@ -389,10 +404,10 @@ emerg_exit(int sig, const char *why)
 		emerg_on_signal(EMERG_SIG);
 	}
 	/* One line: the cause now, what became of the processes at the end. */
-	emerg_puts("jmptrace: ");
-	emerg_puts(why);
+	sigsafe_puts("jmptrace: ");
+	sigsafe_puts(why);
 	if (!tr) {
-		emerg_puts("\n");
+		sigsafe_puts("\n");
 		emerg_die(sig);
 	}
 	for (int i = 0; i < tr->tthreads.n; i++)
@@ -416,12 +431,12 @@ emerg_exit(int sig, const char *why)
 			left += !emerg_done[i];
 		if (!left)
 			break;
-		emerg_sleep_ms(1);
+		sigsafe_sleep_ms(1);
 	}
-	emerg_puts(waited < EMERG_PEERS_MS ? "; every traced process was let go untraced, as it was; no report written (jmptrace pid "
+	sigsafe_puts(waited < EMERG_PEERS_MS ? "; every traced process was let go untraced, as it was; no report written (jmptrace pid "
 					  : "; some tracer threads did not answer, and their processes may be harmed (jmptrace pid ");
-	emerg_puts(emerg_utoa(num + sizeof(num), (uint64_t)getpid()));
-	emerg_puts(")\n");
+	sigsafe_puts(sigsafe_utoa(num + sizeof(num), (uint64_t)getpid()));
+	sigsafe_puts(")\n");
 	emerg_die(sig);
 }
 
