@@ -86,17 +86,41 @@ check-graph:
 	@! grep -nE '(->|\.)state = TS_' src/*.c src/arch/*/*.c include/*.h | grep -v '^include/thread.h:' || \
 	  { echo "check-graph: write a thread's state with thread_set_state (tstate.h)"; exit 1; }
 
+# Suites that need the CPUs to themselves run one at a time, after the others have
+# run CHECK_JOBS at a time: the kernel's rings of the uprobe source lose events when
+# jmptrace waits for a CPU, and these count heartbeats, stalls or races within seconds.
+SERIAL_SUITES = tests/fatal.t tests/stall.t tests/uprobe.t tests/uprobe_server.t tests/uprobe_kill.t \
+	tests/uprobe_clash.t tests/attach_races.t tests/detach_signal.t tests/pin.t
+PARALLEL_SUITES = $(filter-out $(SERIAL_SUITES),$(wildcard tests/*.t))
+CHECK_JOBS ?= 2
+
 check-plain: check-graph all unit progs samples-build
-	prove --exec '' $(UNIT_BINS)
-	JMPTRACE=$(CURDIR)/jmptrace prove tests/*.t
+	prove --exec '' -j$(CHECK_JOBS) $(UNIT_BINS)
+	JMPTRACE=$(CURDIR)/jmptrace prove -j$(CHECK_JOBS) $(PARALLEL_SUITES)
+	JMPTRACE=$(CURDIR)/jmptrace prove $(SERIAL_SUITES)
 
 # The sanitizer variant builds in its own tree so the normal binary stays untouched.
+# It runs the unit tests and the suites that take jmptrace's memory handling through
+# every path (tables, unwinders, symbols, leak check, each writer and reader, the
+# output thread, fork/exec/threads, the uprobe source's rings), in one link mode:
+# the others add timing, not code. The suites of time and load stay out of it (a
+# sanitized tracer is several times slower, which they would measure).
+ASAN_SUITES = tests/integration.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
+	tests/pprof.t tests/flamegraph.t tests/diff.t tests/outputs.t tests/lifecycle.t tests/analyses.t \
+	tests/alloc_names.t tests/names.t tests/cxxnames.t tests/pages.t tests/sigtrap.t tests/sigstack.t \
+	tests/age.t tests/timeline.t tests/report_first.t tests/deleted.t tests/debuginfod.t tests/options.t \
+	tests/nested.t
+ASAN_UPROBE_SUITES = tests/integration.t tests/leakcheck.t
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	JMPTRACE=$(CURDIR)/build-asan/jmptrace JT_MODES=pie
+
 check-asan:
 	$(MAKE) BUILD=build-asan EXTRA_CFLAGS="$(SAN_FLAGS)" build-asan/jmptrace asan-unit progs
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  prove --exec '' $(UNIT_SRCS:tests/unit/%.c=build-asan/unit/%)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  JMPTRACE=$(CURDIR)/build-asan/jmptrace prove tests/*.t
+	  prove --exec '' -j$(CHECK_JOBS) $(UNIT_SRCS:tests/unit/%.c=build-asan/unit/%)
+	$(ASAN_ENV) prove -j$(CHECK_JOBS) $(ASAN_SUITES)
+	@if [ "$$(id -u)" = 0 ]; then $(ASAN_ENV) JT_SOURCE=uprobe prove $(ASAN_UPROBE_SUITES); \
+	else echo "check-asan: the uprobe source skipped: it needs root"; fi
 
 asan-unit: $(UNIT_BINS)
 
