@@ -160,10 +160,14 @@ void heap_unknown_free(struct jt_heap *h);
 int heap_invalid_free(struct jt_heap *h, uint32_t stack_id, int inside);
 
 /*
- * Finds the live block that addr lies inside, past its start: returns 0 and
- * sets *start (if non-NULL), or -1. It walks every live block: for the rare
- * free of no live block only.
+ * Finds the live block that addr lies inside, past its start, among the
+ * blocks starting at most HEAP_INSIDE_REACH bytes below it (at any multiple
+ * of HEAP_INSIDE_ALIGN: a named allocator's header may be 8 bytes): returns
+ * 0 and sets *start (if non-NULL), or -1. For a free of no live block only;
+ * it costs HEAP_INSIDE_REACH / HEAP_INSIDE_ALIGN lookups.
  */
+#define HEAP_INSIDE_REACH 4096
+#define HEAP_INSIDE_ALIGN 8
 int heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start);
 
 /* Looks a live block up without changing anything: 0 when found, -1 otherwise. */

@@ -499,17 +499,23 @@ live_walk(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t
 int
 heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
 {
-	for (size_t i = 0; i < h->live.cap; i++) {
-		const struct jt_slot *sl = &h->live.slots[i];
+	/*
+	 * The starts a block holding addr could have, nearest first, each one
+	 * lookup: a walk of the table instead made every free of a lost
+	 * allocation (a uprobe ring that overflowed) cost the whole heap, and
+	 * a snapshot's drain of 100,000 of them took minutes.
+	 */
+	uint64_t cand = addr & ~(uint64_t)(HEAP_INSIDE_ALIGN - 1);
+
+	if (cand == addr)
+		cand -= HEAP_INSIDE_ALIGN;
+	for (; cand && addr - cand <= HEAP_INSIDE_REACH; cand -= HEAP_INSIDE_ALIGN) {
 		uint64_t size;
 		uint32_t sid;
 
-		if (!sl->addr || addr <= sl->addr)
-			continue;
-		val_unpack(h, sl->addr, sl->val, &size, &sid);
-		if (addr - sl->addr < size) {
+		if (live_find(h, cand, &size, &sid) >= 0 && addr - cand < size) {
 			if (start)
-				*start = sl->addr;
+				*start = cand;
 			return 0;
 		}
 	}

@@ -315,7 +315,9 @@ test_find_inside(void)
 	ok(heap_find_inside(h, 0x9010, &start) == 0 && start == 0x9000, "inside: 16 bytes in");
 	ok(heap_find_inside(h, 0x901f, NULL) == 0, "inside: its last byte");
 	ok(heap_find_inside(h, 0x9020, NULL) == -1, "inside: its end is past it");
-	ok(heap_find_inside(h, 0x20000 + (4ull << 32), &start) == 0 && start == 0x20000, "inside: a block of 5 GiB");
+	ok(heap_find_inside(h, 0x20000 + 4096, &start) == 0 && start == 0x20000, "inside: 4 KiB into a block of 5 GiB");
+	ok(heap_find_inside(h, 0x20000 + 4097, NULL) == -1, "inside: past the reach of the search, none");
+	ok(heap_find_inside(h, 0x20000 + (4ull << 32), NULL) == -1, "inside: 4 GiB into it, none (a lookup per 8 bytes)");
 	heap_free(h, 0x9000, NULL, 0);
 	ok(heap_find_inside(h, 0x9010, NULL) == -1, "inside: not once freed");
 	heap_destroy(h);
