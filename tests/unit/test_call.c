@@ -580,8 +580,8 @@ main(void)
 {
 	char why[128];
 
-	if (alloc_named_add("my_malloc=malloc", why, sizeof(why)) < 0 ||
-	    alloc_named_add("my_free=free", why, sizeof(why)) < 0)
+	if (alloc_named_add("my_malloc=malloc", 0, why, sizeof(why)) < 0 ||
+	    alloc_named_add("my_free=free", 0, why, sizeof(why)) < 0)
 		return fprintf(stderr, "alloc_named_add: %s\n", why), 1;
 	test_malloc_pair();
 	test_free();
