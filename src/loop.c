@@ -329,7 +329,16 @@ loop_flags(struct jt_tracer *tr)
 	if (tr->status_shown && (snap || stop || due))
 		fputc('\n', stderr);
 	if (snap || stop) {
+		/*
+		 * Out of SCHED_IDLE for it (and the detach after a stop): the
+		 * program's threads wait stopped meanwhile, and an idle-class
+		 * thread 0 whose CPU another task holds got no CPU for a minute
+		 * (detach_signal.t, 1 run in 10: symbolizing, 0 s of CPU in 19 s).
+		 */
+		cpu_hurry(&tthread_self()->cpu, 0, 1);
 		snapshot_write(tr, p, stop ? "signal" : "sigusr1");
+		if (!stop && !tr->due_armed)
+			cpu_hurry(&tthread_self()->cpu, 0, 0);
 		wrote = 1;
 	}
 	if (due && !stop) {
