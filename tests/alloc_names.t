@@ -28,11 +28,7 @@ use JTLeak;
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
 my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
-# Both sources, unless the harness runs the suites with one (JT_SOURCE).
-my @sources = $ENV{JT_SOURCE} ? (JT::source()) : ('ptrace');
-push @sources, 'uprobe'
-	if !$ENV{JT_SOURCE} && $> == 0 && -e '/sys/bus/event_source/devices/uprobe/type';
-diag('not root or no uprobes: the uprobe source is not run') unless grep { $_ eq 'uprobe' } @sources;
+my @sources = JT::sources();
 
 my @ARENA = ('--alloc', 'arena_alloc=malloc:2', '--alloc', 'arena_free=free:2');
 my $CHURN = 200;

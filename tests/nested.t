@@ -17,11 +17,7 @@ use JT;
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
 my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
-# Both sources, unless the harness runs the suites with one (JT_SOURCE).
-my @sources = $ENV{JT_SOURCE} ? (JT::source()) : ('ptrace');
-push @sources, 'uprobe'
-	if !$ENV{JT_SOURCE} && $> == 0 && -e '/sys/bus/event_source/devices/uprobe/type';
-diag('not root or no uprobes: the uprobe source is not run') unless grep { $_ eq 'uprobe' } @sources;
+my @sources = JT::sources();
 
 my @NAMED = ('--alloc', 'my_malloc=malloc', '--alloc', 'my_free=free');
 

@@ -62,6 +62,15 @@ sub jmptrace {
 # The source the suites run with: ptrace, or uprobe under JT_SOURCE=uprobe.
 sub source { $ENV{JT_SOURCE} || 'ptrace' }
 
+# The sources a suite that runs both runs: JT_SOURCE's alone when the harness sets it, else
+# ptrace and, as root with uprobes, uprobe too (saying so when it is left out).
+sub sources {
+	my @s = $ENV{JT_SOURCE} ? (source()) : ('ptrace');
+	push @s, 'uprobe' if !$ENV{JT_SOURCE} && $> == 0 && -e '/sys/bus/event_source/devices/uprobe/type';
+	main::diag('not root or no uprobes: the uprobe source is not run') unless grep { $_ eq 'uprobe' } @s;
+	return @s;
+}
+
 # Seconds a single run may take before it is killed; ASan builds are slower.
 sub timeout_secs { $ENV{JT_TIMEOUT} // 120 }
 
