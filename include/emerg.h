@@ -37,7 +37,7 @@ int emerg_begun(void);
  * emerg_test_point(WHERE) stores to an address near 0 (a real SIGSEGV).
  * WHERE is one of the names passed at the call sites: "stop" (a
  * breakpoint stop being handled, the lock held), "snapshot" (a snapshot
- * being written), "reader" (the uprobe source's reader applying a sample).
+ * being written).
  * Costs one comparison when the variable is not set.
  */
 void emerg_test_point(const char *where);

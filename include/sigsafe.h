@@ -32,4 +32,10 @@ int sigsafe_traced_by(pid_t pid, pid_t tid, pid_t me);
 /* The numeric entries of directory path (pids, tids), at most max of them into out; how many. */
 int sigsafe_list_dir(const char *path, pid_t *out, int max);
 
+/*
+ * Calls fn with each line of path (its newline cut), read through buf
+ * (size bytes, the longest line it can hold) until fn returns non-zero.
+ * Returns 0, or -1 when path cannot be opened.
+ */
+int sigsafe_each_line(const char *path, char *buf, size_t size, int (*fn)(char *line, void *arg), void *arg);
 #endif

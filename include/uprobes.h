@@ -80,6 +80,13 @@ int uprobes_usable(const char **why);
  */
 struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy,
 			       uint64_t ring_bytes, uint64_t ring_total);
+/*
+ * The way out of a dying jmptrace (emerg.c), once its tracees are let go:
+ * async-signal-safe, it unmaps every ring, closes every descriptor but the
+ * standard ones and removes the session's probe definitions from tracefs,
+ * which the kernel would otherwise keep after jmptrace's end. NULL is a no-op.
+ */
+void uprobes_emerg_release(const struct jt_uprobes *u);
 /* Stops the reader, closes every event (the kernel removes the probes) and frees u. NULL is a no-op. */
 void uprobes_free(struct jt_uprobes *u);
 

@@ -23,6 +23,7 @@
 #include "thread.h"
 #include "tracer.h"
 #include "tthread.h"
+#include "uprobes.h"
 #include "util.h"
 
 /*
@@ -433,6 +434,8 @@ emerg_exit(int sig, const char *why)
 			break;
 		sigsafe_sleep_ms(1);
 	}
+	/* Not before: a tracee's events must stay open while it is handed back. */
+	uprobes_emerg_release(tr->uprobes);
 	sigsafe_puts(waited < EMERG_PEERS_MS ? "; every traced process was let go untraced, as it was; no report written (jmptrace pid "
 					  : "; some tracer threads did not answer, and their processes may be harmed (jmptrace pid ");
 	sigsafe_puts(sigsafe_utoa(num + sizeof(num), (uint64_t)getpid()));

@@ -152,3 +152,33 @@ sigsafe_list_dir(const char *path, pid_t *out, int max)
 	close(fd);
 	return n;
 }
+
+int
+sigsafe_each_line(const char *path, char *buf, size_t size, int (*fn)(char *line, void *arg), void *arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), stop = 0;
+	size_t have = 0;
+
+	if (fd < 0)
+		return -1;
+	while (!stop) {
+		ssize_t n = read(fd, buf + have, size - 1 - have);
+		char *line, *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		for (line = buf; !stop && (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			stop = fn(line, arg);
+		}
+		/* A line longer than the buffer is dropped whole. */
+		have = line == buf && have == size - 1 ? 0 : have - (size_t)(line - buf);
+		memmove(buf, line, have);
+	}
+	close(fd);
+	return 0;
+}

@@ -31,7 +31,9 @@
 #include "proc.h"
 #include "tracer.h"
 #include "unwind.h"
+#include "sigsafe.h"
 #include "up_ring.h"
+#include "up_tracefs.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -108,107 +110,21 @@ up_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* Reads the first number in file (after "config:" in a format file). Returns it, or -1. */
-static int
-up_read_number(const char *path)
-{
-	char buf[64], *p;
-	FILE *f = fopen(path, "re");
-	int v = -1;
-
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f)) {
-		p = strchr(buf, ':');
-		p = p ? p + 1 : buf;
-		if (*p >= '0' && *p <= '9')
-			v = atoi(p);
-	}
-	fclose(f);
-	return v;
-}
-
-/* Finds (or mounts) tracefs; stores the directory that has uprobe_events. Returns 0 or -1. */
-static int
-up_tracefs(char *dir, size_t size)
-{
-	static const char *const where[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[96];
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < ARRAY_SIZE(where); i++) {
-			snprintf(path, sizeof(path), "%s/uprobe_events", where[i]);
-			if (access(path, W_OK) == 0) {
-				snprintf(dir, size, "%s", where[i]);
-				return 0;
-			}
-		}
-		/* Not mounted (a container, a minimal host): root may mount it. */
-		if (pass == 0 && mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0)
-			break;
-	}
-	return -1;
-}
-
 int
 uprobes_usable(const char **why)
 {
 	char dir[64];
 
-	if (up_read_number(UP_PMU_DIR "/type") < 0) {
+	if (up_tracefs_number(UP_PMU_DIR "/type") < 0) {
 		*why = "this kernel has no uprobes (CONFIG_UPROBE_EVENTS)";
 		return -1;
 	}
-	if (up_tracefs(dir, sizeof(dir)) < 0) {
+	if (up_tracefs_find(dir, sizeof(dir)) < 0) {
 		*why = geteuid() ? "it needs root (to define probes in tracefs's uprobe_events)"
 				 : "tracefs is not mounted and cannot be (/sys/kernel/tracing)";
 		return -1;
 	}
 	return 0;
-}
-
-/* Appends one line to uprobe_events. Returns 0 or -1 with errno. */
-static int
-up_define(const struct jt_uprobes *u, const char *line)
-{
-	char path[96];
-	int fd, r;
-
-	snprintf(path, sizeof(path), "%s/uprobe_events", u->tracefs);
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
-		return -1;
-	r = write(fd, line, strlen(line)) == (ssize_t)strlen(line) ? 0 : -1;
-	if (r < 0) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-/* Removes the definitions of jmptrace runs that ended without removing theirs (SIGKILL). */
-static void
-up_clean_stale(const struct jt_uprobes *u)
-{
-	char path[96], line[512], del[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/uprobe_events", u->tracefs);
-	if (!(f = fopen(path, "re")))
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		int pid;
-		char ev[64];
-
-		if (sscanf(line, "%*c:jmptrace_%d/%63s", &pid, ev) != 2 || pid <= 0 || kill(pid, 0) == 0 ||
-		    errno != ESRCH)
-			continue;
-		snprintf(del, sizeof(del), "-:jmptrace_%d/%s\n", pid, ev);
-		up_define(u, del);
-	}
-	fclose(f);
 }
 
 /* The child the anchors are opened on: it sleeps, never running the probed code, and dies with us. */
@@ -291,7 +207,7 @@ up_def_get(struct jt_uprobes *u, const char *path, uint64_t off, int ret)
 	snprintf(line, sizeof(line), "%c:%s/%s %s:%#llx\n", ret ? 'r' : 'p', u->group, d->name, path,
 		 (unsigned long long)off);
 	snprintf(idpath, sizeof(idpath), "%s/events/%s/%s/id", u->tracefs, u->group, d->name);
-	if (up_define(u, line) < 0 || (id = up_read_number(idpath)) < 0) {
+	if (up_tracefs_write(u->tracefs, line) < 0 || (id = up_tracefs_number(idpath)) < 0) {
 		int e = errno ? errno : ENOENT;
 		free(d);
 		errno = e;
@@ -336,17 +252,23 @@ up_anchor(struct jt_uprobes *u, struct up_def *d)
 static void
 up_defs_release(struct jt_uprobes *u)
 {
-	char del[96];
+	size_t kept = 0;
 
 	for (size_t i = 0; i < u->ndefs; i++)
 		if (u->defs[i]->anchor >= 0)
 			close(u->defs[i]->anchor);
 	for (size_t i = 0; i < u->ndefs; i++) {
-		snprintf(del, sizeof(del), "-:%s/%s\n", u->group, u->defs[i]->name);
-		up_define(u, del);
+		if (up_tracefs_remove(u->tracefs, u->group, u->defs[i]->name) < 0) {
+			debug_msg("uprobe definition %s/%s: not removed: %s", u->group, u->defs[i]->name,
+				  strerror(errno));
+			kept++;
+		}
 		free(u->defs[i]->path);
 		free(u->defs[i]);
 	}
+	if (kept)
+		error_msg("%zu kernel uprobe definitions of group %s could not be removed from %s/uprobe_events; "
+			  "the next jmptrace --source uprobe removes them", kept, u->group, u->tracefs);
 	free(u->defs);
 	u->defs = NULL;
 	u->ndefs = 0;
@@ -480,7 +402,7 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 	struct jt_uprobes *u = xcalloc(1, sizeof(*u));
 	const char *why = "tracefs cannot be used";
 
-	if (uprobes_usable(&why) < 0 || up_tracefs(u->tracefs, sizeof(u->tracefs)) < 0) {
+	if (uprobes_usable(&why) < 0 || up_tracefs_find(u->tracefs, sizeof(u->tracefs)) < 0) {
 		error_msg("--source uprobe: %s", why);
 		free(u);
 		return NULL;
@@ -488,7 +410,7 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 	u->tr = tr;
 	u->apply = apply;
 	snprintf(u->group, sizeof(u->group), "jmptrace_%d", (int)getpid());
-	up_clean_stale(u);
+	up_tracefs_clean_stale(u->tracefs);
 	if ((u->wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
 		perror_msg("--source uprobe: eventfd");
 		free(u);
@@ -687,6 +609,46 @@ uprobes_free(struct jt_uprobes *u)
 	pthread_mutex_destroy(&u->graves_lock);
 	pthread_cond_destroy(&u->graves_cond);
 	free(u);
+}
+
+/* A line of /proc/self/maps: a ring of a perf event is unmapped (it holds the event open). */
+static int
+up_emerg_unmap(char *line, void *arg)
+{
+	uint64_t start = 0, end = 0;
+	char *s = line;
+
+	(void)arg;
+	if (!strstr(line, "anon_inode:[perf_event]"))
+		return 0;
+	for (; *s && *s != '-'; s++)
+		start = start * 16 + (uint64_t)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+	for (s += *s == '-'; *s && *s != ' '; s++)
+		end = end * 16 + (uint64_t)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+	if (end > start)
+		munmap((void *)(uintptr_t)start, end - start);
+	return 0;
+}
+
+void
+uprobes_emerg_release(const struct jt_uprobes *u)
+{
+	static char buf[4096];
+
+	if (!u)
+		return;
+	/*
+	 * The kernel refuses to remove a definition while an event is open on
+	 * it, and a ring's mapping holds its event open as its descriptor
+	 * does. jmptrace is about to die and its tracees are let go: nothing
+	 * of its descriptors is needed but stderr.
+	 */
+	sigsafe_each_line("/proc/self/maps", buf, sizeof(buf), up_emerg_unmap, NULL);
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0)
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
+	/* The last event of a definition takes the kernel a grace period or two to release. */
+	up_tracefs_remove_group_sigsafe(u->tracefs, u->group, 3000);
 }
 
 void
