@@ -7,6 +7,8 @@
 
 /* The deepest stack a record keeps (--depth's limit). */
 #define JT_MAX_DEPTH 256
+/* How many --alloc-fn patterns a command line may give. */
+#define JT_MAX_ALLOC_FN 64
 
 /* Options from the command line. */
 struct jt_options {
@@ -49,6 +51,8 @@ struct jt_options {
 	int pages;			/* --pages: mmap/munmap/mremap/sbrk/brk made outside the allocator, by stack */
 	unsigned leak_heuristics;	/* --leak-heuristics: enum leak_heuristic bits */
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind listed */
+	const char *alloc_fn[JT_MAX_ALLOC_FN];	/* --alloc-fn: wrapper patterns (wrap.h), nalloc_fn of them, checked */
+	unsigned nalloc_fn;
 	char **argv;			/* program and arguments in launch mode */
 };
 

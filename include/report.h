@@ -14,6 +14,7 @@ struct jt_supp;
 struct jt_stack;
 struct leak_result;
 struct jt_growth;
+struct jt_wrap;
 
 /* What a figure of a stack is, for --sort and --folded-cost (and the formats' cost choice). */
 enum report_cost {
@@ -91,6 +92,7 @@ struct jt_snapshot {
 	enum report_cost cost;	/* --folded-cost: the figure of folded, flame graph */
 	uint64_t min_size, max_size;	/* --min-size/--max-size (0 and UINT64_MAX: no filter) */
 	const struct jt_supp *supp;	/* suppressions (report_supp.h), or NULL for none */
+	const struct jt_wrap *wrap;	/* the allocator's wrappers (wrap.h, --alloc-fn) a row's name skips, or NULL for the built-in ones */
 	unsigned seq;		/* the snapshot's number in this run, from 1 */
 	uint64_t time_ms;	/* when it was taken, in the heap's clock (ms since tracing began) */
 	const struct jt_due *due;	/* a scheduled snapshot's due time, or NULL */

@@ -11,6 +11,7 @@
 struct jt_snapshot;
 struct jt_sym;
 struct jt_frame;
+struct jt_wrap;
 
 /* Source-level frames kept for one pc: the function and what was inlined into it. */
 #define REPORT_MAX_FRAMES 32
@@ -49,6 +50,15 @@ const char *report_frame_label(const struct jt_frame *fr, char *buf, size_t len)
  */
 #define REPORT_PLACE_MAX 1024
 const char *report_frame_place(const struct jt_frame *fr, char *buf, size_t len);
+
+/*
+ * The source-level frame of st (report_resolve's frames, innermost first,
+ * counted over every pc) that names the code that allocated: the first
+ * that is not an allocator wrapper's (wrap.h: the built-in ones and
+ * --alloc-fn's), or 0 when every frame is one or st has none. The full
+ * stack keeps the wrappers' frames; only a row's name skips them.
+ */
+int report_site(struct jt_sym *sym, const struct jt_wrap *w, const struct jt_stack *st);
 
 /* What a signal frame is called, in gdb's words (its function in report_resolve's frames). */
 #define REPORT_SIGNAL_FRAME "<signal handler called>"

@@ -49,6 +49,7 @@ struct jt_tracer {
 	/* --source uprobe (loop.c): the lost events stderr last said, when, and when the counters were last read. */
 	uint64_t lost_said, lost_said_ms, lost_check_ms;
 	struct jt_supp *supp;		/* suppressions (--suppressions and the built-in ones) */
+	struct jt_wrap *wrap;		/* the allocator's wrappers a row's name skips (built in, --alloc-fn) */
 	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
 	/* --interval and --duration (loop.c): snapshots due at fixed times of the main process's time_ms. */
 	uint64_t origin_us;		/* its time_ms 0, on util_now_us's clock */

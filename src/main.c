@@ -38,6 +38,7 @@
 #include "unwind.h"
 #include "uprobes.h"
 #include "util.h"
+#include "wrap.h"
 
 #define JT_VERSION "0.1"
 /* A macro's value as a string literal, for messages. */
@@ -113,6 +114,13 @@ usage(FILE *f)
 		"                         format; by default they are short, as pprof shows\n"
 		"                         them (std::vector::_M_realloc_insert). JSON always\n"
 		"                         has the full names, pprof both (system_name)\n"
+		"      --alloc-fn NAME    a wrapper of the allocator (a function that passes an\n"
+		"                         allocation on): --html names a stack's row by its\n"
+		"                         first frame outside the wrappers, NAME's and the\n"
+		"                         built-in ones (xmalloc, strdup, g_malloc, PyMem_*,\n"
+		"                         _PyObject_Malloc, zmalloc, Perl_safesysmalloc, the\n"
+		"                         C++ library's allocate...); * ? [...] as in a shell;\n"
+		"                         repeatable, at most " JT_STR(JT_MAX_ALLOC_FN) "; the stacks keep every frame\n"
 		"      --html FILE        one self-contained page of every snapshot of the run\n"
 		"                         (heap over time, flame graphs, call tree, tables);\n"
 		"                         a file is rewritten whole at each snapshot, a stream\n"
@@ -268,7 +276,7 @@ enum {
 	OPT_NO_DEFAULT_SUPPRESSIONS, OPT_LEAK_CHECK, OPT_LEAK_HEURISTICS, OPT_SHOW_LEAK_KINDS,
 	OPT_SOURCE, OPT_STACK_COPY, OPT_BUFFER_SIZE, OPT_BUFFER_TOTAL, OPT_OLDER_THAN,
 	OPT_FULL_NAMES, OPT_HTML, OPT_SECTIONS, OPT_SHOW_RUNTIME,
-	OPT_ALLOC, OPT_ALLOC_DLOPEN, OPT_ALLOC_PRESET, OPT_PAGES,
+	OPT_ALLOC, OPT_ALLOC_DLOPEN, OPT_ALLOC_PRESET, OPT_PAGES, OPT_ALLOC_FN,
 };
 
 static const struct option longopts[] = {
@@ -310,6 +318,7 @@ static const struct option longopts[] = {
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
 	{ "alloc-dlopen", required_argument, NULL, OPT_ALLOC_DLOPEN },
 	{ "alloc-preset", required_argument, NULL, OPT_ALLOC_PRESET },
+	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -438,6 +447,13 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		return alloc_named_add(arg, c == OPT_ALLOC_DLOPEN, why, sizeof(why)) < 0 ? bad_value(c, arg, why) : 0;
 	case OPT_ALLOC_PRESET:
 		return alloc_preset_add(arg) < 0 ? bad_value(c, arg, "give " ALLOC_PRESET_NAMES) : 0;
+	case OPT_ALLOC_FN:
+		if (wrap_add(NULL, arg, why, sizeof(why)) < 0)
+			return bad_value(c, arg, why);
+		if (o->nalloc_fn == JT_MAX_ALLOC_FN)
+			return bad_value(c, arg, "at most " JT_STR(JT_MAX_ALLOC_FN) " patterns: join some with * or [...]");
+		o->alloc_fn[o->nalloc_fn++] = arg;
+		return 0;
 	case 'v': o->verbose = 1; return 0;
 	case 'p':
 		if (parse_uint(arg, INT_MAX, &pid) < 0 || pid == 0)
@@ -546,6 +562,9 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 		return -1;
 	if (!o->show_runtime)
 		supp_add_runtime(tr->supp);
+	tr->wrap = wrap_new();
+	for (unsigned i = 0; i < o->nalloc_fn; i++)
+		wrap_add(tr->wrap, o->alloc_fn[i], NULL, 0);	/* checked by parse_one */
 	if (o->out_path && !(tr->out_file = outfile_open(o->out_path))) {
 		perror_msg("cannot write the report '%s'", o->out_path);
 		return -1;
@@ -579,6 +598,8 @@ close_outputs(struct jt_tracer *tr)
 		tr->report_failed = 1;
 	supp_free(tr->supp);
 	tr->supp = NULL;
+	wrap_free(tr->wrap);
+	tr->wrap = NULL;
 	if (tr->out_file && outfile_close(tr->out_file) < 0) {
 		perror_msg("cannot write the report '%s'", tr->opt->out_path);
 		tr->report_failed = 1;

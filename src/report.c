@@ -12,6 +12,7 @@
 #include "sym.h"
 #include "unwind.h"
 #include "util.h"
+#include "wrap.h"
 
 uint64_t
 report_alloc_calls(const struct jt_snapshot *s)
@@ -62,6 +63,21 @@ report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct
 		n = 1;
 	}
 	return n;
+}
+
+int
+report_site(struct jt_sym *sym, const struct jt_wrap *w, const struct jt_stack *st)
+{
+	struct jt_frame fr[REPORT_MAX_FRAMES];
+	int n, k, at = 0;
+
+	for (uint32_t i = 0; i < st->depth; i++) {
+		n = report_resolve(sym, st, i, fr);
+		for (k = 0; k < n; k++, at++)
+			if (!wrap_match(w, &fr[k]))
+				return at;
+	}
+	return 0;
 }
 
 const char *

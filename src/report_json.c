@@ -106,16 +106,21 @@ json_frame(FILE *f, const struct jt_frame *fr)
 		fr->inlined ? "true" : "false");
 }
 
-/* Writes "frames": [...] for st: every source-level frame of every pc. */
+/*
+ * Writes "site": the index in "frames" of the frame that names the code
+ * that allocated (report_site: the first outside the allocator's
+ * wrappers), then "frames": [...] for st: every source-level frame of every pc.
+ */
 static void
-json_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st)
+json_frames(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st)
 {
+	struct jt_sym *sym = s->sym;
 	struct jt_frame fr[REPORT_MAX_FRAMES];
 	const char *sep = "\n    ";
 	uint32_t i;
 	int n, k;
 
-	fputs("\"frames\": [", f);
+	fprintf(f, "\"site\": %d, \"frames\": [", report_site(sym, s->wrap, st));
 	for (i = 0; i < st->depth; i++) {
 		n = report_resolve(sym, st, i, fr);
 		for (k = 0; k < n; k++, sep = ",\n    ") {
@@ -170,9 +175,12 @@ json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, cons
 	if (supp) {
 		fputs(", \"suppressed\": ", f);
 		json_str(f, supp);
+		/* A rule of the runtime's (stdio buffers...): the text counts these on their own line. */
+		if (supp_is_runtime(s->supp, supp))
+			fputs(", \"runtime\": true", f);
 	}
 	fputs(",\n   ", f);
-	json_frames(f, s->sym, st);
+	json_frames(f, s, st);
 	fputc('}', f);
 }
 
@@ -189,7 +197,7 @@ json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 
 		fprintf(f, "%s  {\"count\": %" PRIu64 ", \"inside\": %" PRIu64 ",\n   ", i ? ",\n" : "\n",
 			st->invalid_frees, st->inside_frees);
-		json_frames(f, s->sym, st);
+		json_frames(f, s, st);
 		fputc('}', f);
 	}
 	free(ids);
@@ -410,7 +418,7 @@ json_pages(FILE *f, const struct jt_snapshot *s)
 			", \"peak_bytes\": %" PRIu64 ", \"peak_regions\": %" PRIu64 ", \"mappings\": %" PRIu64 ", ",
 			i ? ",\n  " : "\n  ", st->id, st->live_bytes, st->live_blocks, st->peak_bytes, st->peak_blocks,
 			st->alloc_calls);
-		json_frames(f, s->sym, st);
+		json_frames(f, s, st);
 		fputc('}', f);
 	}
 	fputs(n ? "\n  ]" : "]", f);
@@ -470,7 +478,7 @@ json_leak_record(FILE *f, const struct jt_snapshot *s, const long *pos, uint32_t
 	fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"indirect_bytes\": %" PRIu64
 		", \"indirect_blocks\": %" PRIu64 ", \"suppressed\": %s,\n    ", rec->bytes, rec->blocks,
 		rec->ind_bytes, rec->ind_blocks, suppressed ? "true" : "false");
-	json_frames(f, s->sym, heap_stack_get(s->heap, rec->stack_id));
+	json_frames(f, s, heap_stack_get(s->heap, rec->stack_id));
 	fputc('}', f);
 }
 

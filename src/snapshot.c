@@ -187,6 +187,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.min_size = o->min_size,
 		.max_size = o->max_size ? o->max_size : UINT64_MAX,
 		.supp = tr->supp,
+		.wrap = tr->wrap,
 		.seq = ++tr->nsnapshots,
 		.untraced = p->untraced,
 		.nuntraced = p->nuntraced,
