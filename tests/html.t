@@ -5,6 +5,10 @@
 # switches between live bytes and allocation calls and zooms on a click, the call tree
 # expands a row into its callees with their exact figures, and the snapshot selector puts
 # another snapshot's exact figures in the tables. The page asks for nothing but itself.
+# Its rows are named by the code that called the allocator's wrappers (built in, and
+# --alloc-fn), its header has the text report's figures (the runtime's apart, lost events
+# said), loss records come biggest first, the growth table keeps its columns however many
+# snapshots there are, and the peak's dot sits on the chart's area.
 use strict;
 use warnings;
 use FindBin;
@@ -76,11 +80,11 @@ sub band_point {
 # Each band of the chart: its stack and its live bytes at the snapshot (the timeline's last sample).
 my $BANDS = "Object.fromEntries([...document.querySelectorAll('#chart .band')].map(b => [b.dataset.stack, Number(b.dataset.last)]))";
 # A row of the live table: id, live bytes and blocks, the oldest block's age when the JSON
-# has ages, where the stack allocated.
+# has ages, where the stack allocated (its "site" frame: the first outside the allocator's wrappers).
 sub live_row {
 	my ($snap, $st) = @_;
 	my $aged = grep { exists $_->{oldest_age_ms} } @{ $snap->{stacks} };
-	my $fr = $st->{frames}[0];
+	my $fr = $st->{frames}[$st->{site} // 0];
 	return [$st->{id}, commify($st->{live_bytes}), commify($st->{live_blocks}),
 		($aged ? (exists $st->{oldest_age_ms} ? commify($st->{oldest_age_ms}) : '') : ()),
 		label($fr) . (defined $fr->{file} ? " ($fr->{file}:$fr->{line})" : defined $fr->{module} ? " (in $fr->{module})" : '')];
@@ -97,13 +101,13 @@ sub table_rows { "[...document.querySelectorAll('#table-$_[0] tr.row')].map(r =>
 my $leak_line = site_line('slowleak/main.c', 'SITE:sl_leak');
 my $churn_line = site_line('slowleak/main.c', 'SITE:sl_churn');
 
-# ---- a run with several snapshots: tests/progs/slowleak under --interval ----
-my $r = run_jt('slowleak', 'pie', args => [2000], jt_args => ['--interval', '0.4', '--html', 'page.html']);
+# ---- a run with many snapshots: tests/progs/slowleak under --interval 0.1 (about 20) ----
+my $r = run_jt('slowleak', 'pie', args => [2000], jt_args => ['--interval', '0.1', '--html', 'page.html']);
 is($r->{exit}, 0, 'slowleak under --interval --html: exit 0') or diag($r->{stderr});
 my $page = "$r->{dir}/page.html";
 my $html = JT::slurp($page) // '';
 my $snaps = $r->{json} ? $r->{json}{snapshots} : [];
-cmp_ok(scalar @$snaps, '>=', 2, 'several snapshots were taken (' . scalar(@$snaps) . ')');
+cmp_ok(scalar @$snaps, '>=', 12, 'many snapshots were taken (' . scalar(@$snaps) . ')');
 like($html, qr/\A<!DOCTYPE html>/, 'the page is HTML');
 unlike($html, qr/<(?:link|img|iframe)\b|\bsrc=|\bhref=|\@import|url\(/i, 'no external script, stylesheet, font or image');
 my ($embedded) = $html =~ m{<script type="application/json" id="jt-data">(.*?)</script>}s;
@@ -163,7 +167,11 @@ push @steps, { eval => table_rows('live') }, { eval => "document.getElementById(
 	{ shot => "$SHOTS/html-snapshot1.png" },
 	{ click => '#table-peak tr.row' }, { eval => $HEAD },
 	# The growth table, when the JSON has "growth" (from a process's second snapshot on).
-	{ click => '#snap' }, { key => 'End' }, { key => 'Enter' }, { eval => table_rows('growth') };
+	{ click => '#snap' }, { key => 'End' }, { key => 'Enter' }, { eval => table_rows('growth') },
+	# However many snapshots, the growth table has the same columns and fits the page.
+	{ eval => "[...document.querySelectorAll('#table-growth th')].map(c => c.textContent)" },
+	{ eval => "[document.getElementById('table-growth').offsetWidth, document.getElementById('main').clientWidth]" },
+	{ eval => "document.getElementById('lost').hidden" }, { shot => "$SHOTS/html-growth.png" };
 
 my $out = drive($page, \@steps, 'slowleak page');
 SKIP: {
@@ -185,8 +193,9 @@ SKIP: {
 	my $nsamples = 0; $nsamples += scalar @{ $_->{timeline} } for grep { $_->{pid} == $last->{pid} } @$snaps;
 	is_deeply($res->[6], [commify($snaps->[0]{timeline}[0]{time_ms}) . ' ms', $nsamples],
 		  "the chart of the last snapshot runs from the run's first sample, over the $nsamples samples of all its snapshots");
-	my $live_sum = 0; $live_sum += $_->{live_bytes} for @{ $last->{stacks} };
-	my $calls_sum = 0; $calls_sum += $_->{alloc_calls} for @{ $last->{stacks} };
+	# The flame graph leaves out what the text's lists leave out: the runtime's and suppressed stacks.
+	my $live_sum = 0; $live_sum += $_->{live_bytes} for grep { !$_->{suppressed} } @{ $last->{stacks} };
+	my $calls_sum = 0; $calls_sum += $_->{alloc_calls} for grep { !$_->{runtime} } @{ $last->{stacks} };
 	is($res->[8], $leak->{live_bytes}, "flame graph of live bytes: the leak's frame holds its live bytes ($leak->{live_bytes})");
 	is($res->[9], $live_sum, "... and the root every stack's ($live_sum)");
 	is_deeply($res->[11], [$leak->{alloc_calls}, $churn->{alloc_calls}, $calls_sum],
@@ -216,7 +225,8 @@ SKIP: {
 	my @calls1 = sort { $b->{alloc_calls} <=> $a->{alloc_calls} } grep { $_->{alloc_calls} } @{ $snaps->[0]{stacks} };
 	is_deeply([map { $_->[1] } @{ $res->[$sel_at + 7] }], [map { commify($_->{alloc_calls}) } @calls1],
 		  '... and the calls table its calls');
-	like($res->[$sel_at + 8], qr/^pid \d+, \Q$snaps->[0]{reason}\E at \Q${\ commify($snaps->[0]{time_ms})}\E ms: \Q${\ commify($snaps->[0]{totals}{live_bytes})}\E bytes live/,
+	my $t1 = $snaps->[0]{totals};
+	like($res->[$sel_at + 8], qr/^pid \d+, \Q$snaps->[0]{reason}\E at \Q${\ commify($snaps->[0]{time_ms})}\E ms: \Q${\ commify($t1->{live_bytes} - $t1->{suppressed}{live_bytes})}\E bytes live/,
 	     "... and the summary its totals ($res->[$sel_at + 8])");
 	my %bands1 = map { ($_->{id} => $_->{live_bytes}) } grep { $_->{live_bytes} } @{ $snaps->[0]{stacks} };
 	$bands1{other} = 0;
@@ -228,16 +238,116 @@ SKIP: {
 	like($res->[$sel_at + 13], qr/^stack \Q$peak1->{id}\E: .* peak \Q${\ commify($peak1->{peak_bytes})}\E bytes/,
 	     'a click on the first row of its peak table shows that stack');
 	SKIP: {
-		skip 'this JSON has no "growth"', 1 unless $last->{growth};
+		skip 'this JSON has no "growth"', 3 unless $last->{growth};
 		my $g = $last->{growth};
+		my @b;
 		my @want = map {
 			my $x = $_;
 			my ($st) = grep { $_->{id} == $x->{id} } @{ $last->{stacks} };
-			[$x->{id}, (map { commify($_) } @{ $x->{live_bytes} }), commify(POSIX::floor($x->{rate_bytes_per_s} + 0.5)),
-			 $x->{grew_every_interval} ? 'grew' : '', live_row($last, $st)->[-1]]
+			@b = @{ $x->{live_bytes} };
+			# The largest step: the first snapshot after which it grew most.
+			my $k = 0;
+			for my $i (1 .. $#b) { $k = $i if $b[$i] - $b[$i - 1] > ($k ? $b[$k] - $b[$k - 1] : 0) }
+			[$x->{id}, commify($b[0]), commify($b[-1]), join(" \x{2192} ", map { commify($_) } @b),
+			 $k ? '+' . commify($b[$k] - $b[$k - 1]) . ' by ' . commify($g->{times_ms}[$k]) . ' ms' : '',
+			 commify(POSIX::floor($x->{rate_bytes_per_s} + 0.5)), $x->{grew_every_interval} ? 'grew' : '', live_row($last, $st)->[-1]]
 		} @{ $g->{stacks} };
-		is_deeply($res->[$sel_at + 17], \@want, 'the last snapshot picked again: the growth table has its exact figures');
+		is_deeply($res->[$sel_at + 17], \@want, 'the last snapshot picked again: the growth table has its exact figures: '
+			  . 'the first and last, every figure in the sparkline\'s title, the largest step');
+		my $n = scalar @{ $g->{times_ms} };
+		is_deeply($res->[$sel_at + 18], ['stack', commify($g->{times_ms}[0]) . ' ms', commify($g->{times_ms}[-1]) . ' ms',
+						  "$n snapshots", 'largest step', 'bytes/s', 'every interval', 'allocated at'],
+			  "... in 8 columns for its $n snapshots (a column per snapshot was unreadable after 20)");
+		cmp_ok($res->[$sel_at + 19][0], '<=', $res->[$sel_at + 19][1],
+		       "... and it fits the page ($res->[$sel_at + 19][0] px of $res->[$sel_at + 19][1])");
 	}
+	is($res->[$sel_at + 20], JSON::PP::true, 'no event was lost: the page says nothing of lost events');
+}
+
+# ---- rows named by the code that called the allocator's wrapper (tests/progs/wrapped) ----
+# wr_parse leaks 10 x 100 bytes through xmalloc (a wrapper jmptrace knows), wr_cache 3 x 3,000
+# through cw_alloc and cw_raw (named by --alloc-fn 'cw_*'), wr_small 24 bytes from malloc
+# itself; wr_spike's mebibyte, freed at once, is the peak, which no timeline sample holds.
+# The text report keeps the wrappers' frames, and so does the stack panel.
+my %wsite = map { ($_ => site_line('wrapped/main.c', "SITE:$_")) } qw(wr_parse wr_cache wr_small);
+my $w = run_jt('wrapped', 'pie', jt_args => ['--leak-check', '--alloc-fn', 'cw_*', '--html', 'page.html']);
+is($w->{exit}, 0, 'wrapped --leak-check --alloc-fn cw_* --html: exit 0') or diag($w->{stderr});
+my $ws = last_snapshot($w);
+my @wstacks = $ws ? @{ $ws->{stacks} } : ();
+my %by = map { my $st = $_; my $fr = $st->{frames}[$st->{site} // 0]; (($fr->{function} // '?') => $st) } @wstacks;
+is_deeply([map { $by{$_} ? [map { $_->{function} } @{ $by{$_}{frames} }[0 .. $by{$_}{site}]] : undef } qw(wr_parse wr_cache wr_small)],
+	  [[qw(xmalloc wr_parse)], [qw(cw_raw cw_alloc wr_cache)], ['wr_small']],
+	  'JSON: each stack\'s "site" is its first frame outside xmalloc, and outside cw_alloc and cw_raw (--alloc-fn)')
+	or diag(explain([map { [$_->{site}, map { $_->{function} } @{ $_->{frames} }] } @wstacks]));
+my @rt = grep { $_->{runtime} } @wstacks;
+ok(@rt == 1 && $rt[0]{live_bytes} > 0, 'the stdout buffer is a runtime stack ("runtime": true)');
+my $rtb = @rt ? $rt[0]{live_bytes} : 0;
+like($w->{report} // '', qr/^live:     10,024 bytes in 14 blocks from 3 stacks, runtime \Q${\ commify($rtb)}\E bytes in 1 block$/m,
+     'the text report: 10,024 bytes in 14 blocks, and the runtime\'s apart');
+my $where = sub { my ($f) = @_; my ($st) = $by{$f}; my $fr = $st ? $st->{frames}[$st->{site}] : {}; "$f ($fr->{file}:$wsite{$f})" };
+my $wpage = "$w->{dir}/page.html";
+$out = drive($wpage, [
+	{ eval => table_rows('live') }, { eval => table_rows('leaks') },
+	{ eval => "[...document.querySelectorAll('#legend span')].map(e => e.textContent)" },
+	{ eval => "document.getElementById('summary').textContent" },
+	{ eval => node_value('all') },
+	{ click => '#table-leaks tr.row' }, { eval => $PANEL },
+	{ eval => "[...document.querySelectorAll('#frames .frame.site')].map(e => e.textContent)" },
+	# The peak's dot, and whether the area's top edge has a vertex there.
+	{ eval => "(() => { const d = document.querySelector('#chart circle'), cx = +d.getAttribute('cx'), cy = +d.getAttribute('cy');"
+		. " const bands = [...document.querySelectorAll('#chart .band')], top = bands[bands.length - 1];"
+		. " const pts = top.getAttribute('d').replace(/[MZ]/g, '').split('L').map(p => p.split(',').map(Number));"
+		. " return [cx, cy, pts.some(p => Math.abs(p[0] - cx) < 0.5 && Math.abs(p[1] - cy) < 0.5)]; })()" },
+	{ shot => "$SHOTS/html-wrapped.png" },
+], 'wrapped page');
+SKIP: {
+	skip 'Chromium could not be driven', 8 unless $out;
+	my $res = $out->{results};
+	is_deeply([map { [$_->[1], $_->[-1]] } @{ $res->[0] }],
+		  [['9,000', $where->('wr_cache')], ['1,000', $where->('wr_parse')], ['24', $where->('wr_small')]],
+		  'the live table names each row by the caller of the wrappers: wr_cache, wr_parse, wr_small, with file:line');
+	is_deeply([map { [$_->[1], $_->[2], $_->[-1]] } @{ $res->[1] }],
+		  [['definitely lost', '9,000', $where->('wr_cache')], ['definitely lost', '1,000', $where->('wr_parse')],
+		   ['definitely lost', '24', $where->('wr_small')], ['still reachable (suppressed)', commify($rtb), $res->[1][3][-1]]],
+		  'loss records biggest first (memcheck numbers them smallest first), the suppressed runtime one last');
+	my @leg = grep { /^wr_/ } @{ $res->[2] };
+	$wsite{wr_spike} = site_line('wrapped/main.c', 'SITE:wr_spike');
+	is_deeply(\@leg, [map { "$_ main.c:$wsite{$_} (stack $by{$_}{id})" } qw(wr_spike wr_cache wr_parse wr_small)],
+		  'the chart\'s legend names the callers too: ' . join(', ', @leg));
+	like($res->[3], qr/^pid \d+, exit at [\d,]+ ms: 10,024 bytes live in 14 blocks from 3 stacks, runtime \Q${\ commify($rtb)}\E bytes in 1 block; peak 1,048,576 bytes; 16 allocation calls, 1,062,696 bytes allocated, 1 free$/,
+	     "the header has the text report's figures, the runtime's stdout buffer apart ($res->[3])");
+	is($res->[4], 10024, 'the flame graph of live bytes counts the program\'s 10,024 bytes, not the runtime\'s');
+	is_deeply([map { s/^(?:at|by) 0x[0-9a-f]+: //r =~ s/ \(.*//r } @{ $res->[6] }[0 .. 3]], [qw(cw_raw cw_alloc wr_cache main)],
+		  'the stack panel of the biggest record keeps the wrappers\' frames');
+	like(join('', @{ $res->[7] }), qr/^by 0x[0-9a-f]+: wr_cache \(.*main\.c:\Q$wsite{wr_cache}\E\)$/, '... and marks the frame that names the row');
+	my $dot = ref $res->[8] eq 'ARRAY' ? $res->[8] : [];
+	ok($dot->[2], "the peak's dot (" . join(', ', map { $_ // '?' } @$dot[0, 1]) . ') sits on a vertex of the chart\'s top edge, not above it');
+}
+# Without --alloc-fn, cw_raw is no wrapper: the row is cw_raw's.
+my $w0 = run_jt('wrapped', 'pie');
+my ($c0) = grep { ($_->{frames}[1]{function} // '') eq 'cw_alloc' } @{ (last_snapshot($w0) // {})->{stacks} // [] };
+is($c0 ? $c0->{site} : -1, 0, 'without --alloc-fn the cache stack\'s site is its first frame, cw_raw\'s');
+for my $bad ('', '**', "cw _alloc") {
+	my $refused = run_cmd(argv => [$JT, "--alloc-fn", $bad, '--', prog_path('wrapped', 'pie')]);
+	is($refused->{exit}, 2, "--alloc-fn '$bad': exit 2");
+	like($refused->{stderr}, qr/\Ajmptrace: invalid value '\Q$bad\E' for option --alloc-fn: [^\n]+\n\z/, '... one line says why');
+	unlike($refused->{stdout}, qr/done/, '... before the program ran');
+}
+
+# ---- lost events, said on the page's header with the text's figures ----
+SKIP: {
+	skip 'the uprobe source needs root and uprobes', 3
+		unless $> == 0 && -e '/sys/bus/event_source/devices/uprobe/type';
+	# A 64 KiB ring per thread cannot hold 8 threads' 5,000 pairs each (as in uprobe.t).
+	my $u = run_jt('threads', 'pie', args => [5000], jt_args => ['--source', 'uprobe', '--buffer-size', '64k', '--html', 'page.html']);
+	my $lost = (last_snapshot($u) // {})->{totals}{lost_events} // 0;
+	ok($lost > 0, "threads under 64 KiB rings: events were lost ($lost)") or diag($u->{stderr});
+	my $o2 = drive("$u->{dir}/page.html", [{ eval => "[document.getElementById('lost').hidden, document.getElementById('lost').textContent]" },
+					      { shot => "$SHOTS/html-lost.png" }], 'lost events page');
+	skip 'Chromium could not be driven', 2 unless $o2;
+	is_deeply($o2->{results}[0], [JSON::PP::false, 'LOST: ' . commify($lost) . ' events: the kernel\'s ring buffers overflowed (--buffer-size), '
+				      . 'so the live, peak, call and growth figures, the chart and the flame graph are short of them'],
+		  'the header says the lost events and the figures they make short');
 }
 
 # ---- the page to a stream: written once, when the run ends ----
@@ -266,14 +376,17 @@ $out = drive("$l->{dir}/page.html", [{ eval => table_rows('leaks') }, { eval => 
 				     { eval => $PANEL }, { shot => "$SHOTS/html-leaks.png" }], 'leak check page');
 SKIP: {
 	skip 'Chromium could not be driven', 3 unless $out;
+	# Biggest first, the suppressed ones last (the JSON has memcheck's order, smallest first).
+	my @order = sort { ($a->{suppressed} ? 1 : 0) <=> ($b->{suppressed} ? 1 : 0)
+			   || $b->{bytes} + $b->{indirect_bytes} <=> $a->{bytes} + $a->{indirect_bytes} || $b->{record} <=> $a->{record} } @$recs;
 	is_deeply([map { [@$_[0 .. 3]] } @{ $out->{results}[0] }],
 		  [map { [$_->{record}, $_->{leak_kind} =~ s/_/ /r . ($_->{suppressed} ? ' (suppressed)' : ''),
-			  commify($_->{bytes}), commify($_->{blocks})] } @$recs],
-		  'the leak table lists every loss record with its exact bytes and blocks');
+			  commify($_->{bytes}), commify($_->{blocks})] } @order],
+		  'the leak table lists every loss record with its exact bytes and blocks, biggest first');
 	my $sm = $lsnap->{leak_check}{summary};
 	is($out->{results}[1], join('; ', map { my $k = $_; (s/_/ /r) . ': ' . commify($sm->{$k}{bytes}) . ' bytes in ' . commify($sm->{$k}{blocks}) . ' blocks' }
 				   qw(definitely_lost indirectly_lost possibly_lost still_reachable)), "the leak summary: $out->{results}[1]");
-	is_deeply($out->{results}[3], frame_lines($recs->[0]), 'a click on the first record shows its frames');
+	is_deeply($out->{results}[3], frame_lines($order[0]), 'a click on the first row (the biggest record) shows its frames');
 }
 
 # ---- a path that cannot be written is refused before the run ----
