@@ -13,8 +13,8 @@ struct jt_wrap;
 /*
  * Returns a set holding the built-in wrappers (the C library's strdup
  * family, xmalloc and its kin, glib's g_malloc and g_slice, python's
- * PyMem_ and PyObject_ allocators, redis's zmalloc, perl's safesysmalloc,
- * the C++ library's allocators); never NULL.
+ * PyMem_ and PyObject_ allocators, redis's zmalloc, OpenSSL's CRYPTO_malloc,
+ * perl's safesysmalloc, the C++ standard library); never NULL.
  */
 struct jt_wrap *wrap_new(void);
 void wrap_free(struct jt_wrap *w);
@@ -28,7 +28,7 @@ void wrap_free(struct jt_wrap *w);
  */
 int wrap_add(struct jt_wrap *w, const char *pattern, char *why, size_t len);
 
-/* 1 when frame fr is a wrapper's: its short or full function name matches a pattern of w (NULL: none). */
+/* 1 when frame fr is a wrapper's: its full function name or its short C++ form (cxxname.h) matches a built-in pattern or one of w's (NULL: none). */
 int wrap_match(const struct jt_wrap *w, const struct jt_frame *fr);
 
 #endif

@@ -119,7 +119,7 @@ usage(FILE *f)
 		"                         first frame outside the wrappers, NAME's and the\n"
 		"                         built-in ones (xmalloc, strdup, g_malloc, PyMem_*,\n"
 		"                         _PyObject_Malloc, zmalloc, Perl_safesysmalloc, the\n"
-		"                         C++ library's allocate...); * ? [...] as in a shell;\n"
+		"                         C++ library's std::...); * ? [...] as in a shell;\n"
 		"                         repeatable, at most " JT_STR(JT_MAX_ALLOC_FN) "; the stacks keep every frame\n"
 		"      --html FILE        one self-contained page of every snapshot of the run\n"
 		"                         (heap over time, flame graphs, call tree, tables);\n"

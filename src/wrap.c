@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cxxname.h"
 #include "sym.h"
 #include "util.h"
 #include "wrap.h"
@@ -15,16 +16,22 @@ struct jt_wrap {
 };
 
 /*
- * The built-in wrappers: functions that take a size and hand it on to
- * the allocator, so that the row of a stack is named by their caller, as
+ * The built-in wrappers: the allocator's own names (a frame of one is a
+ * wrapper's inline copy, or a preloaded tracer's) and functions that take
+ * a size and hand it on to the allocator, so that the row of a stack is named by their caller, as
  * valgrind's massif does with its --alloc-fn list. The C library's own
  * copies (strdup...), the "x" family of GNU programs and gnulib, glib,
  * and the allocators of three runtimes jmptrace is used on: CPython's
- * PyMem_/PyObject_ layers, redis's zmalloc.c, perl's safesys*; then the
- * C++ library's allocator plumbing (std::allocator and the containers'
- * node and buffer allocation), whose caller is the container's user.
+ * PyMem_/PyObject_ layers, redis's zmalloc.c, OpenSSL's CRYPTO_malloc
+ * family (which redis links), perl's safesys*; then the whole C++
+ * standard library (std::, __gnu_cxx::: allocators, containers, strings),
+ * whose caller is the code that used the container. C++ names are matched
+ * in their short form (cxxname.h), std::vector::_M_realloc_insert.
  */
 static const char *const wrap_builtin[] = {
+	/* The allocator's own names, as massif's list: the loader's inline malloc (rtld-malloc.h), a tracer's preload. */
+	"malloc", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign", "aligned_alloc",
+	"valloc", "pvalloc", "operator new*",
 	"strdup", "__strdup", "strndup", "__strndup",
 	"xmalloc", "xcalloc", "xzalloc", "xrealloc", "xreallocarray", "xnmalloc", "xnrealloc",
 	"x2realloc", "x2nrealloc", "xcharalloc", "xmallocz", "xstrdup", "xstrndup", "xmemdup", "ximemdup",
@@ -33,17 +40,15 @@ static const char *const wrap_builtin[] = {
 	"g_memdup", "g_memdup2", "g_strdup", "g_strndup", "g_aligned_alloc*",
 	"PyMem_*", "_PyMem_*", "PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc",
 	"_PyObject_Malloc", "_PyObject_Calloc", "_PyObject_Realloc", "pymalloc_*",
+	"arena_map_*", "new_arena", "allocate_from_new_pool", "_PyObject_New", "_PyObject_NewVar",
 	"_PyObject_MallocWithType", "_PyObject_GC_Malloc", "gc_alloc", "_PyObject_GC_New",
 	"_PyObject_GC_NewVar", "PyObject_GC_New*", "_PyType_AllocNoTrack", "PyType_GenericAlloc",
 	"zmalloc", "zcalloc", "zrealloc", "zmalloc_*", "zcalloc_*", "zrealloc_*", "ztry*",
 	"zstrdup",
+	"CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_realloc", "CRYPTO_clear_realloc", "CRYPTO_strdup",
+	"CRYPTO_strndup", "CRYPTO_memdup",
 	"Perl_safesysmalloc", "Perl_safesyscalloc", "Perl_safesysrealloc", "Perl_safesysfree",
-	"std::allocator*::allocate", "std::__new_allocator*::allocate", "__gnu_cxx::new_allocator*::allocate",
-	"std::allocator_traits*::allocate", "std::_Vector_base*::_M_allocate",
-	"std::__cxx11::basic_string*::_M_create", "std::basic_string*::_M_create",
-	"std::_Rb_tree*::_M_get_node", "std::_Rb_tree*::_M_create_node",
-	"std::__detail::_Hashtable_alloc*::_M_allocate_*", "std::_Hashtable*::_M_allocate_buckets",
-	"std::__allocate_guarded*", "__cxa_allocate_exception",
+	"std::*", "__gnu_cxx::*", "__cxa_allocate_exception",
 };
 
 struct jt_wrap *
@@ -116,8 +121,14 @@ wrap_name(const struct jt_wrap *w, const char *name)
 int
 wrap_match(const struct jt_wrap *w, const struct jt_frame *fr)
 {
+	char brief[512];
+
 	if (!fr->function || fr->signal_frame)
 		return 0;
-	/* A C++ name matches in its short form (std::vector::_M_realloc_insert) or in full. */
-	return wrap_name(w, fr->function) || (fr->name && fr->name != fr->function && wrap_name(w, fr->name));
+	if (wrap_name(w, fr->function))
+		return 1;
+	/* A C++ name matches in its short form too (std::vector::_M_realloc_insert), whatever --full-names says. */
+	if (cxxname_short(fr->function, brief, sizeof(brief)) >= sizeof(brief))
+		return 0;
+	return strcmp(brief, fr->function) != 0 && wrap_name(w, brief);
 }

@@ -87,7 +87,7 @@ sub live_row {
 	my $fr = $st->{frames}[$st->{site} // 0];
 	return [$st->{id}, commify($st->{live_bytes}), commify($st->{live_blocks}),
 		($aged ? (exists $st->{oldest_age_ms} ? commify($st->{oldest_age_ms}) : '') : ()),
-		label($fr) . (defined $fr->{file} ? " ($fr->{file}:$fr->{line})" : defined $fr->{module} ? " (in $fr->{module})" : '')];
+		label($fr) . (defined $fr->{file} ? ' (' . ($fr->{file} =~ s{.*/}{}r) . ":$fr->{line})" : defined $fr->{module} ? " (in $fr->{module})" : '')];
 }
 
 my $PANEL = "[...document.querySelectorAll('#frames .frame')].map(e => e.textContent)";
@@ -284,7 +284,7 @@ ok(@rt == 1 && $rt[0]{live_bytes} > 0, 'the stdout buffer is a runtime stack ("r
 my $rtb = @rt ? $rt[0]{live_bytes} : 0;
 like($w->{report} // '', qr/^live:     10,024 bytes in 14 blocks from 3 stacks, runtime \Q${\ commify($rtb)}\E bytes in 1 block$/m,
      'the text report: 10,024 bytes in 14 blocks, and the runtime\'s apart');
-my $where = sub { my ($f) = @_; my ($st) = $by{$f}; my $fr = $st ? $st->{frames}[$st->{site}] : {}; "$f ($fr->{file}:$wsite{$f})" };
+my $where = sub { my ($f) = @_; "$f (main.c:$wsite{$f})" };
 my $wpage = "$w->{dir}/page.html";
 $out = drive($wpage, [
 	{ eval => table_rows('live') }, { eval => table_rows('leaks') },

@@ -31,15 +31,21 @@ test_builtin(void)
 	frame(w, "Perl_safesysmalloc", NULL, 1);
 	frame(w, "g_malloc0", NULL, 1);
 	frame(w, "g_slice_alloc", NULL, 1);
-	/* C++: the full name or the short one. */
+	frame(w, "calloc", NULL, 1);
+	frame(w, "arena_map_get", NULL, 1);
+	frame(w, "operator new(unsigned long)", "operator new", 1);
+	/* C++: the standard library, by the full name or its short form (whatever name says: --full-names). */
 	frame(w, "std::__new_allocator<int>::allocate(unsigned long, void const*)", "std::__new_allocator::allocate", 1);
-	frame(w, "std::_Vector_base<int, std::allocator<int> >::_M_allocate(unsigned long)",
-	      "std::_Vector_base::_M_allocate", 1);
+	frame(w, "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(__gnu_cxx::__normal_iterator<int*, "
+	      "std::vector<int, std::allocator<int> > >, int const&)", NULL, 1);
+	frame(w, "std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector::push_back", 1);
+	frame(w, "__gnu_cxx::new_allocator<char>::allocate(unsigned long, void const*)", NULL, 1);
 	/* The code that allocates is no wrapper, nor a frame without a name. */
 	frame(w, "main", NULL, 0);
 	frame(w, "xmalloc_stats", NULL, 0);
 	frame(w, "my_xmalloc", NULL, 0);
-	frame(w, "std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector::push_back", 0);
+	frame(w, "cache::Store::put(std::string const&)", "cache::Store::put", 0);
+	frame(w, "void mystd::vector<int>::grow<int>(int)", NULL, 0);
 	frame(w, NULL, NULL, 0);
 	frame(NULL, "xmalloc", NULL, 1);
 	wrap_free(w);
