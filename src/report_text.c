@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emerg.h"
+#include "testfault.h"
 #include "growth.h"
 #include "heap.h"
 #include "report.h"
@@ -683,7 +683,7 @@ report_text(FILE *f, const struct jt_snapshot *s)
 	report_leak_init(&rl, s);
 	free(text_ranked(s, &text_lists[0], &nlive, &sup, &rl));
 	/* Half-way through a snapshot, the program stopped: where a test may make jmptrace fault. */
-	emerg_test_point("snapshot");
+	testfault_point("snapshot");
 	text_header(f, s);
 	text_brief(f, s, &t, &sup, nlive);
 	if (text_wants(s, SECTION_LEAKS))
