@@ -27,6 +27,13 @@ int live_set(struct jt_live *l, uint64_t addr, const struct jt_block *b, struct 
 /* Looks addr up: 0 and *b (if non-NULL) filled when it is live, else -1. */
 int live_get(const struct jt_live *l, uint64_t addr, struct jt_block *b);
 
+/*
+ * Starts loading the slot where addr would be, for a live_get soon after:
+ * a caller with many lookups to make (heap_find_inside's 512) overlaps
+ * their cache misses.
+ */
+void live_prefetch(const struct jt_live *l, uint64_t addr);
+
 /* Removes the block at addr: 0 and *b (if non-NULL) filled, or -1 when addr is not live. */
 int live_take(struct jt_live *l, uint64_t addr, struct jt_block *b);
 

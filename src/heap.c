@@ -402,6 +402,9 @@ heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *st
 	return 0;
 }
 
+/* How many candidates ahead heap_find_inside prefetches: a lookup is a cache miss, and they overlap. */
+#define INSIDE_AHEAD 8
+
 int
 heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
 {
@@ -418,6 +421,8 @@ heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
 	for (; cand && addr - cand <= HEAP_INSIDE_REACH; cand -= HEAP_INSIDE_ALIGN) {
 		struct jt_block b;
 
+		if (cand > INSIDE_AHEAD * HEAP_INSIDE_ALIGN && addr - cand + INSIDE_AHEAD * HEAP_INSIDE_ALIGN <= HEAP_INSIDE_REACH)
+			live_prefetch(h->live, cand - INSIDE_AHEAD * HEAP_INSIDE_ALIGN);
 		if (live_get(h->live, cand, &b) == 0 && addr - cand < b.size) {
 			if (start)
 				*start = cand;

@@ -415,6 +415,19 @@ live_get(const struct jt_live *l, uint64_t addr, struct jt_block *b)
 	return 0;
 }
 
+void
+live_prefetch(const struct jt_live *l, uint64_t addr)
+{
+	uint64_t x;
+	const struct live_shard *s;
+
+	if (!key_of(addr, &x))
+		return;
+	s = &l->sh[x >> Q_BITS];
+	if (s->nslots)
+		__builtin_prefetch(&s->e[ent_home(x & Q_MASK, s->nhome)]);
+}
+
 static int
 odd_take(struct jt_live *l, uint64_t addr, struct jt_block *b)
 {
