@@ -501,7 +501,11 @@ text_growth_series(FILE *f, const struct jt_growth *g, uint32_t id)
 	unsigned k, n = growth_count(g);
 	char a[32];
 
-	fprintf(f, "    live bytes at each snapshot:");
+	/* A long run keeps some of its snapshots only (GROWTH_POINTS_MAX), spread over it. */
+	if (n == growth_snapshots(g))
+		fprintf(f, "    live bytes at each snapshot:");
+	else
+		fprintf(f, "    live bytes at %u of the snapshots, spread over the run:", n);
 	for (k = 0; k < n; k++) {
 		/* Many snapshots: the first two, then the last two. */
 		if (n > 6 && k == 2) {
@@ -538,7 +542,7 @@ text_growth(FILE *f, const struct jt_snapshot *s, unsigned top)
 			rows[kept++] = rows[i];
 	n = kept;
 	shown = n < top ? n : top;
-	fprintf(f, "GROWTH over %u snapshots, from %s ms to %s ms\n", nsnap, util_num(a, growth_time(g, 0)),
+	fprintf(f, "GROWTH over %u snapshots, from %s ms to %s ms\n", growth_snapshots(g), util_num(a, growth_time(g, 0)),
 		util_num(b, growth_time(g, nsnap - 1)));
 	if (n == 0)
 		fprintf(f, "no stack grew since the first snapshot\n\n");
