@@ -1,8 +1,9 @@
-/* heap.c - the live-block table (address -> size, stack) and the deduplicated stack table. */
+/* heap.c - the heap: the deduplicated stack table and its counters, the live blocks (kept in live.c), the peak and the timeline. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "heap.h"
+#include "heap_int.h"
 #include "heap_tlog.h"
 #include "live.h"
 #include "table.h"
@@ -15,55 +16,6 @@
  * arithmetic, exact for any block younger than 49 days, whatever the
  * clock reads; no stamp is ever later than the clock, so no age is negative.
  */
-/* Stacks are kept in fixed chunks so that jt_stack pointers never move. */
-#define STACK_CHUNK_SHIFT	10
-#define STACK_CHUNK		(1u << STACK_CHUNK_SHIFT)
-#define STACK_IDX_MIN_CAP	1024u
-
-struct jt_heap {
-	struct jt_live *live;		/* addr -> size, stack, stamp */
-	struct jt_stack **chunks;	/* chunks[id >> SHIFT][id & (CHUNK-1)] */
-	uint32_t nstacks, nchunks;
-	struct jt_index sidx;		/* the stacks by their pcs */
-	struct jt_heap_totals tot;
-	uint32_t filtered_id1;		/* heap_filtered_stack's id + 1, or 0 before its first use */
-	uint64_t peak_ms;		/* when live bytes last reached tot.peak_live_bytes */
-	/* The peak (see heap_peak_record) and the stacks whose live figures changed since. */
-	struct jt_heap_peak peak;
-	uint32_t *dirty;
-	size_t ndirty, dirty_cap;
-	/* The clock, and the timeline it stamps. */
-	uint64_t (*now_ms)(void *arg);
-	void *clock_arg;
-	uint64_t origin_ms;		/* the default clock's zero: heap_new */
-	struct jt_heap_sample *tl;
-	size_t ntl, tl_cap;
-	/* The stacks whose live figures changed since the last sample, and the samples' changes. */
-	uint32_t *tdirty;
-	size_t ntdirty, tdirty_cap;
-	struct jt_tlog tlog;
-	/* heap_set_event_time: when the events being applied were made, if event_set (before the origin: < 0). */
-	int64_t event_ms;
-	int event_set;
-	/* The open heap_view: per stack, the other live figures (swapped in when filtering) and the ages. */
-	struct view_stack *view;
-	uint32_t nview;
-	struct jt_heap_totals view_tot;
-	int view_swapped;
-};
-
-/* One stack in a heap_view. */
-struct view_stack {
-	uint64_t bytes, blocks;		/* the figures not in use: the view's or, while swapped, the real ones */
-	uint32_t oldest, newest;	/* ages (ms) of the oldest and newest block the view counts */
-};
-
-static struct jt_stack *
-stack_at(const struct jt_heap *h, uint32_t id)
-{
-	return &h->chunks[id >> STACK_CHUNK_SHIFT][id & (STACK_CHUNK - 1)];
-}
-
 static void heap_sample_at(struct jt_heap *h, uint64_t now, int force);
 
 /*
@@ -588,90 +540,4 @@ void
 heap_set_timeline_max(struct jt_heap *h, size_t max)
 {
 	h->tlog.max = max;
-}
-
-/* heap_view_begin's heap, moment and minimum age, for live_each. */
-struct view_walk {
-	struct jt_heap *h;
-	uint32_t now;		/* the clock's ms in 32 bits, as the stamps */
-	uint64_t min_age_ms;
-};
-
-/* Counts a block in its stack's view entry when the view counts it (its age, now - stamp, is enough). */
-static void
-view_count(void *arg, uint64_t addr, const struct jt_block *b)
-{
-	const struct view_walk *w = arg;
-	struct jt_heap *h = w->h;
-	struct view_stack *v = &h->view[b->stack_id];
-	uint32_t age = w->now - b->stamp;
-	uint64_t size = b->size;
-
-	(void)addr;
-	if (age < w->min_age_ms)
-		return;
-	if (!v->blocks || age > v->oldest)
-		v->oldest = age;
-	if (!v->blocks || age < v->newest)
-		v->newest = age;
-	v->bytes += size;
-	v->blocks++;
-	h->view_tot.live_bytes += size;
-	h->view_tot.live_blocks++;
-}
-
-/* Exchanges every stack's live figures and the totals' with the view's. */
-static void
-view_swap(struct jt_heap *h)
-{
-	uint64_t x;
-
-	for (uint32_t id = 0; id < h->nview; id++) {
-		struct jt_stack *s = stack_at(h, id);
-		struct view_stack *v = &h->view[id];
-
-		x = s->live_bytes, s->live_bytes = v->bytes, v->bytes = x;
-		x = s->live_blocks, s->live_blocks = v->blocks, v->blocks = x;
-	}
-	x = h->tot.live_bytes, h->tot.live_bytes = h->view_tot.live_bytes, h->view_tot.live_bytes = x;
-	x = h->tot.live_blocks, h->tot.live_blocks = h->view_tot.live_blocks, h->view_tot.live_blocks = x;
-	h->view_swapped = !h->view_swapped;
-}
-
-/* One pass over the live table: a snapshot's cost, O(table), nothing per event. */
-void
-heap_view_begin(struct jt_heap *h, uint64_t now_ms, uint64_t min_age_ms)
-{
-	struct view_walk w = { h, (uint32_t)now_ms, min_age_ms };
-
-	heap_view_end(h);
-	h->nview = h->nstacks;
-	h->view = xcalloc(h->nview ? h->nview : 1, sizeof(*h->view));
-	h->view_tot = (struct jt_heap_totals){ 0 };
-	live_each(h->live, view_count, &w);
-	if (min_age_ms)
-		view_swap(h);
-}
-
-void
-heap_view_end(struct jt_heap *h)
-{
-	if (h->view_swapped)
-		view_swap(h);
-	free(h->view);
-	h->view = NULL;
-	h->nview = 0;
-}
-
-int
-heap_stack_age(const struct jt_heap *h, uint32_t id, uint64_t *oldest_ms, uint64_t *newest_ms)
-{
-	const struct view_stack *v = id < h->nview ? &h->view[id] : NULL;
-
-	/* The view's count is in the stack while swapped, in the entry otherwise. */
-	if (!v || !(h->view_swapped ? stack_at(h, id)->live_blocks : v->blocks))
-		return -1;
-	*oldest_ms = v->oldest;
-	*newest_ms = v->newest;
-	return 0;
 }
