@@ -458,6 +458,16 @@ heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg)
 	h->clock_arg = arg;
 }
 
+void
+heap_clock_from(struct jt_heap *h, const struct jt_heap *from)
+{
+	h->origin_ms = from->origin_ms;
+	if (from->now_ms != heap_default_clock) {
+		h->now_ms = from->now_ms;
+		h->clock_arg = from->clock_arg;
+	}
+}
+
 uint64_t
 heap_clock_ms(const struct jt_heap *h)
 {

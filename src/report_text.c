@@ -27,7 +27,10 @@ text_status(FILE *f, const struct jt_snapshot *s)
 {
 	char sig[32];
 
-	if (!s->exited)
+	if (!s->exited && s->image_ended)
+		fprintf(f, "process:  still running, as another program: this image ended at its exec %u\n",
+			s->image_ended);
+	else if (!s->exited)
 		fprintf(f, "process:  still running\n");
 	else if (s->killed_by)
 		fprintf(f, "process:  killed by %s\n", report_signame(s->killed_by, sig, sizeof(sig)));

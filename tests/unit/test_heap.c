@@ -711,6 +711,38 @@ test_stress(void)
 	heap_destroy(h);
 }
 
+static uint64_t
+clock_of(void *arg)
+{
+	return *(const uint64_t *)arg;
+}
+
+/* heap_clock_from: a heap that follows another (the next image of a process) goes on with its time_ms. */
+static void
+test_clock_from(void)
+{
+	struct jt_heap *a = heap_new(), *b, *c = heap_new(), *d;
+	uint64_t now = 1234, ta, tb;
+
+	heap_set_clock(c, clock_of, &now);
+	d = heap_new();
+	heap_clock_from(d, c);
+	is_u64(heap_clock_ms(d), 1234, "clock_from: the caller's clock is taken over");
+	now = 5678;
+	is_u64(heap_clock_ms(d), 5678, "clock_from: and followed");
+	usleep(60 * 1000);
+	b = heap_new();
+	heap_clock_from(b, a);
+	ta = heap_clock_ms(a);
+	tb = heap_clock_ms(b);
+	ok(ta >= 50 && tb + 1 >= ta && tb <= ta + 1, "clock_from: the default clock goes on from the first heap's origin "
+	   "(%llu ms and %llu ms, 60 ms after it)", (unsigned long long)ta, (unsigned long long)tb);
+	heap_destroy(a);
+	heap_destroy(b);
+	heap_destroy(c);
+	heap_destroy(d);
+}
+
 int
 main(void)
 {
@@ -726,6 +758,7 @@ main(void)
 	test_big_sizes();
 	test_top_and_clear();
 	test_churn();
+	test_clock_from();
 	test_stress();
 	return tap_done();
 }
