@@ -6,12 +6,14 @@
 # figures and file:line in both reports, none of either image's stacks in the other's; the
 # new image's totals are those of the same program run directly. Then a shell that execs the
 # program (sh -c 'exec PROG'), a #! script that does, and a followed child (-f) whose two
-# images each get their file. Both event sources where they run (uprobe as root).
+# images each get their file; --leak-check, which finds nothing left of the old image to check.
+# Both event sources where they run (uprobe as root).
 use strict;
 use warnings;
 use Cwd qw(abs_path);
 use File::Basename qw(basename);
 use File::Temp qw(tempdir);
+use JSON::PP ();
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Test::More;
@@ -137,6 +139,25 @@ for my $source (@sources) {
 			like($r->{report} // '', qr/^exe:      \Q${\ abs_path($tpath)}\E$/m, 'it names the program exec\'d');
 		};
 	}
+
+	# --leak-check: the exec comes once the old image's memory is gone, so its report says no
+	# check could run, and why; the new image is checked at its _exit as if run directly.
+	subtest "--leak-check, execer-$modes[0] exec execer-$TARGET{$modes[0]}, $source" => sub {
+		my ($mode, $target) = ($modes[0], $TARGET{$modes[0]});
+		my @lc = ('--leak-check', '--source', $source);
+		my $r = run_jt('execer', $mode, args => ['exec', JT::prog_path('execer', $target), 'leak'], jt_args => \@lc);
+		is($r->{exit}, 3, 'exit status 3');
+		my @snaps = @{ ($r->{json} // {})->{snapshots} // [] };
+		is(join(' ', map { $_->{reason} } @snaps), 'exec exit', 'the old image\'s report, then the new one\'s') or return;
+		ok(exists $snaps[0]{leak_check} && !defined $snaps[0]{leak_check}, 'the old image: "leak_check": null');
+		my $text = JT::slurp("$r->{dir}/report.$snaps[0]{pid}.exec1.txt") // '';
+		like($text, qr/^LEAK CHECK: no check could run \(an exec replaced the image, and its memory\nwith it, before it could be stopped\)$/m,
+		     'its text says why no check could run');
+		my $d = last_snapshot(run_jt('execer', $target, args => ['leak'], jt_args => \@lc));
+		my $sum = sub { my $l = ($_[0] // {})->{leak_check}; JSON::PP->new->canonical->encode($l ? $l->{summary} : undef) };
+		is($sum->($snaps[1]), $sum->($d), 'the new image\'s leak summary is that of execer-' . $target . ' leak run directly');
+		like($sum->($snaps[1]), qr/"still_reachable":\{"blocks":\d+,"bytes":\d+\}/, 'and it has one');
+	};
 
 	# A shell that execs the program: the shell's heap in the shell's report, named as the
 	# shell, and nothing of it in the program's.
