@@ -100,7 +100,7 @@ struct jt_proc {
 	uint64_t utramp;		/* the kernel's uretprobe trampoline in it, once seen, or 0 */
 	size_t json_timeline;		/* the samples of its timeline the JSON file already holds */
 	size_t json_pages_timeline;	/* and of its pages' timeline (--pages) */
-	unsigned execs;			/* the execs of this process traced so far */
+	unsigned execs;			/* the execs of its process traced before this image began */
 	unsigned image_ended;		/* a block of an image an exec ended (proc_take_image): that
 					   exec's number in its process, from 1; 0 for a running image */
 };

@@ -93,6 +93,7 @@ proc_take_image(struct jt_tracer *tr, struct jt_proc *p)
 	old->pid = p->pid;
 	old->vm_owner = old;
 	old->attached = p->attached;
+	old->execs = p->execs;
 	old->image_ended = ++p->execs;
 	old->command = xstrdup(p->command);
 	old->exe = p->exe ? xstrdup(p->exe) : NULL;

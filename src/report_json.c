@@ -551,6 +551,9 @@ json_header(FILE *f, const struct jt_snapshot *s)
 	json_str(f, s->killed_by ? report_signame(s->killed_by, sig, sizeof(sig)) : NULL);
 	fprintf(f, ", \"attached\": %s, \"seq\": %u, \"time_ms\": %" PRIu64 ",\n",
 		s->attached ? "true" : "false", s->seq, s->time_ms);
+	/* An image after an exec: its stack ids and timeline are its own, not those of the pid's image before. */
+	if (s->execs)
+		fprintf(f, " \"execs\": %u,\n", s->execs);
 	/* An image an exec ended: which of the process's execs it was (the pid's next snapshot is of the new program). */
 	if (s->image_ended)
 		fprintf(f, " \"ended_at_exec\": %u,\n", s->image_ended);

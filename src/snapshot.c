@@ -183,6 +183,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.killed_by = p->killed_by,
 		.attached = p->attached,
 		.image_ended = p->image_ended,
+		.execs = p->execs,
 		.ncalls = snapshot_call_fns(p, fns, calls),
 		.call_fns = fns,
 		.calls = calls,

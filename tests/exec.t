@@ -69,6 +69,7 @@ sub check_new_image {
 	is($s->{exe}, abs_path($prog), "$name: it is named by the program exec'd (exe)");
 	is($s->{command}, "$prog leak", "$name: and by its command line");
 	ok(!defined $s->{ended_at_exec}, "$name: no ended_at_exec: its image ran to the end");
+	is($s->{execs}, 1, "$name: \"execs\": 1, the image after the process's first exec");
 	check_site($s, "$name, the new image", func => 'after_leak', file => 'execer/after.c', marker => 'SITE:after_leak',
 		   live_bytes => 240, live_blocks => 6, alloc_calls => 6, alloc_bytes => 240, module => "execer-$mode",
 		   caller => ['main', 'execer/main.c', 'CALL:after_leak']);
@@ -100,6 +101,7 @@ for my $source (@sources) {
 			# The image the exec ended: its own report, its own figures.
 			is($old->{reason}, 'exec', 'the first is taken at the exec');
 			is($old->{ended_at_exec}, 1, 'it is the image the first exec ended');
+			ok(!defined $old->{execs}, 'no "execs": it is the image the process started with');
 			is($old->{pid}, $new->{pid}, 'of the same process');
 			ok(is_false($old->{exited}), 'which still runs');
 			is($old->{exe}, abs_path($prog), 'named by its own program (exe)');
