@@ -26,10 +26,10 @@
  * profile -> profile.3), so every snapshot is kept and each still opens as
  * its kind. A followed child's (child, its pid, not 0) has the pid first
  * (report.4242.txt, report.4242.3.txt), so that no process's report
- * replaces another's; an image that exec number image of process child
- * ended has that number after the pid (report.4242.exec1.txt), so that
- * the program the process became keeps FILE's own name. Returns a
- * malloc'ed path.
+ * replaces another's. The report of an image that exec number image (from
+ * 1) of process child ended has ".exec" and that number after the pid
+ * (report.4242.exec1.txt), so that the program the process became keeps
+ * the name it would have had. Returns a malloc'ed path.
  */
 static char *
 snapshot_path(const struct jt_options *o, const char *path, unsigned seq, pid_t child, unsigned image)
