@@ -105,7 +105,7 @@ check-plain: check-graph all unit progs samples-build
 # output thread, fork/exec/threads, the uprobe source's rings), in one link mode:
 # the others add timing, not code. The suites of time and load stay out of it (a
 # sanitized tracer is several times slower, which they would measure).
-ASAN_SUITES = tests/integration.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
+ASAN_SUITES = tests/integration.t tests/exec.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
 	tests/pprof.t tests/flamegraph.t tests/diff.t tests/outputs.t tests/lifecycle.t tests/analyses.t \
 	tests/alloc_names.t tests/names.t tests/cxxnames.t tests/pages.t tests/sigtrap.t tests/sigstack.t \
 	tests/age.t tests/timeline.t tests/report_first.t tests/deleted.t tests/debuginfod.t tests/options.t \
