@@ -17,6 +17,7 @@
 struct leak_result;
 struct jt_growth;
 struct jt_tracer;
+struct jt_tthread;
 struct jt_unwind_ctx;
 struct jt_uprobes;
 struct jt_usite;
@@ -165,6 +166,8 @@ void proc_each_thread(struct jt_tracer *tr, struct jt_proc *p, const struct jt_t
 struct jt_thread *thread_find(struct jt_tracer *tr, pid_t tid);
 struct jt_thread *thread_new(struct jt_tracer *tr, struct jt_proc *p, pid_t tid);
 void thread_free(struct jt_tracer *tr, struct jt_thread *t);
+/* Makes tracer thread to (or none) t's owner, moving its counts (ntracees, nactive) with it. */
+void thread_set_owner(struct jt_thread *t, struct jt_tthread *to);
 
 
 #endif

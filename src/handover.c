@@ -67,13 +67,7 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 		return -1;
 	}
 	debug_msg("thread %d: handed from tracer thread %d to %d", t->tid, from ? from->index : -1, to->index);
-	if (from) {
-		from->ntracees--;
-		from->nactive -= t->active;
-	}
-	to->ntracees++;
-	to->nactive += t->active;
-	t->owner = to;
+	thread_set_owner(t, to);
 	thread_set_state(t, TS_IN_TRANSIT);
 	t->pending_sig = 0;
 	t->inext = to->inbox;

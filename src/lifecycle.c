@@ -287,6 +287,14 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		thread_free(tr, t);
 		t = nt;
 	}
+	/*
+	 * Its tracer handles the exec's stop (loop.c passes it on when the
+	 * thread that forked the program waited for it): a non-leader traced
+	 * by another tracer thread took over the leader's tid, and the leader's
+	 * block it keeps is its tracer's now.
+	 */
+	if (tthread_self())
+		thread_set_owner(t, tthread_self());
 	t->ncalls = 0;
 	if (p->vfork_child && tr->opt->follow_forks) {
 		/* It leaves its parent's memory at exec and becomes a process of its own. */

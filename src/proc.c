@@ -335,6 +335,22 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 	free(t);
 }
 
+void
+thread_set_owner(struct jt_thread *t, struct jt_tthread *to)
+{
+	if (t->owner == to)
+		return;
+	if (t->owner) {
+		t->owner->ntracees--;
+		t->owner->nactive -= t->active;
+	}
+	if (to) {
+		to->ntracees++;
+		to->nactive += t->active;
+	}
+	t->owner = to;
+}
+
 int
 proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx, const arch_regs *regs,
 	    uint64_t *pcs, int max, int unlock)

@@ -6,8 +6,9 @@
 # figures and file:line in both reports, none of either image's stacks in the other's; the
 # new image's totals are those of the same program run directly. Then a shell that execs the
 # program (sh -c 'exec PROG'), a #! script that does, and a followed child (-f) whose two
-# images each get their file; --leak-check, which finds nothing left of the old image to check.
-# Both event sources where they run (uprobe as root).
+# images each get their file; --leak-check, which finds nothing left of the old image to check;
+# a thread other than main that execs (10 runs). Both event sources where they run (uprobe as
+# root).
 use strict;
 use warnings;
 use Cwd qw(abs_path);
@@ -231,6 +232,32 @@ for my $source (@sources) {
 		like($one, qr/before_leak \(before\.c:\d+\)/, "report.$c.exec$old->{ended_at_exec}.txt: the child's image before its exec");
 		like($two, qr/after_leak \(after\.c:\d+\)/, "report.$c.txt: the program it became");
 		unlike($two, qr/before_leak/, 'without the image before');
+	};
+
+	# A thread that is not main execs, handed to tracer thread 1 by then (the first of four
+	# busy threads): it takes over main's tid, and tracer thread 0, which forked the program,
+	# is told of its stops too (the kernel's rule for a child traced within the parent's
+	# thread group). The exec's stop went to thread 0's handling, which could not restart it:
+	# the program stayed stopped for ever, 6 runs of 6. 10 runs, each to its end.
+	subtest "a thread other than main execs, 10 runs, $source" => sub {
+		my $prog = JT::prog_path('execer', $modes[0]);
+		my @args = ('thread', $prog, 'leak');
+		my $n = run_native('execer', $modes[0], \@args);
+		is($n->{stdout}, "execer: leaked 6 blocks\n", 'native: stdout');
+		my ($passed, $threads) = (0, 0);
+		for my $run (1 .. 10) {
+			my $r = run_jt('execer', $modes[0], args => \@args, jt_args => ['-v', '--source', $source], timeout => 60);
+			same_as_native($r, $n, "run $run") or last;
+			my @snaps = @{ ($r->{json} // {})->{snapshots} // [] };
+			check_new_image($snaps[-1] // {}, "run $run", $modes[0], $source) if $run == 1;
+			is(scalar(@snaps), 2, "run $run: the image the exec ended, then the program it became") or last;
+			$passed++ if ($r->{stderr} // '') =~ /a stop of it reported to tracer thread \d+, passed on/;
+			($threads) = ($r->{stderr} // '') =~ /^jmptrace: (\d+) tracer threads?/m;
+		}
+		SKIP: {
+			skip 'one tracer thread on this host: no thread is handed over', 1 unless ($threads // 1) > 1;
+			ok($passed > 0, "the exec's stop was passed on to the thread's own tracer thread in $passed of 10 runs");
+		}
 	};
 }
 

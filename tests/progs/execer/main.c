@@ -3,20 +3,63 @@
  * exec: before_leak() keeps 4 blocks of 100 bytes, before_temp() allocates 300 bytes and
  * frees them, then the program execs PROGRAM with ARGS (argv[0] is PROGRAM): 5 mallocs and
  * 1 free in all, 400 bytes in 4 blocks live when its image ends. leak: after_leak() keeps 6
- * blocks of 40 bytes, "execer: leaked 6 blocks" on stdout, exit status 3. No stdio: the
- * C library allocates nothing of its own.
+ * blocks of 40 bytes, "execer: leaked 6 blocks" on stdout, exit status 3. thread: as exec,
+ * but from the first of THREADS threads that each malloc and free WORK blocks first (so that
+ * jmptrace spreads them over its tracer threads), while main waits: the thread that execs
+ * takes over main's tid. No stdio: the C library allocates nothing of its own.
  */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "../common/sink.h"
+
+#define THREADS 4
+#define WORK 5000
 
 void before_leak(void);
 void before_temp(void);
 void after_leak(void);
 
+static char **exec_argv;
+static volatile int all_made;	/* an exec while main makes a thread fails its pthread_create */
+
+static void *
+worker(void *arg)
+{
+	for (int i = 0; i < WORK; i++) {
+		void *volatile p = malloc(32);
+
+		free(p);
+	}
+	if (arg) {
+		while (!all_made)
+			usleep(1000);
+		before_leak();
+		before_temp();
+		execv(exec_argv[0], exec_argv);
+		say(2, "execer: exec failed\n");
+		_exit(127);
+	}
+	for (;;)
+		pause();
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "thread") == 0) {
+		pthread_t t;
+
+		exec_argv = argv + 2;
+		for (int i = 0; i < THREADS; i++)
+			if (pthread_create(&t, NULL, worker, i == 0 ? (void *)1 : NULL) != 0)
+				return 1;
+		all_made = 1;
+		for (;;)
+			pause();
+	}
 	if (argc > 2 && strcmp(argv[1], "exec") == 0) {
 		before_leak(); /* CALL:before_leak */
 		before_temp();
@@ -29,6 +72,6 @@ main(int argc, char **argv)
 		say(1, "execer: leaked 6 blocks\n");
 		return 3;
 	}
-	say(2, "usage: execer exec PROGRAM [ARGS...] | execer leak\n");
+	say(2, "usage: execer exec|thread PROGRAM [ARGS...] | execer leak\n");
 	return 2;
 }
