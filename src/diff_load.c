@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,20 +231,120 @@ diff_stack_key(struct json_object *frames)
 	return key;
 }
 
-/* Reads the stacks of snapshot s->snap; returns 0, or -1 with a reason in err. */
+/*
+ * Format 2 (doc/formats.md): a snapshot lists only the stacks that changed
+ * since the previous snapshot of its "heap", and a stack's frames are in its
+ * first entry. The snapshot's whole list, in place of its "stacks", is each
+ * stack's latest entry up to it, with the frames of its first.
+ */
+struct diff_entry {
+	uint64_t id, live_bytes, live_blocks;
+	struct json_object *st, *frames;
+};
+
+/* The format-1 order: live stacks by live bytes, blocks, id; then the others by id. */
 static int
-diff_read_stacks(struct jt_diff_snap *s, char *err, size_t len)
+diff_entry_cmp(const void *a, const void *b)
+{
+	const struct diff_entry *x = a, *y = b;
+
+	if (!x->live_blocks != !y->live_blocks)
+		return x->live_blocks ? -1 : 1;
+	if (x->live_bytes != y->live_bytes)
+		return x->live_bytes > y->live_bytes ? -1 : 1;
+	if (x->live_blocks != y->live_blocks)
+		return x->live_blocks > y->live_blocks ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Folds snapshot snap's "stacks" into *ents (indexed by id, *n of them); returns 0, or -1 when one has no id. */
+static int
+diff_fold(struct json_object *snap, struct diff_entry **ents, uint64_t *n)
 {
 	struct json_object *stacks, *frames;
+	uint64_t id;
+
+	if (!json_object_object_get_ex(snap, "stacks", &stacks) || !json_object_is_type(stacks, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(stacks); i++) {
+		struct json_object *st = json_object_array_get_idx(stacks, i);
+
+		if (diff_get_u64(st, "id", &id) < 0 || id > UINT32_MAX)
+			return -1;
+		if (id >= *n) {
+			*ents = xrealloc(*ents, (id + 1) * sizeof(**ents));
+			memset(*ents + *n, 0, (id + 1 - *n) * sizeof(**ents));
+			*n = id + 1;
+		}
+		(*ents)[id].id = id;
+		(*ents)[id].st = st;
+		if (json_object_object_get_ex(st, "frames", &frames))
+			(*ents)[id].frames = frames;
+	}
+	return 0;
+}
+
+/* Rebuilds s's whole list of stacks into s->merged, a new array of objects that refer to the file's. */
+static int
+diff_merge(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t len)
+{
+	struct json_object *heap = NULL, *h;
+	struct diff_entry *ents = NULL;
+	uint64_t n = 0, k = 0, i;
+
+	json_object_object_get_ex(s->snap, "heap", &heap);
+	for (i = 0; i < s->index; i++) {
+		struct json_object *o = json_object_array_get_idx(snaps, i);
+
+		if (!json_object_object_get_ex(o, "heap", &h) || !heap
+		    || json_object_get_int64(h) != json_object_get_int64(heap))
+			continue;
+		if (diff_fold(o, &ents, &n) < 0) {
+			snprintf(err, len, "%s: snapshot %" PRIu64 " has a stack without an \"id\"", s->file, i + 1);
+			free(ents);
+			return -1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!ents[i].st)
+			continue;
+		diff_get_u64(ents[i].st, "live_bytes", &ents[i].live_bytes);
+		diff_get_u64(ents[i].st, "live_blocks", &ents[i].live_blocks);
+		ents[k++] = ents[i];
+	}
+	qsort(ents, k, sizeof(*ents), diff_entry_cmp);
+	s->merged = json_object_new_array();
+	for (i = 0; i < k; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "live_bytes", json_object_new_uint64(ents[i].live_bytes));
+		json_object_object_add(o, "live_blocks", json_object_new_uint64(ents[i].live_blocks));
+		if (ents[i].frames)
+			json_object_object_add(o, "frames", json_object_get(ents[i].frames));
+		json_object_array_add(s->merged, o);
+	}
+	free(ents);
+	return 0;
+}
+
+/* Reads the stacks of snapshot s->snap (of the file's snaps); returns 0, or -1 with a reason in err. */
+static int
+diff_read_stacks(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t len)
+{
+	struct json_object *stacks, *frames, *format;
 	size_t n, i;
 
-	if (!json_object_object_get_ex(s->snap, "stacks", &stacks)
-	    || !json_object_is_type(stacks, json_type_array)) {
+	if (json_object_object_get_ex(s->root, "format", &format) && json_object_get_int(format) >= 2) {
+		if (diff_merge(s, snaps, err, len) < 0)
+			return -1;
+		stacks = s->merged;
+	} else if (!json_object_object_get_ex(s->snap, "stacks", &stacks)
+		   || !json_object_is_type(stacks, json_type_array)) {
 		snprintf(err, len, "%s: snapshot %u has no \"stacks\" array", s->file, s->index);
 		return -1;
 	}
 	n = json_object_array_length(stacks);
-	s->stacks = xcalloc(n, sizeof(*s->stacks));
+	s->stacks = xcalloc(n + 1, sizeof(*s->stacks));
 	for (i = 0; i < n; i++) {
 		struct json_object *st = json_object_array_get_idx(stacks, i);
 		struct jt_diff_stack *d = &s->stacks[i];
@@ -314,7 +415,7 @@ diff_snap_from_json(struct json_object *root, const char *file, long index,
 		snprintf(err, len, "%s: snapshot %u is not an object", file, s->index);
 		goto fail;
 	}
-	if (diff_read_stacks(s, err, len) < 0)
+	if (diff_read_stacks(s, snaps, err, len) < 0)
 		goto fail;
 	diff_read_totals(s);
 	return 0;
@@ -332,6 +433,7 @@ diff_snap_free(struct jt_diff_snap *s)
 		free(s->stacks[i].key);
 	free(s->stacks);
 	free(s->file);
+	json_object_put(s->merged);
 	json_object_put(s->root);
 	memset(s, 0, sizeof(*s));
 }

@@ -22,7 +22,7 @@ my $PROG = prog_path('leak', 'pie');
 # leak 3 STATUS: leak_here leaks 1024 + 1040 + 1056 = 3120 bytes in 3 blocks; it prints this.
 my $PROG_LINE = "leak: leaked 3 blocks\n";
 
-sub json_of { my $j = eval { JSON::PP->new->decode($_[0]) }; return $j }
+sub json_of { my $j = eval { JT::decode_report($_[0]) }; return $j }
 
 # A report's snapshot (or a diff) holds leak_here's 3120 live bytes.
 sub json_has_leak {

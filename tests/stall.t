@@ -176,7 +176,7 @@ SKIP: {
 			'--json', "$dir/mnt/r.json", '--', prog_path('slowleak', 'static'), 2000]);
 		my $text = JT::slurp("$dir/mnt/r.json") // '';
 		system('umount', "$dir/mnt");
-		my $j = eval { JSON::PP->new->decode($text) };
+		my $j = eval { JT::decode_report($text) };
 		my @seq = map { $_->{seq} } @{ ($j // {})->{snapshots} // [] };
 		my @fail = $r->{stderr} =~ /^jmptrace: cannot write the JSON report '[^']*': No space left on device$/mg;
 		my $why = !$j ? 'the JSON left is not valid: ' . ($@ =~ s/\n.*//sr) . ' (' . length($text) . ' bytes, ends with ' . substr($text, -40) . ')'
