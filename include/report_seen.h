@@ -2,6 +2,7 @@
 #ifndef JT_REPORT_SEEN_H
 #define JT_REPORT_SEEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct jt_heap;
@@ -39,5 +40,15 @@ unsigned seen_heap_key(const struct seen_heap *sh);
  * to 1 when the file holds none of its entries yet: its frames are due.
  */
 int seen_changed(struct seen_heap *sh, uint32_t id, const struct seen_fig *fig, int *first);
+
+/*
+ * The file's frame table: the number of the frame whose JSON object is
+ * text (len bytes), from 0 in the order the file first gives them. A frame
+ * the table does not hold yet is added, and its text kept until
+ * seen_frames_take: the snapshot being written lists it in "new_frames".
+ */
+uint32_t seen_frame(struct jt_seen *s, const char *text, size_t len);
+/* The texts of the frames added since the last call, joined by ",\n  " ("" for none; s keeps it until the next call). */
+const char *seen_frames_take(struct jt_seen *s);
 
 #endif

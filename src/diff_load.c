@@ -284,11 +284,42 @@ diff_fold(struct json_object *snap, struct diff_entry **ents, uint64_t *n)
 	return 0;
 }
 
+/* Adds snapshot snap's "new_frames" to the file's frame table (an array that refers to the file's objects). */
+static void
+diff_table_add(struct json_object *table, struct json_object *snap)
+{
+	struct json_object *nf;
+
+	if (!json_object_object_get_ex(snap, "new_frames", &nf) || !json_object_is_type(nf, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(nf); i++)
+		json_object_array_add(table, json_object_get(json_object_array_get_idx(nf, i)));
+}
+
+/* A stack's "frames", numbers in the frame table, as the array of frame objects; NULL when one is not in it. */
+static struct json_object *
+diff_frames_of(struct json_object *ids, struct json_object *table)
+{
+	struct json_object *out = json_object_new_array(), *fr;
+	size_t n = json_object_array_length(table);
+
+	for (size_t i = 0; i < json_object_array_length(ids); i++) {
+		int64_t k = json_object_get_int64(json_object_array_get_idx(ids, i));
+
+		if (k < 0 || (uint64_t)k >= n || !(fr = json_object_array_get_idx(table, (size_t)k))) {
+			json_object_put(out);
+			return NULL;
+		}
+		json_object_array_add(out, json_object_get(fr));
+	}
+	return out;
+}
+
 /* Rebuilds s's whole list of stacks into s->merged, a new array of objects that refer to the file's. */
 static int
 diff_merge(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t len)
 {
-	struct json_object *heap = NULL, *h;
+	struct json_object *heap = NULL, *h, *table = json_object_new_array(), *frames;
 	struct diff_entry *ents = NULL;
 	uint64_t n = 0, k = 0, i;
 
@@ -296,12 +327,14 @@ diff_merge(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t 
 	for (i = 0; i < s->index; i++) {
 		struct json_object *o = json_object_array_get_idx(snaps, i);
 
+		diff_table_add(table, o);
 		if (!json_object_object_get_ex(o, "heap", &h) || !heap
 		    || json_object_get_int64(h) != json_object_get_int64(heap))
 			continue;
 		if (diff_fold(o, &ents, &n) < 0) {
 			snprintf(err, len, "%s: snapshot %" PRIu64 " has a stack without an \"id\"", s->file, i + 1);
 			free(ents);
+			json_object_put(table);
 			return -1;
 		}
 	}
@@ -319,11 +352,18 @@ diff_merge(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t 
 
 		json_object_object_add(o, "live_bytes", json_object_new_uint64(ents[i].live_bytes));
 		json_object_object_add(o, "live_blocks", json_object_new_uint64(ents[i].live_blocks));
-		if (ents[i].frames)
-			json_object_object_add(o, "frames", json_object_get(ents[i].frames));
 		json_object_array_add(s->merged, o);
+		if (!ents[i].frames || !(frames = diff_frames_of(ents[i].frames, table))) {
+			snprintf(err, len, "%s: snapshot %u: stack %" PRIu64 " has no frames, or frames that no "
+				 "\"new_frames\" before it gave", s->file, s->index, ents[i].id);
+			free(ents);
+			json_object_put(table);
+			return -1;
+		}
+		json_object_object_add(o, "frames", frames);
 	}
 	free(ents);
+	json_object_put(table);
 	return 0;
 }
 

@@ -139,6 +139,39 @@ json_frames(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st)
 								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
 }
 
+/*
+ * As json_frames, with each frame given by its number in the file's frame
+ * table (seen_frame): a frame's object is written once per file, in the
+ * "new_frames" of the snapshot that first lists it.
+ */
+static void
+json_frame_ids(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, struct jt_seen *seen)
+{
+	struct jt_frame fr[REPORT_MAX_FRAMES];
+	const char *sep = "";
+	char *text;
+	size_t len;
+	uint32_t i;
+	int n, k;
+
+	fprintf(f, "\"site\": %d, \"frames\": [", report_site(s->sym, s->wrap, st));
+	for (i = 0; i < st->depth; i++) {
+		n = report_resolve(s->sym, st, i, fr);
+		for (k = 0; k < n; k++, sep = ", ") {
+			FILE *m = open_memstream(&text, &len);
+
+			if (!m)
+				continue;
+			json_frame(m, &fr[k]);
+			if (fclose(m) == 0)
+				fprintf(f, "%s%" PRIu32, sep, seen_frame(seen, text, len));
+			free(text);
+		}
+	}
+	fputs(!st->truncated ? "]" : st->truncated == HEAP_CUT_DEPTH ? "], \"truncated\": true"
+								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
+}
+
 /* "histogram": {"16": n, ...}: the non-zero buckets, by their upper bound, smallest first. */
 static void
 json_histogram(FILE *f, const struct jt_stack *st)
@@ -167,7 +200,7 @@ json_histogram(FILE *f, const struct jt_stack *st)
  */
 static void
 json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, const char *supp,
-	   const struct seen_fig *fig, int first)
+	   const struct seen_fig *fig, int first, struct jt_seen *seen)
 {
 	fprintf(f, "  {\"id\": %" PRIu32 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64, st->id,
 		st->live_bytes, st->live_blocks);
@@ -188,7 +221,7 @@ json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, cons
 	/* The frames once per file: a later entry of the stack has its figures only. */
 	if (first) {
 		fputs(",\n   ", f);
-		json_frames(f, s, st);
+		json_frame_ids(f, s, st, seen);
 	}
 	fputc('}', f);
 }
@@ -626,9 +659,11 @@ json_growth(FILE *f, const struct jt_snapshot *s)
  * this file (every one in its first), in the full list's order.
  */
 static void
-json_stacks(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js, struct seen_heap *sh)
+json_stacks(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js, struct jt_seen *seen,
+	    struct seen_heap *sh)
 {
 	struct seen_fig fig;
+	const char *frames;
 	uint32_t i, listed = 0;
 	int first;
 
@@ -640,9 +675,11 @@ json_stacks(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js, 
 		if (!seen_changed(sh, st->id, &fig, &first))
 			continue;
 		fputs(listed++ ? ",\n" : "\n", f);
-		json_stack(f, s, st, js->supp[i], &fig, first);
+		json_stack(f, s, st, js->supp[i], &fig, first, seen);
 	}
 	fputs(listed ? "\n ]" : "]", f);
+	frames = seen_frames_take(seen);
+	fprintf(f, ",\n \"new_frames\": [%s%s]", *frames ? "\n  " : "", frames);
 }
 
 static void
@@ -658,7 +695,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
 	fprintf(f, " \"heap\": %u, \"stacks_listed\": \"changed\",\n", seen_heap_key(sh));
 	json_due(f, s->due);
 	json_totals(f, s, &t, &js);
-	json_stacks(f, s, &js, sh);
+	json_stacks(f, s, &js, seen, sh);
 	json_invalid_frees(f, s);
 	json_untraced(f, s);
 	json_nodebug(f, s);

@@ -263,19 +263,24 @@ sub read_json {
 sub decode_report { expand_report(JSON::PP->new->decode($_[0])) }
 
 # A format-2 report ("format": 2: each snapshot lists the stacks that changed since the
-# previous one of its "heap", a stack's frames only in its first entry; "oldest_ms"/"newest_ms"
+# previous one of its "heap", a stack's frames only in its first entry, as numbers in the
+# frame table that the snapshots' "new_frames" make; "oldest_ms"/"newest_ms"
 # for the ages; "growth" without its series) rebuilt in place as format 1 has it, so that a
 # test reads every snapshot whole; the entries as written stay in each snapshot's
 # "stacks_changed". Format 1 is returned as it is. Returns $doc.
 sub expand_report {
 	my ($doc) = @_;
 	return $doc unless ref $doc eq 'HASH' && ($doc->{format} // 1) >= 2;
-	my (%cur, %frames, %site, %hist);
+	my (%cur, %frames, %site, %hist, @table);
 	for my $s (@{ $doc->{snapshots} }) {
 		my $h = $s->{heap} // 0;
 		$s->{stacks_changed} = $s->{stacks};
+		push @table, @{ $s->{new_frames} // [] };
 		for my $st (@{ $s->{stacks} }) {
-			if ($st->{frames}) { $frames{$h}{ $st->{id} } = $st->{frames}; $site{$h}{ $st->{id} } = $st->{site}; }
+			if ($st->{frames}) {
+				$frames{$h}{ $st->{id} } = [map { $table[$_] } @{ $st->{frames} }];
+				$site{$h}{ $st->{id} } = $st->{site};
+			}
 			$cur{$h}{ $st->{id} } = $st;
 		}
 		my @all;
