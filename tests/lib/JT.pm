@@ -263,7 +263,7 @@ sub read_json {
 sub decode_report { expand_report(JSON::PP->new->decode($_[0])) }
 
 # A format-2 report ("format": 2: each snapshot lists the stacks that changed since the
-# previous one of its "heap", a stack's frames only in its first entry, as numbers in the
+# previous one of its "heap", a stack's frames (and "site", "truncated") only in its first entry, as numbers in the
 # frame table that the snapshots' "new_frames" make; "oldest_ms"/"newest_ms"
 # for the ages; "growth" without its series) rebuilt in place as format 1 has it, so that a
 # test reads every snapshot whole; the entries as written stay in each snapshot's
@@ -279,7 +279,7 @@ sub expand_report {
 		for my $st (@{ $s->{stacks} }) {
 			if ($st->{frames}) {
 				$frames{$h}{ $st->{id} } = [map { $table[$_] } @{ $st->{frames} }];
-				$site{$h}{ $st->{id} } = $st->{site};
+				$site{$h}{ $st->{id} } = { map { exists $st->{$_} ? ($_ => $st->{$_}) : () } qw(site truncated cut_by) };
 			}
 			$cur{$h}{ $st->{id} } = $st;
 		}
@@ -287,7 +287,7 @@ sub expand_report {
 		for my $st (values %{ $cur{$h} }) {
 			my %e = %$st;
 			$e{frames} = $frames{$h}{ $e{id} };
-			$e{site} = $site{$h}{ $e{id} };
+			%e = (%e, %{ $site{$h}{ $e{id} } // {} });
 			if (defined $e{oldest_ms}) {
 				$e{oldest_age_ms} = $s->{time_ms} - delete $e{oldest_ms};
 				$e{newest_age_ms} = $s->{time_ms} - delete $e{newest_ms};
