@@ -5,7 +5,8 @@
 # call count at exit; each stack's frames are in the file once, and a frame once; jmptrace
 # diff reads format 2 as it reads the same snapshots written as format 1, headless Chromium
 # shows the page's summary and frames with the JSON's figures and when the page was written,
-# and a format-1 file made before format 2 (tests/fixtures/v1-slowleak.json) still diffs.
+# a format-1 file made before format 2 (tests/fixtures/v1-slowleak.json) still diffs, and
+# jmptrace killed mid-way leaves the page of an earlier snapshot, whole.
 use strict;
 use warnings;
 use FindBin;
@@ -142,6 +143,27 @@ subtest 'jmptrace diff reads format 1 (a file made before format 2)' => sub {
 	like($d->{stdout} // '', qr/^live:  15,800 -> 21,800 bytes \(\+6,000\), 28 -> 34 blocks \(\+6\)$/m, 'its live totals');
 	like($d->{stdout} // '', qr/^#1: \+6,000 bytes \(\+6 blocks\): 3,000 -> 9,000 live bytes\n    at sl_leak /m,
 	     'its growth: sl_leak');
+};
+
+# jmptrace killed mid-way (SIGKILL: no last write) leaves the page of a snapshot before, whole.
+subtest 'a run killed mid-way leaves a whole page' => sub {
+	my $dir = tempdir('jt-files-kill-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $j = spawn(dir => $dir, name => 'jt', argv => [$JT, '--interval', '0.2', '--html', "$dir/k.html", '-o', '/dev/null',
+		'--', JT::prog_path('slowleak', 'pie'), 3000]);
+	my $seen = wait_until(sub { -s "$dir/k.html" }, 30);
+	select(undef, undef, undef, 0.7);
+	kill 'KILL', $j->{pid};
+	reap($j, 20);
+	ok($seen, 'the page was written during the run') or return;
+	my $html = JT::slurp("$dir/k.html") // '';
+	like($html, qr{</html>\n\z}, 'the page is whole');
+	my ($data) = $html =~ m{<script type="application/json" id="jt-data">(.*?)</script>}s;
+	my $d = eval { JT::decode_report($data // '') };
+	ok($d && $d->{format} == 2 && @{ $d->{snapshots} } >= 1, 'its data is format 2 JSON with '
+	   . scalar(@{ $d ? $d->{snapshots} : [] }) . ' snapshots') or return;
+	my ($leak) = grep { ($_->{frames}[0]{function} // '') eq 'sl_leak' } @{ $d->{snapshots}[-1]{stacks} };
+	ok($leak && $leak->{live_bytes} % 1000 == 0 && $leak->{live_bytes} > 0,
+	   "its last snapshot has sl_leak's stack with its frames (" . ($leak ? $leak->{live_bytes} : 'none') . ' bytes)');
 };
 
 my ($chromium) = grep { -x } map { "$_/chromium" } split /:/, $ENV{PATH} // '';
