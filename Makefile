@@ -89,7 +89,7 @@ check-graph:
 # Suites that need the CPUs to themselves run one at a time, after the others have
 # run CHECK_JOBS at a time: the kernel's rings of the uprobe source lose events when
 # jmptrace waits for a CPU, and these count heartbeats, stalls or races within seconds.
-SERIAL_SUITES = tests/fatal.t tests/stall.t tests/uprobe.t tests/uprobe_server.t tests/uprobe_kill.t tests/uprobe_defs.t \
+SERIAL_SUITES = tests/fatal.t tests/stall.t tests/uprobe.t tests/uprobe_server.t tests/uprobe_kill.t tests/uprobe_defs.t tests/blockmem.t \
 	tests/uprobe_clash.t tests/attach_races.t tests/detach_signal.t tests/pin.t
 PARALLEL_SUITES = $(filter-out $(SERIAL_SUITES),$(wildcard tests/*.t))
 CHECK_JOBS ?= 2
@@ -105,7 +105,7 @@ check-plain: check-graph all unit progs samples-build
 # output thread, fork/exec/threads, the uprobe source's rings), in one link mode:
 # the others add timing, not code. The suites of time and load stay out of it (a
 # sanitized tracer is several times slower, which they would measure).
-ASAN_SUITES = tests/integration.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
+ASAN_SUITES = tests/integration.t tests/exec.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
 	tests/pprof.t tests/flamegraph.t tests/diff.t tests/outputs.t tests/lifecycle.t tests/analyses.t \
 	tests/alloc_names.t tests/names.t tests/cxxnames.t tests/pages.t tests/sigtrap.t tests/sigstack.t \
 	tests/age.t tests/timeline.t tests/report_first.t tests/deleted.t tests/debuginfod.t tests/options.t \

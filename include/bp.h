@@ -29,6 +29,14 @@ struct jt_bps {
 	struct jt_bp **v;
 	size_t n, cap;
 	struct jt_table index;	/* addr -> position in v */
+	/*
+	 * A trap byte being written and not yet in v: the way out of a
+	 * dying jmptrace (emerg.c), which may interrupt the insertion, puts
+	 * pending_byte back at pending_addr while pending is set.
+	 */
+	volatile uint64_t pending_addr;
+	volatile uint8_t pending_byte;
+	volatile int pending;
 };
 
 void bp_table_init(struct jt_bps *t);

@@ -31,15 +31,5 @@ void emerg_exit(int sig, const char *why) __attribute__((noreturn));
 /* Non-zero once the way out has begun (the loop stops handling stops). */
 int emerg_begun(void);
 
-/*
- * A test's way to make jmptrace fault at a chosen point: with
- * JMPTRACE_TEST_FAULT=WHERE:N in the environment, the Nth call of
- * emerg_test_point(WHERE) stores to an address near 0 (a real SIGSEGV).
- * WHERE is one of the names passed at the call sites: "stop" (a
- * breakpoint stop being handled, the lock held), "snapshot" (a snapshot
- * being written).
- * Costs one comparison when the variable is not set.
- */
-void emerg_test_point(const char *where);
 
 #endif

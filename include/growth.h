@@ -1,4 +1,4 @@
-/* growth.h - each stack's live bytes at every snapshot of a process: what grew, how fast, and whether steadily. */
+/* growth.h - each stack's live bytes at a process's snapshots (at most GROWTH_POINTS_MAX of them kept): what grew, how fast, and whether steadily. */
 #ifndef JT_GROWTH_H
 #define JT_GROWTH_H
 
@@ -14,8 +14,16 @@ struct growth_row {
 	uint64_t growth;		/* live bytes at the last snapshot less those at the first */
 	double rate;			/* that growth per second between the two snapshots */
 	int every;			/* its live bytes grew in every interval between snapshots
-					   in which the heap saw an allocation or a free */
+					   (all of them, kept or not) in which the heap saw an
+					   allocation or a free */
 };
+
+/*
+ * The snapshots a history keeps, at most: past them every other one is
+ * dropped (the first and the last kept), so its memory is bounded, 8 bytes
+ * a stack a point, however long the run.
+ */
+#define GROWTH_POINTS_MAX 64
 
 /* Returns a new empty history; never NULL. */
 struct jt_growth *growth_new(void);
@@ -24,11 +32,16 @@ void growth_destroy(struct jt_growth *g);
 /* Records the live bytes of every stack of h, at time_ms (the snapshot's). */
 void growth_record(struct jt_growth *g, const struct jt_heap *h, uint64_t time_ms);
 
-/* How many snapshots were recorded; g may be NULL (none). */
+/* Sets the points kept (at least 3; GROWTH_POINTS_MAX); for tests. */
+void growth_set_max(struct jt_growth *g, unsigned max);
+
+/* How many snapshots are kept, the first and the latest among them; g may be NULL (none). */
 unsigned growth_count(const struct jt_growth *g);
-/* When snapshot k (from 0) was taken. */
+/* How many snapshots were recorded, kept or not; g may be NULL (none). */
+unsigned growth_snapshots(const struct jt_growth *g);
+/* When kept snapshot k (from 0) was taken. */
 uint64_t growth_time(const struct jt_growth *g, unsigned k);
-/* Stack id's live bytes at snapshot k (0 for a stack made later). */
+/* Stack id's live bytes at kept snapshot k (0 for a stack made later). */
 uint64_t growth_bytes(const struct jt_growth *g, unsigned k, uint32_t id);
 
 /*

@@ -199,6 +199,12 @@ uint32_t heap_filtered_stack(struct jt_heap *h);
  * their own.
  */
 void heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg);
+/*
+ * Gives h from's clock: the same origin (or the caller's clock set by
+ * heap_set_clock), so that a heap that follows another (the next image
+ * of a process) goes on with its time_ms instead of starting at 0.
+ */
+void heap_clock_from(struct jt_heap *h, const struct jt_heap *from);
 /* That clock's now: what a sample or a snapshot taken now would say (time_ms). */
 uint64_t heap_clock_ms(const struct jt_heap *h);
 

@@ -28,10 +28,11 @@ struct jt_thread *lifecycle_adopt(struct jt_tracer *tr, pid_t tid);
 pid_t lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event, int *status);
 
 /*
- * execve replaced the image of t's process: start over on the new one, or
- * let it go when it is not ours to trace. t may be freed (a non-leader
- * that exec'd takes the leader's tid). Returns the restart of the thread
- * that survives.
+ * execve replaced the image of t's process: start over on the new one, from
+ * zero, or let it go when it is not ours to trace. The image that ended, if
+ * traced and it made a traced call, has its report left due on tr->ended.
+ * t may be freed (a non-leader that exec'd takes the leader's tid). Returns
+ * the restart of the thread that survives.
  */
 struct restart lifecycle_exec(struct jt_tracer *tr, struct jt_thread *t);
 

@@ -23,8 +23,8 @@ void loop_install_signals(void);
 int loop_run(struct jt_tracer *tr);
 /*
  * Writes the reports lifecycle left due: of each followed child that ended
- * (tr->ended, then freed), and of an attached main process let go at an
- * exec. loop_run does it as it goes; a detach after it calls it too.
+ * and each image an exec ended (tr->ended, then freed), and of an attached
+ * main process let go at an exec. loop_run does it as it goes; a detach after it calls it too.
  */
 void loop_reports_due(struct jt_tracer *tr);
 

@@ -82,4 +82,10 @@ const char *outfile_failed(const struct jt_outfile *o);
  */
 int outfile_close(struct jt_outfile *o);
 
+/*
+ * The way out of a dying jmptrace (emerg.c): removes the temporary files
+ * being written now, so that none outlives it. Async-signal-safe.
+ */
+void outfile_emerg_unlink(void);
+
 #endif

@@ -71,7 +71,7 @@ struct jt_proc {
 	int preset_seen;		/* 1 + the --alloc-preset not asked for whose malloc it defines, or 0 */
 	int names_due;			/* the launched program's first image, dynamic: its --alloc names are
 					   checked at its first consistent link map (image_update) */
-	/* Traced functions without a breakpoint (image.c), in any image it ran: kept for every report. */
+	/* Traced functions without a breakpoint (image.c) in this image: kept for its every report. */
 	struct jt_untraced *untraced;
 	size_t nuntraced;
 	struct jt_aliases aliases;	/* GOT slots naming aligned_alloc / memalign */
@@ -100,6 +100,9 @@ struct jt_proc {
 	uint64_t utramp;		/* the kernel's uretprobe trampoline in it, once seen, or 0 */
 	size_t json_timeline;		/* the samples of its timeline the JSON file already holds */
 	size_t json_pages_timeline;	/* and of its pages' timeline (--pages) */
+	unsigned execs;			/* the execs of its process traced before this image began */
+	unsigned image_ended;		/* a block of an image an exec ended (proc_take_image): that
+					   exec's number in its process, from 1; 0 for a running image */
 };
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);
@@ -119,6 +122,17 @@ void proc_name_as(struct jt_proc *p, const struct jt_proc *from);
 struct jt_proc *proc_find(struct jt_tracer *tr, pid_t pid);
 /* Resets the image state after execve: modules, symbols, breakpoints, live blocks. */
 void proc_reset_image(struct jt_proc *p);
+
+/*
+ * At an exec of p, before proc_reset_image: moves what a report of the
+ * image that ends reads (its live-block and stack tables with their
+ * counters, peak and timeline, --pages' table, growth, calls, the
+ * symbolizer with that image's modules in it, the functions it left
+ * untraced, its names) into a new block, image_ended set, in no list of
+ * tr's; p starts the new image from zero, on the same clock. The caller
+ * writes its report or frees it (proc_free).
+ */
+struct jt_proc *proc_take_image(struct jt_tracer *tr, struct jt_proc *p);
 
 /*
  * Unwinds thread t (stopped, traced by the calling tracer thread tt, whose

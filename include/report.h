@@ -72,6 +72,8 @@ struct jt_snapshot {
 	int exit_status;	/* valid when exited and !killed_by */
 	int killed_by;		/* signal number that killed it, or 0 */
 	int attached;		/* 1 when we attached to a running process: older blocks are unknown */
+	unsigned image_ended;	/* the image an exec ended, that exec's number in the process (from 1); else 0 */
+	unsigned execs;		/* the execs of the process traced before this image began: pid and execs name an image */
 	unsigned ncalls;	/* entries in call_fns / calls */
 	const enum jt_fn *call_fns;	/* the functions whose calls are listed, in report order */
 	const uint64_t *calls;		/* traced calls per function, nested calls counted once */

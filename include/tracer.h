@@ -34,8 +34,9 @@ struct jt_tracer {
 	struct jt_proc *procs;
 	/*
 	 * Processes that ended with a report due (lifecycle_exited), unlinked
-	 * from procs, oldest first: the loop writes each one's report and frees
-	 * it, after the stop it ended in is handled.
+	 * from procs, and images an exec ended (proc_take_image, in no list),
+	 * oldest first: the loop writes each one's report and frees it, after
+	 * the stop it ended in is handled.
 	 */
 	struct jt_proc *ended;
 	struct jt_thread *threads[1024];	/* tid hash */

@@ -92,12 +92,17 @@ bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, int 
 		errno = EILSEQ;
 		return -1;
 	}
+	t->pending_addr = addr;
+	t->pending_byte = code[0];
+	__atomic_store_n(&t->pending, 1, __ATOMIC_SEQ_CST);
 	if (kops->write(pid, addr, &trap, 1) < 0) {
+		t->pending = 0;
 		free(bp);
 		return -1;
 	}
 	bp->inserted = 1;
 	bp_put(t, bp);
+	__atomic_store_n(&t->pending, 0, __ATOMIC_SEQ_CST);
 	return 0;
 }
 

@@ -16,10 +16,12 @@
 #include <unistd.h>
 
 #include "bp.h"
+#include "outfile.h"
 #include "emerg.h"
 #include "proc.h"
 #include "sigsafe.h"
 #include "regs.h"
+#include "testfault.h"
 #include "thread.h"
 #include "tracer.h"
 #include "tthread.h"
@@ -44,24 +46,45 @@ static struct jt_tracer *emerg_tr;
 static int emerg_owner;
 /* Tracer thread i let its tracees go. */
 static volatile sig_atomic_t emerg_done[JT_MAX_TTHREADS];
+/*
+ * Tracer thread i is in the way out, doing nothing else: no step over a
+ * breakpoint of its can put a trap byte back once the owner has taken them
+ * out. The owner may be no tracer thread (the writer, the uprobe reader)
+ * while every tracer thread handles stops.
+ */
+static volatile sig_atomic_t emerg_arrived[JT_MAX_TTHREADS];
+/* The owner has put back the return addresses and the bytes: the tracees may go. */
+static volatile sig_atomic_t emerg_memory_done;
 
-/* The test hook: a fault at the Nth call of emerg_test_point(emerg_fault_where). */
-static char emerg_fault_where[32];
-static long emerg_fault_left;
+/* Puts back c's return address if its slot still holds our trampoline. */
+static void
+emerg_unhijack_call(int fd, const struct jt_call *c)
+{
+	uint64_t cur, ret = c->ret_addr;
 
-/* Puts back the return address of each call in flight whose slot still holds our trampoline. */
+	if (c->fn == CALL_SIGNAL || !c->trampoline)
+		return;
+	if (sigsafe_rw(fd, c->entry_sp, &cur, sizeof(cur), 0) == 0 && cur == c->trampoline)
+		sigsafe_rw(fd, c->entry_sp, &ret, sizeof(ret), 1);
+}
+
+/*
+ * Puts back the return address of each call in flight whose slot still
+ * holds our trampoline. Then calls[ncalls], last, so that it never
+ * overwrites a call in flight's: its slot may have been written by a
+ * tracer thread that the way out stopped before it counted the call.
+ */
 static void
 emerg_unhijack(int fd, const struct jt_thread *t)
 {
-	for (int i = t->ncalls - 1; i >= 0; i--) {
-		const struct jt_call *c = &t->calls[i];
-		uint64_t cur, ret = c->ret_addr;
+	int n = t->ncalls;
 
-		if (c->fn == CALL_SIGNAL)
-			continue;
-		if (sigsafe_rw(fd, c->entry_sp, &cur, sizeof(cur), 0) == 0 && cur == c->trampoline)
-			sigsafe_rw(fd, c->entry_sp, &ret, sizeof(ret), 1);
-	}
+	if (n < 0 || n > JT_MAX_CALLS)
+		return;
+	for (int i = n - 1; i >= 0; i--)
+		emerg_unhijack_call(fd, &t->calls[i]);
+	if (n < JT_MAX_CALLS)
+		emerg_unhijack_call(fd, &t->calls[n]);
 }
 
 /*
@@ -79,15 +102,22 @@ emerg_restore_memory(struct jt_tracer *tr)
 			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 			for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
-				if (t->proc && t->proc->vm_owner == p->vm_owner && t->ncalls > 0)
+				if (t->proc && t->proc->vm_owner == p->vm_owner)
 					emerg_unhijack(fd, t);
-		if (p->vm_owner == p)
+		if (p->vm_owner == p) {
 			for (size_t i = 0; i < p->bps.n; i++) {
 				struct jt_bp *bp = p->bps.v[i];
 
 				if (bp->inserted)
 					sigsafe_rw(fd, bp->addr, bp->insn.bytes, 1, 1);
 			}
+			/* One being inserted when the way out came. */
+			if (p->bps.pending) {
+				uint8_t byte = p->bps.pending_byte;
+
+				sigsafe_rw(fd, p->bps.pending_addr, &byte, 1, 1);
+			}
+		}
 		close(fd);
 	}
 }
@@ -367,9 +397,14 @@ emerg_release_parked(struct jt_tracer *tr)
 static void
 emerg_on_signal(int sig)
 {
+	struct jt_tthread *tt = tthread_self();
 	int saved = errno;
 
 	(void)sig;
+	if (tt)
+		emerg_arrived[tt->index] = 1;
+	for (int ms = 0; !emerg_memory_done && ms < EMERG_PEERS_MS; ms++)
+		sigsafe_sleep_ms(1);
 	emerg_release_mine();
 	errno = saved;
 	for (;;)
@@ -415,14 +450,26 @@ emerg_exit(int sig, const char *why)
 		if (tr->tthreads.t[i].ktid > 0)
 			emerg_hurry(tr->tthreads.t[i].ktid);
 	emerg_hurry(me);
-	emerg_restore_memory(tr);
+	/* Every other tracer thread into the way out first, then the memory put back. */
 	for (int i = 0; i < tr->tthreads.n; i++) {
 		struct jt_tthread *tt = &tr->tthreads.t[i];
 
-		if (tt != tthread_self() && tt->ktid > 0 && (i == 0 || tt->running) &&
-		    syscall(SYS_tgkill, getpid(), tt->ktid, EMERG_SIG) < 0)
-			emerg_done[i] = 1;
+		if (tt == tthread_self() || tt->ktid <= 0 || (i != 0 && !tt->running))
+			emerg_arrived[i] = 1;
+		else if (syscall(SYS_tgkill, getpid(), tt->ktid, EMERG_SIG) < 0)
+			emerg_arrived[i] = emerg_done[i] = 1;
 	}
+	for (waited = 0; waited < EMERG_PEERS_MS; waited++) {
+		int left = 0;
+
+		for (int i = 0; i < tr->tthreads.n; i++)
+			left += !emerg_arrived[i];
+		if (!left)
+			break;
+		sigsafe_sleep_ms(1);
+	}
+	emerg_restore_memory(tr);
+	emerg_memory_done = 1;
 	emerg_release_mine();
 	emerg_release_parked(tr);
 	for (waited = 0; waited < EMERG_PEERS_MS; waited++) {
@@ -436,6 +483,7 @@ emerg_exit(int sig, const char *why)
 	}
 	/* Not before: a tracee's events must stay open while it is handed back. */
 	uprobes_emerg_release(tr->uprobes);
+	outfile_emerg_unlink();
 	sigsafe_puts(waited < EMERG_PEERS_MS ? "; every traced process was let go untraced, as it was; no report written (jmptrace pid "
 					  : "; some tracer threads did not answer, and their processes may be harmed (jmptrace pid ");
 	sigsafe_puts(sigsafe_utoa(num + sizeof(num), (uint64_t)getpid()));
@@ -462,13 +510,9 @@ int
 emerg_init(struct jt_tracer *tr)
 {
 	struct sigaction sa;
-	const char *v = getenv("JMPTRACE_TEST_FAULT"), *colon;
 
 	emerg_tr = tr;
-	if (v && (colon = strchr(v, ':')) && (size_t)(colon - v) < sizeof(emerg_fault_where)) {
-		memcpy(emerg_fault_where, v, (size_t)(colon - v));
-		emerg_fault_left = atol(colon + 1);
-	}
+	testfault_init();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = emerg_on_signal;
 	sigfillset(&sa.sa_mask);
@@ -476,18 +520,4 @@ emerg_init(struct jt_tracer *tr)
 	if (sigaction(EMERG_SIG, &sa, NULL) < 0)
 		return -1;
 	return emerg_thread_init();
-}
-
-void
-emerg_test_point(const char *where)
-{
-	if (emerg_fault_left <= 0 || strcmp(where, emerg_fault_where) != 0)
-		return;
-	if (__atomic_sub_fetch(&emerg_fault_left, 1, __ATOMIC_RELAXED) == 0)
-		/*
-		 * A real fault, at an address no process maps; not a null
-		 * pointer, which UBSan's check would catch first in the
-		 * sanitizer build.
-		 */
-		*(volatile int *)(uintptr_t)(16 + emerg_fault_left) = 0;
 }

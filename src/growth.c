@@ -5,6 +5,16 @@
 #include "heap.h"
 #include "util.h"
 
+/*
+ * The history is bounded whatever the number of snapshots (issue 33): a
+ * point costs 8 bytes a stack, and --interval 1 for a day would otherwise
+ * keep 86,400 of them. Past GROWTH_POINTS_MAX points every other one goes
+ * (the first and the last stay), so those kept are spread over the whole
+ * run, at most twice as far apart as each other. What a dropped point
+ * knew of "every interval" is not lost: each stack's flag is kept up to
+ * date at every snapshot, kept or not.
+ */
+
 /* One snapshot: when, the heap's events so far, and the live bytes of the stacks that existed then, by id. */
 struct growth_point {
 	uint64_t time_ms;
@@ -14,14 +24,30 @@ struct growth_point {
 };
 
 struct jt_growth {
-	struct growth_point *pts;
-	unsigned n, cap;
+	struct growth_point *pts;	/* the points kept, oldest first */
+	unsigned n, cap, max;		/* max: GROWTH_POINTS_MAX, or a test's */
+	unsigned recorded;		/* snapshots recorded, kept or not */
+	unsigned busy;			/* intervals so far in which the heap saw events */
+	/* Per stack, at the latest snapshot: its live bytes, and whether it did not grow in some busy interval. */
+	uint64_t *last;
+	uint8_t *flat;
+	uint32_t nlast;
+	uint64_t last_events;
 };
 
 struct jt_growth *
 growth_new(void)
 {
-	return xcalloc(1, sizeof(struct jt_growth));
+	struct jt_growth *g = xcalloc(1, sizeof(struct jt_growth));
+
+	g->max = GROWTH_POINTS_MAX;
+	return g;
+}
+
+void
+growth_set_max(struct jt_growth *g, unsigned max)
+{
+	g->max = max < 3 ? 3 : max;
 }
 
 void
@@ -32,7 +58,55 @@ growth_destroy(struct jt_growth *g)
 	for (unsigned k = 0; k < g->n; k++)
 		free(g->pts[k].live);
 	free(g->pts);
+	free(g->last);
+	free(g->flat);
 	free(g);
+}
+
+/* Drops every other point but the first and the last: the points left are evenly spread again. */
+static void
+growth_thin(struct jt_growth *g)
+{
+	unsigned k, kept = 0;
+
+	for (k = 0; k < g->n; k++) {
+		if (k % 2 == 0 || k == g->n - 1)
+			g->pts[kept++] = g->pts[k];
+		else
+			free(g->pts[k].live);
+	}
+	g->n = kept;
+}
+
+/*
+ * Updates every stack's "flat" flag for the interval that ends now: a
+ * stack made since the last snapshot held 0 in every interval before, so it
+ * is flat already when one of them was busy.
+ */
+static void
+growth_flags(struct jt_growth *g, const struct jt_heap *h, uint64_t events)
+{
+	uint32_t id, nstacks = heap_stack_count(h);
+	int busy = g->recorded > 0 && events != g->last_events;
+
+	if (nstacks > g->nlast) {
+		g->last = xrealloc(g->last, nstacks * sizeof(*g->last));
+		g->flat = xrealloc(g->flat, nstacks);
+		for (id = g->nlast; id < nstacks; id++) {
+			g->last[id] = 0;
+			g->flat[id] = g->busy > 0;
+		}
+		g->nlast = nstacks;
+	}
+	for (id = 0; id < nstacks; id++) {
+		uint64_t now = heap_stack_get(h, id)->live_bytes;
+
+		if (busy && now <= g->last[id])
+			g->flat[id] = 1;
+		g->last[id] = now;
+	}
+	g->busy += busy;
+	g->last_events = events;
 }
 
 void
@@ -42,18 +116,28 @@ growth_record(struct jt_growth *g, const struct jt_heap *h, uint64_t time_ms)
 	struct growth_point *pt;
 	uint32_t id;
 
+	heap_totals(h, &t);
+	growth_flags(g, h, t.allocs + t.frees + t.unknown_frees);
+	g->recorded++;
+	if (g->n == g->max)
+		growth_thin(g);
 	if (g->n == g->cap) {
 		g->cap = g->cap ? 2 * g->cap : 8;
 		g->pts = xrealloc(g->pts, g->cap * sizeof(*g->pts));
 	}
 	pt = &g->pts[g->n++];
-	heap_totals(h, &t);
 	pt->time_ms = time_ms;
-	pt->events = t.allocs + t.frees + t.unknown_frees;
+	pt->events = g->last_events;
 	pt->nstacks = heap_stack_count(h);
 	pt->live = xmalloc((pt->nstacks ? pt->nstacks : 1) * sizeof(*pt->live));
 	for (id = 0; id < pt->nstacks; id++)
-		pt->live[id] = heap_stack_get(h, id)->live_bytes;
+		pt->live[id] = g->last[id];
+}
+
+unsigned
+growth_snapshots(const struct jt_growth *g)
+{
+	return g ? g->recorded : 0;
 }
 
 unsigned
@@ -78,15 +162,12 @@ growth_bytes(const struct jt_growth *g, unsigned k, uint32_t id)
  * Whether stack id's live bytes rose from each snapshot to the next, in
  * the intervals in which the heap saw any allocation or free: one without
  * (a program held stopped, or starved of CPU, while snapshots fell due)
- * says nothing of how it grows.
+ * says nothing of how it grows. Every snapshot's, kept or not.
  */
 static int
 growth_every(const struct jt_growth *g, uint32_t id)
 {
-	for (unsigned k = 1; k < g->n; k++)
-		if (g->pts[k].events != g->pts[k - 1].events && growth_bytes(g, k, id) <= growth_bytes(g, k - 1, id))
-			return 0;
-	return 1;
+	return id < g->nlast ? !g->flat[id] : g->busy == 0;
 }
 
 static int

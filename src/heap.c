@@ -1,112 +1,21 @@
-/* heap.c - the live-block table (address -> size, stack) and the deduplicated stack table. */
+/* heap.c - the heap: the deduplicated stack table and its counters, the live blocks (kept in live.c), the peak and the timeline. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "heap.h"
+#include "heap_int.h"
 #include "heap_tlog.h"
+#include "live.h"
 #include "table.h"
 #include "util.h"
 
 /*
- * Live blocks sit in an open-addressing table with linear probing. A slot
- * is 16 bytes: the address (0 marks an empty slot; a live block is never at
- * 0) and a packed value, size << 32 | stack id, plus the block's 4-byte
- * stamp beside it (below). With growth at 75% load that is 27 to 54 bytes
- * per live block, so a target holding millions of blocks keeps the tracer
- * small.
- *
- * A block of 4 GiB or more cannot keep its size in 32 bits: its value reads
- * VAL_ESCAPE << 32 | stack id and the size sits in a second table of the
- * same kind, h->big. Few such blocks fit in an address space, so it stays tiny.
- *
- * Each live block's allocation time is the live table's stamp (table.h):
- * the clock's ms in 32 bits, 4 more bytes a slot. An age is now - stamp in
- * 32-bit arithmetic, exact for any block younger than 49 days, whatever the
+ * Live blocks sit in live.c's table, about 20 bytes a block (issue 33):
+ * the address, the size, the stack id and the allocation time, the
+ * clock's ms in 32 bits (the stamp). An age is now - stamp in 32-bit
+ * arithmetic, exact for any block younger than 49 days, whatever the
  * clock reads; no stamp is ever later than the clock, so no age is negative.
  */
-#define TABLE_MIN_CAP	16u
-#define LIVE_MIN_CAP	1024u
-#define VAL_ESCAPE	0xffffffffu
-
-/* Stacks are kept in fixed chunks so that jt_stack pointers never move. */
-#define STACK_CHUNK_SHIFT	10
-#define STACK_CHUNK		(1u << STACK_CHUNK_SHIFT)
-#define STACK_IDX_MIN_CAP	1024u
-
-struct jt_heap {
-	struct jt_table live;		/* addr -> packed size and stack */
-	struct jt_table big;		/* addr -> size, for escaped blocks */
-	struct jt_stack **chunks;	/* chunks[id >> SHIFT][id & (CHUNK-1)] */
-	uint32_t nstacks, nchunks;
-	struct jt_index sidx;		/* the stacks by their pcs */
-	struct jt_heap_totals tot;
-	uint32_t filtered_id1;		/* heap_filtered_stack's id + 1, or 0 before its first use */
-	uint64_t peak_ms;		/* when live bytes last reached tot.peak_live_bytes */
-	/* The peak (see heap_peak_record) and the stacks whose live figures changed since. */
-	struct jt_heap_peak peak;
-	uint32_t *dirty;
-	size_t ndirty, dirty_cap;
-	/* The clock, and the timeline it stamps. */
-	uint64_t (*now_ms)(void *arg);
-	void *clock_arg;
-	uint64_t origin_ms;		/* the default clock's zero: heap_new */
-	struct jt_heap_sample *tl;
-	size_t ntl, tl_cap;
-	/* The stacks whose live figures changed since the last sample, and the samples' changes. */
-	uint32_t *tdirty;
-	size_t ntdirty, tdirty_cap;
-	struct jt_tlog tlog;
-	/* heap_set_event_time: when the events being applied were made, if event_set (before the origin: < 0). */
-	int64_t event_ms;
-	int event_set;
-	/* The open heap_view: per stack, the other live figures (swapped in when filtering) and the ages. */
-	struct view_stack *view;
-	uint32_t nview;
-	struct jt_heap_totals view_tot;
-	int view_swapped;
-};
-
-/* One stack in a heap_view. */
-struct view_stack {
-	uint64_t bytes, blocks;		/* the figures not in use: the view's or, while swapped, the real ones */
-	uint32_t oldest, newest;	/* ages (ms) of the oldest and newest block the view counts */
-};
-
-static uint64_t
-val_pack(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
-{
-	int fresh;
-
-	if (size < VAL_ESCAPE)
-		return size << 32 | stack_id;
-	table_claim(&h->big, addr, &fresh)->val = size;
-	return (uint64_t)VAL_ESCAPE << 32 | stack_id;
-}
-
-static void
-val_unpack(const struct jt_heap *h, uint64_t addr, uint64_t val,
-	   uint64_t *size, uint32_t *stack_id)
-{
-	*stack_id = (uint32_t)val;
-	*size = val >> 32;
-	if (*size == VAL_ESCAPE)
-		*size = h->big.slots[table_probe(&h->big, addr)].val;
-}
-
-/* Drops the side entry of an escaped value. */
-static void
-val_release(struct jt_heap *h, uint64_t addr, uint64_t val)
-{
-	if (val >> 32 == VAL_ESCAPE)
-		table_remove_at(&h->big, table_probe(&h->big, addr));
-}
-
-static struct jt_stack *
-stack_at(const struct jt_heap *h, uint32_t id)
-{
-	return &h->chunks[id >> STACK_CHUNK_SHIFT][id & (STACK_CHUNK - 1)];
-}
-
 static void heap_sample_at(struct jt_heap *h, uint64_t now, int force);
 
 /*
@@ -271,8 +180,7 @@ heap_new(void)
 {
 	struct jt_heap *h = xcalloc(1, sizeof(*h));
 
-	table_init(&h->live, LIVE_MIN_CAP, 1);
-	table_init(&h->big, TABLE_MIN_CAP, 0);
+	h->live = live_new();
 	index_init(&h->sidx, STACK_IDX_MIN_CAP);
 	h->now_ms = heap_default_clock;
 	h->clock_arg = h;
@@ -301,8 +209,7 @@ heap_destroy(struct jt_heap *h)
 		free(h->chunks[i]);
 	free(h->chunks);
 	index_free(&h->sidx);
-	table_free(&h->big);
-	table_free(&h->live);
+	live_destroy(h->live);
 	free(h);
 }
 
@@ -331,23 +238,17 @@ heap_set_event_time(struct jt_heap *h, uint64_t mono_ns)
 int
 heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
 {
-	struct jt_slot *slot;
+	struct jt_block b = { size, stack_id, 0 }, old;
 	struct jt_stack *s;
-	uint64_t old_size;
-	uint32_t old_stack;
-	int fresh;
+	int again;
 
 	if (!addr || stack_id >= h->nstacks)
 		return -1;
-	slot = table_claim(&h->live, addr, &fresh);
-	if (!fresh) {
-		/* A free we never saw: drop the old block, but not as a free. */
-		val_unpack(h, addr, slot->val, &old_size, &old_stack);
-		val_release(h, addr, slot->val);
-		live_account(h, old_stack, old_size, 0);
-	}
-	slot->val = val_pack(h, addr, size, stack_id);
-	h->live.stamps[slot - h->live.slots] = heap_event_stamp(h);
+	b.stamp = heap_event_stamp(h);
+	again = live_set(h->live, addr, &b, &old);
+	/* A free we never saw: drop the old block, but not as a free. */
+	if (again)
+		live_account(h, old.stack_id, old.size, 0);
 	live_account(h, stack_id, size, 1);
 	s = stack_at(h, stack_id);
 	s->alloc_calls++;
@@ -357,44 +258,25 @@ heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
 	s->hist[heap_hist_bucket(size)]++;
 	h->tot.allocs++;
 	h->tot.bytes_allocated += size;
-	return !fresh;
-}
-
-/* Returns the slot of a live addr and unpacks its figures, or -1. */
-static long
-live_find(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *stack_id)
-{
-	size_t i;
-
-	if (!addr)
-		return -1;
-	i = table_probe(&h->live, addr);
-	if (!h->live.slots[i].addr)
-		return -1;
-	val_unpack(h, addr, h->live.slots[i].val, size, stack_id);
-	return (long)i;
+	return again;
 }
 
 int
 heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary)
 {
-	uint64_t bsize;
-	uint32_t stack_id;
-	long i = live_find(h, addr, &bsize, &stack_id);
+	struct jt_block b;
 
-	if (i < 0)
+	if (!addr || live_take(h->live, addr, &b) < 0)
 		return -1;
-	val_release(h, addr, h->live.slots[i].val);
-	table_remove_at(&h->live, (size_t)i);
-	live_account(h, stack_id, bsize, 0);
-	stack_at(h, stack_id)->frees++;
+	live_account(h, b.stack_id, b.size, 0);
+	stack_at(h, b.stack_id)->frees++;
 	h->tot.frees++;
 	if (temporary) {
-		stack_at(h, stack_id)->temporary++;
+		stack_at(h, b.stack_id)->temporary++;
 		h->tot.temporary++;
 	}
 	if (size)
-		*size = bsize;
+		*size = b.size;
 	return 0;
 }
 
@@ -402,37 +284,31 @@ heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary)
 static void
 live_put(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp)
 {
-	int fresh;
-	struct jt_slot *slot = table_claim(&h->live, addr, &fresh);
+	struct jt_block b = { size, stack_id, stamp };
 
-	slot->val = val_pack(h, addr, size, stack_id);
-	h->live.stamps[slot - h->live.slots] = stamp;
+	live_set(h->live, addr, &b, NULL);
 	live_account(h, stack_id, size, 1);
 }
 
 int
 heap_carve(struct jt_heap *h, uint64_t addr, uint64_t lo, uint64_t hi)
 {
-	uint64_t size;
-	uint32_t sid, stamp;
-	long i = live_find(h, addr, &size, &sid);
+	struct jt_block b;
 
-	if (i < 0)
+	if (!addr || live_get(h->live, addr, &b) < 0)
 		return -1;
 	lo = lo > addr ? lo : addr;
-	hi = hi < addr + size ? hi : addr + size;
+	hi = hi < addr + b.size ? hi : addr + b.size;
 	if (lo >= hi)
 		return 0;
-	if (lo == addr && hi == addr + size)
+	if (lo == addr && hi == addr + b.size)
 		return heap_free(h, addr, NULL, 0);
-	stamp = h->live.stamps[i];
-	val_release(h, addr, h->live.slots[i].val);
-	table_remove_at(&h->live, (size_t)i);
-	live_account(h, sid, size, 0);
+	live_take(h->live, addr, NULL);
+	live_account(h, b.stack_id, b.size, 0);
 	if (lo > addr)
-		live_put(h, addr, lo - addr, sid, stamp);
-	if (hi < addr + size)
-		live_put(h, hi, addr + size - hi, sid, stamp);
+		live_put(h, addr, lo - addr, b.stack_id, b.stamp);
+	if (hi < addr + b.size)
+		live_put(h, hi, addr + b.size - hi, b.stack_id, b.stamp);
 	return 0;
 }
 
@@ -467,34 +343,19 @@ heap_invalid_free(struct jt_heap *h, uint32_t stack_id, int inside)
 int
 heap_lookup(const struct jt_heap *h, uint64_t addr, uint64_t *size, uint32_t *stack_id)
 {
-	uint64_t bsize;
-	uint32_t sid;
+	struct jt_block b;
 
-	if (live_find(h, addr, &bsize, &sid) < 0)
+	if (!addr || live_get(h->live, addr, &b) < 0)
 		return -1;
 	if (size)
-		*size = bsize;
+		*size = b.size;
 	if (stack_id)
-		*stack_id = sid;
+		*stack_id = b.stack_id;
 	return 0;
 }
 
-/* Calls fn on every live block with its stamp, in table order. */
-static void
-live_walk(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp),
-	  void *arg)
-{
-	for (size_t i = 0; i < h->live.cap; i++) {
-		const struct jt_slot *sl = &h->live.slots[i];
-		uint64_t size;
-		uint32_t sid;
-
-		if (!sl->addr)
-			continue;
-		val_unpack(h, sl->addr, sl->val, &size, &sid);
-		fn(arg, sl->addr, size, sid, h->live.stamps[i]);
-	}
-}
+/* How many candidates ahead heap_find_inside prefetches: a lookup is a cache miss, and they overlap. */
+#define INSIDE_AHEAD 8
 
 int
 heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
@@ -510,10 +371,11 @@ heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
 	if (cand == addr)
 		cand -= HEAP_INSIDE_ALIGN;
 	for (; cand && addr - cand <= HEAP_INSIDE_REACH; cand -= HEAP_INSIDE_ALIGN) {
-		uint64_t size;
-		uint32_t sid;
+		struct jt_block b;
 
-		if (live_find(h, cand, &size, &sid) >= 0 && addr - cand < size) {
+		if (cand > INSIDE_AHEAD * HEAP_INSIDE_ALIGN && addr - cand + INSIDE_AHEAD * HEAP_INSIDE_ALIGN <= HEAP_INSIDE_REACH)
+			live_prefetch(h->live, cand - INSIDE_AHEAD * HEAP_INSIDE_ALIGN);
+		if (live_get(h->live, cand, &b) == 0 && addr - cand < b.size) {
 			if (start)
 				*start = cand;
 			return 0;
@@ -522,19 +384,18 @@ heap_find_inside(const struct jt_heap *h, uint64_t addr, uint64_t *start)
 	return -1;
 }
 
-/* heap_each_live's caller's function and argument, for live_walk. */
+/* heap_each_live's caller's function and argument, for live_each. */
 struct each_live {
 	void (*fn)(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id);
 	void *arg;
 };
 
 static void
-each_live_one(void *arg, uint64_t addr, uint64_t size, uint32_t stack_id, uint32_t stamp)
+each_live_one(void *arg, uint64_t addr, const struct jt_block *b)
 {
 	const struct each_live *e = arg;
 
-	(void)stamp;
-	e->fn(e->arg, addr, size, stack_id);
+	e->fn(e->arg, addr, b->size, b->stack_id);
 }
 
 void
@@ -543,7 +404,7 @@ heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uin
 {
 	struct each_live e = { fn, arg };
 
-	live_walk(h, each_live_one, &e);
+	live_each(h->live, each_live_one, &e);
 }
 
 void
@@ -553,7 +414,7 @@ heap_totals(const struct jt_heap *h, struct jt_heap_totals *out)
 }
 
 /*
- * The new image starts small, so the table shrinks back to its first size.
+ * The new image starts small, so the table gives its memory back.
  * The old image's invalid frees go too: their stacks cannot be symbolized
  * against the new one (the exec snapshot listed them).
  */
@@ -562,10 +423,7 @@ heap_clear_live(struct jt_heap *h)
 {
 	uint32_t id;
 
-	table_free(&h->live);
-	table_free(&h->big);
-	table_init(&h->live, LIVE_MIN_CAP, 1);
-	table_init(&h->big, TABLE_MIN_CAP, 0);
+	live_clear(h->live);
 	for (id = 0; id < h->nstacks; id++) {
 		struct jt_stack *s = stack_at(h, id);
 
@@ -598,6 +456,16 @@ heap_set_clock(struct jt_heap *h, uint64_t (*now_ms)(void *arg), void *arg)
 {
 	h->now_ms = now_ms;
 	h->clock_arg = arg;
+}
+
+void
+heap_clock_from(struct jt_heap *h, const struct jt_heap *from)
+{
+	h->origin_ms = from->origin_ms;
+	if (from->now_ms != heap_default_clock) {
+		h->now_ms = from->now_ms;
+		h->clock_arg = from->clock_arg;
+	}
 }
 
 uint64_t
@@ -682,89 +550,4 @@ void
 heap_set_timeline_max(struct jt_heap *h, size_t max)
 {
 	h->tlog.max = max;
-}
-
-/* heap_view_begin's heap, moment and minimum age, for live_walk. */
-struct view_walk {
-	struct jt_heap *h;
-	uint32_t now;		/* the clock's ms in 32 bits, as the stamps */
-	uint64_t min_age_ms;
-};
-
-/* Counts a block in its stack's view entry when the view counts it (its age, now - stamp, is enough). */
-static void
-view_count(void *arg, uint64_t addr, uint64_t size, uint32_t sid, uint32_t stamp)
-{
-	const struct view_walk *w = arg;
-	struct jt_heap *h = w->h;
-	struct view_stack *v = &h->view[sid];
-	uint32_t age = w->now - stamp;
-
-	(void)addr;
-	if (age < w->min_age_ms)
-		return;
-	if (!v->blocks || age > v->oldest)
-		v->oldest = age;
-	if (!v->blocks || age < v->newest)
-		v->newest = age;
-	v->bytes += size;
-	v->blocks++;
-	h->view_tot.live_bytes += size;
-	h->view_tot.live_blocks++;
-}
-
-/* Exchanges every stack's live figures and the totals' with the view's. */
-static void
-view_swap(struct jt_heap *h)
-{
-	uint64_t x;
-
-	for (uint32_t id = 0; id < h->nview; id++) {
-		struct jt_stack *s = stack_at(h, id);
-		struct view_stack *v = &h->view[id];
-
-		x = s->live_bytes, s->live_bytes = v->bytes, v->bytes = x;
-		x = s->live_blocks, s->live_blocks = v->blocks, v->blocks = x;
-	}
-	x = h->tot.live_bytes, h->tot.live_bytes = h->view_tot.live_bytes, h->view_tot.live_bytes = x;
-	x = h->tot.live_blocks, h->tot.live_blocks = h->view_tot.live_blocks, h->view_tot.live_blocks = x;
-	h->view_swapped = !h->view_swapped;
-}
-
-/* One pass over the live table: a snapshot's cost, O(table), nothing per event. */
-void
-heap_view_begin(struct jt_heap *h, uint64_t now_ms, uint64_t min_age_ms)
-{
-	struct view_walk w = { h, (uint32_t)now_ms, min_age_ms };
-
-	heap_view_end(h);
-	h->nview = h->nstacks;
-	h->view = xcalloc(h->nview ? h->nview : 1, sizeof(*h->view));
-	h->view_tot = (struct jt_heap_totals){ 0 };
-	live_walk(h, view_count, &w);
-	if (min_age_ms)
-		view_swap(h);
-}
-
-void
-heap_view_end(struct jt_heap *h)
-{
-	if (h->view_swapped)
-		view_swap(h);
-	free(h->view);
-	h->view = NULL;
-	h->nview = 0;
-}
-
-int
-heap_stack_age(const struct jt_heap *h, uint32_t id, uint64_t *oldest_ms, uint64_t *newest_ms)
-{
-	const struct view_stack *v = id < h->nview ? &h->view[id] : NULL;
-
-	/* The view's count is in the stack while swapped, in the entry otherwise. */
-	if (!v || !(h->view_swapped ? stack_at(h, id)->live_blocks : v->blocks))
-		return -1;
-	*oldest_ms = v->oldest;
-	*newest_ms = v->newest;
-	return 0;
 }

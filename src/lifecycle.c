@@ -167,9 +167,12 @@ lifecycle_exec_foreign(const struct jt_proc *p, char *what, size_t size)
 	return elfhdr_classify_file(path, what, size) == ELFHDR_OTHER_ARCH;
 }
 
-/* An image we cannot trace: let the program run on untraced, or end the run if it is the first. */
+/*
+ * An image we cannot trace: let the program run on untraced, or end the run
+ * if it is the first. old is the report due of the image before, or NULL.
+ */
 static void
-lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *foreign)
+lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *foreign, struct jt_proc *old)
 {
 	int attached_main = p->pid == tr->main_pid && p->attached;
 
@@ -191,14 +194,49 @@ lifecycle_exec_untraceable(struct jt_tracer *tr, struct jt_proc *p, const char *
 	if (attached_main) {
 		/*
 		 * Not our child: its end will never be reported to us. Its report
-		 * is written now, and the run ends as a detach does.
+		 * is written now, and the run ends as a detach does. The image
+		 * before is what was traced: its report is the run's last, in
+		 * -o's FILE itself; the new one has nothing to report.
 		 */
-		p->report_due = "exec";
+		if (old)
+			old->image_ended = 0;
+		else
+			p->report_due = "exec";
 		tr->detached = 1;
 	}
 }
 
 static struct restart lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t);
+static void lifecycle_report_due(struct jt_tracer *tr, struct jt_proc *p, const char *reason);
+
+/* Non-zero when p's image made a traced call: a heap, or pages, to report. */
+static int
+lifecycle_image_called(const struct jt_proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(p->calls); i++)
+		if (p->calls[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * p's image, traced until this exec, ends: its figures go into a report of
+ * their own (reason "exec"), written once this stop is handled, and p
+ * starts the new image from zero. An image that made no traced call has
+ * nothing to say and gets no report. Returns the report due, or NULL.
+ */
+static struct jt_proc *
+lifecycle_image_end(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_proc *old = proc_take_image(tr, p);
+
+	if (!lifecycle_image_called(old)) {
+		proc_free(tr, old);
+		return NULL;
+	}
+	lifecycle_report_due(tr, old, "exec");
+	return old;
+}
 
 /*
  * The exec of t's process: its other threads are gone, and its image and
@@ -224,8 +262,16 @@ static struct restart
 lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 {
 	struct jt_proc *p = t->proc;
+	struct jt_proc *old = NULL;
 	unsigned long old_tid = 0;
 	char what[64];
+	/*
+	 * The image that ends was traced: not the launch's exec, not a vfork
+	 * child's (it ran in its parent's memory, recording nothing), not one
+	 * exec'd during the detach. During the detach itself the snapshot
+	 * that asked for it holds the image's figures already.
+	 */
+	int traced = tr->image_seen && !p->vfork_child && !p->exec_unseen && !tr->detaching;
 
 	kops->ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &old_tid);
 	mem_forget(p->pid);
@@ -251,6 +297,8 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		lifecycle_detach_proc(tr, p);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
+	if (traced)
+		old = lifecycle_image_end(tr, p);
 	/* Its probes were on the old image's files; the new image gets its own. */
 	if (p->uprobes)
 		uprobes_image_end(p->uprobes, p);
@@ -267,11 +315,11 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		return restart_decide(RESTART_CONT, t->tid, 0, "exec'd during the detach");
 	}
 	if (lifecycle_exec_foreign(p, what, sizeof(what))) {
-		lifecycle_exec_untraceable(tr, p, what);
+		lifecycle_exec_untraceable(tr, p, what, old);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	if (image_setup(p) < 0) {
-		lifecycle_exec_untraceable(tr, p, NULL);
+		lifecycle_exec_untraceable(tr, p, NULL, old);
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	/* A static program loads nothing later: a name of --alloc it does not define is defined nowhere. */

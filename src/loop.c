@@ -14,6 +14,7 @@
 #include "cpu.h"
 #include "detach.h"
 #include "emerg.h"
+#include "testfault.h"
 #include "handover.h"
 #include "heap.h"
 #include "image.h"
@@ -585,7 +586,7 @@ loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status
 	uint64_t since = util_now_us();
 
 	tt->unwind_unlock = 1;
-	emerg_test_point("stop");
+	testfault_point("stop");
 	stop_dispatch(tr, tid, status);
 	tt->unwind_unlock = 0;
 	loop_reports_due(tr);

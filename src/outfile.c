@@ -11,10 +11,22 @@
 
 #include "outfile.h"
 #include "outwriter.h"
+#include "testfault.h"
 #include "util.h"
 
 /* Symlinks followed before a name counts as a loop: the kernel's own limit. */
 #define OUTFILE_MAX_LINKS 40
+
+/*
+ * The temporary files being written now, for the way out of a dying
+ * jmptrace to remove (outfile_emerg_unlink): a slot is taken with an atomic
+ * exchange, its name written, then marked whole.
+ */
+#define OUTFILE_TMP_SLOTS 4
+static struct {
+	int state;			/* 0 free, 1 taken, 2 its name is whole */
+	char name[4096];
+} outfile_tmps[OUTFILE_TMP_SLOTS];
 
 struct jt_outfile {
 	char *path;		/* as the user named it */
@@ -260,20 +272,59 @@ outfile_temp(const struct jt_outfile *o, const char *dest, const struct stat *st
  * dest: a failure leaves dest as it was. Keeps the file open in *keep when
  * keep is not NULL. Returns 0 or an errno (the temporary file is removed).
  */
+/* Records tmp as being written: returns its slot, or -1 when every slot is taken (it is then not removed at a crash). */
+static int
+outfile_tmp_track(const char *tmp)
+{
+	size_t n = strlen(tmp);
+
+	if (n >= sizeof(outfile_tmps[0].name))
+		return -1;
+	for (int i = 0; i < OUTFILE_TMP_SLOTS; i++) {
+		int expected = 0;
+
+		if (__atomic_compare_exchange_n(&outfile_tmps[i].state, &expected, 1, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			memcpy(outfile_tmps[i].name, tmp, n + 1);
+			__atomic_store_n(&outfile_tmps[i].state, 2, __ATOMIC_RELEASE);
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void
+outfile_tmp_untrack(int slot)
+{
+	if (slot >= 0)
+		__atomic_store_n(&outfile_tmps[slot].state, 0, __ATOMIC_RELEASE);
+}
+
+void
+outfile_emerg_unlink(void)
+{
+	for (int i = 0; i < OUTFILE_TMP_SLOTS; i++)
+		if (__atomic_load_n(&outfile_tmps[i].state, __ATOMIC_ACQUIRE) == 2)
+			unlink(outfile_tmps[i].name);
+}
+
 static int
 outfile_replace(const struct jt_outfile *o, struct jt_outq *q, const char *dest, const struct stat *st,
 		const char *data, size_t len, int *keep)
 {
 	char *tmp;
-	int fd = outfile_temp(o, dest, st, &tmp), err;
+	int fd = outfile_temp(o, dest, st, &tmp), err, slot;
 
 	if (fd < 0)
 		return errno;
+	slot = outfile_tmp_track(tmp);
+	testfault_point("write");
 	err = outq_write_all(q, fd, data, len, -1);
 	if (!err && rename(tmp, dest) < 0)
 		err = errno;
 	if (err)
 		unlink(tmp);
+	outfile_tmp_untrack(slot);
 	free(tmp);
 	if (!err && keep) {
 		*keep = fd;

@@ -84,6 +84,48 @@ proc_reset_image(struct jt_proc *p)
 	p->nusites = 0;
 }
 
+struct jt_proc *
+proc_take_image(struct jt_tracer *tr, struct jt_proc *p)
+{
+	struct jt_proc *old = xcalloc(1, sizeof(*old));
+
+	(void)tr;
+	old->pid = p->pid;
+	old->vm_owner = old;
+	old->attached = p->attached;
+	old->execs = p->execs;
+	old->image_ended = ++p->execs;
+	old->command = xstrdup(p->command);
+	old->exe = p->exe ? xstrdup(p->exe) : NULL;
+	old->exe_named = p->exe_named ? xstrdup(p->exe_named) : NULL;
+	modules_init(&old->mods);
+	bp_table_init(&old->bps);
+	old->unwinder = p->unwinder;
+	/* Its stacks are raw pcs of the old image: only its own modules name them. */
+	old->sym = p->sym;
+	p->sym = sym_new();
+	old->heap = p->heap;
+	p->heap = heap_new();
+	/* time_ms goes on counting from the first image's start: --interval's due times are on it. */
+	heap_clock_from(p->heap, old->heap);
+	if ((old->pages = p->pages))
+		p->pages = pages_new(p->heap);
+	old->growth = p->growth;
+	p->growth = growth_new();
+	memcpy(old->calls, p->calls, sizeof(old->calls));
+	memset(p->calls, 0, sizeof(p->calls));
+	old->untraced = p->untraced;
+	old->nuntraced = p->nuntraced;
+	p->untraced = NULL;
+	p->nuntraced = 0;
+	old->leak = p->leak;
+	p->leak = NULL;
+	old->json_timeline = p->json_timeline;
+	old->json_pages_timeline = p->json_pages_timeline;
+	p->json_timeline = p->json_pages_timeline = 0;
+	return old;
+}
+
 void
 proc_unlink(struct jt_tracer *tr, struct jt_proc *p)
 {

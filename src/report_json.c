@@ -615,6 +615,12 @@ json_header(FILE *f, const struct jt_snapshot *s)
 	json_str(f, s->killed_by ? report_signame(s->killed_by, sig, sizeof(sig)) : NULL);
 	fprintf(f, ", \"attached\": %s, \"seq\": %u, \"time_ms\": %" PRIu64 ",\n",
 		s->attached ? "true" : "false", s->seq, s->time_ms);
+	/* An image after an exec: its stack ids and timeline are its own, not those of the pid's image before. */
+	if (s->execs)
+		fprintf(f, " \"execs\": %u,\n", s->execs);
+	/* An image an exec ended: which of the process's execs it was (the pid's next snapshot is of the new program). */
+	if (s->image_ended)
+		fprintf(f, " \"ended_at_exec\": %u,\n", s->image_ended);
 	/* --older-than: every live figure of the snapshot counts only blocks this old. */
 	if (s->older_than_ms)
 		fprintf(f, " \"older_than_ms\": %" PRIu64 ",\n", s->older_than_ms);
@@ -632,23 +638,27 @@ json_due(FILE *f, const struct jt_due *d)
 }
 
 /*
- * "growth", from a process's second snapshot on: per stack that grew
- * since the first (growth_rank's order) its rate over the run and whether
- * it grew in every interval. Format 2 leaves out when each snapshot was
- * taken and the stack's live bytes at each: the heap's snapshots in the
- * file have them, and repeating them made every snapshot longer.
+ * "growth", from a process's second snapshot on: the time_ms of the
+ * snapshots it keeps, and per stack that grew since the first
+ * (growth_rank's order) its rate over the run and whether it grew in every
+ * interval. Format 2 leaves out each stack's live bytes at each: the heap's
+ * snapshots in the file have them, and repeating them made every snapshot
+ * longer.
  */
 static void
 json_growth(FILE *f, const struct jt_snapshot *s)
 {
 	const struct jt_growth *g = s->growth;
-	unsigned nsnap = growth_count(g);
+	unsigned k, nsnap = growth_count(g);
 	struct growth_row *rows;
 	size_t n, i;
 
 	if (nsnap < 2)
 		return;
-	fprintf(f, ",\n \"growth\": {\"snapshots\": %u, \"stacks\": [", nsnap);
+	fputs(",\n \"growth\": {\"times_ms\": [", f);
+	for (k = 0; k < nsnap; k++)
+		fprintf(f, "%s%" PRIu64, k ? ", " : "", growth_time(g, k));
+	fputs("], \"stacks\": [", f);
 	rows = growth_rank(g, &n);
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s{\"id\": %" PRIu32 ", \"rate_bytes_per_s\": %.1f, \"grew_every_interval\": %s}",

@@ -176,6 +176,12 @@ report_leak_text(FILE *f, const struct jt_snapshot *s)
 
 	if (!s->leak_check)
 		return;
+	if (!s->leak && s->reason && strcmp(s->reason, "exec") == 0) {
+		/* The exec event comes once the old memory is gone: nothing of it is left to scan. */
+		fprintf(f, "LEAK CHECK: no check could run (an exec replaced the image, and its memory\n"
+			"with it, before it could be stopped)\n\n");
+		return;
+	}
 	if (!s->leak) {
 		fprintf(f, "LEAK CHECK: no check could run (the process was gone before it could be\n"
 			"stopped with its memory intact: killed by a signal before _exit?)\n\n");

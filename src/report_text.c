@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emerg.h"
+#include "testfault.h"
 #include "growth.h"
 #include "heap.h"
 #include "report.h"
@@ -27,7 +27,10 @@ text_status(FILE *f, const struct jt_snapshot *s)
 {
 	char sig[32];
 
-	if (!s->exited)
+	if (!s->exited && s->image_ended)
+		fprintf(f, "process:  still running, as another program: this image ended at its exec %u\n",
+			s->image_ended);
+	else if (!s->exited)
 		fprintf(f, "process:  still running\n");
 	else if (s->killed_by)
 		fprintf(f, "process:  killed by %s\n", report_signame(s->killed_by, sig, sizeof(sig)));
@@ -501,7 +504,11 @@ text_growth_series(FILE *f, const struct jt_growth *g, uint32_t id)
 	unsigned k, n = growth_count(g);
 	char a[32];
 
-	fprintf(f, "    live bytes at each snapshot:");
+	/* A long run keeps some of its snapshots only (GROWTH_POINTS_MAX), spread over it. */
+	if (n == growth_snapshots(g))
+		fprintf(f, "    live bytes at each snapshot:");
+	else
+		fprintf(f, "    live bytes at %u of the snapshots, spread over the run:", n);
 	for (k = 0; k < n; k++) {
 		/* Many snapshots: the first two, then the last two. */
 		if (n > 6 && k == 2) {
@@ -538,7 +545,7 @@ text_growth(FILE *f, const struct jt_snapshot *s, unsigned top)
 			rows[kept++] = rows[i];
 	n = kept;
 	shown = n < top ? n : top;
-	fprintf(f, "GROWTH over %u snapshots, from %s ms to %s ms\n", nsnap, util_num(a, growth_time(g, 0)),
+	fprintf(f, "GROWTH over %u snapshots, from %s ms to %s ms\n", growth_snapshots(g), util_num(a, growth_time(g, 0)),
 		util_num(b, growth_time(g, nsnap - 1)));
 	if (n == 0)
 		fprintf(f, "no stack grew since the first snapshot\n\n");
@@ -683,7 +690,7 @@ report_text(FILE *f, const struct jt_snapshot *s)
 	report_leak_init(&rl, s);
 	free(text_ranked(s, &text_lists[0], &nlive, &sup, &rl));
 	/* Half-way through a snapshot, the program stopped: where a test may make jmptrace fault. */
-	emerg_test_point("snapshot");
+	testfault_point("snapshot");
 	text_header(f, s);
 	text_brief(f, s, &t, &sup, nlive);
 	if (text_wants(s, SECTION_LEAKS))

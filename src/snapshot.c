@@ -26,24 +26,28 @@
  * profile -> profile.3), so every snapshot is kept and each still opens as
  * its kind. A followed child's (child, its pid, not 0) has the pid first
  * (report.4242.txt, report.4242.3.txt), so that no process's report
- * replaces another's. Returns a malloc'ed path.
+ * replaces another's. The report of an image that exec number image (from
+ * 1) of process child ended has ".exec" and that number after the pid
+ * (report.4242.exec1.txt), so that the program the process became keeps
+ * the name it would have had. Returns a malloc'ed path.
  */
 static char *
-snapshot_path(const struct jt_options *o, const char *path, unsigned seq, pid_t child)
+snapshot_path(const struct jt_options *o, const char *path, unsigned seq, pid_t child, unsigned image)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	const char *dot = strrchr(base, '.');
 	size_t stem = dot && dot != base ? (size_t)(dot - path) : strlen(path);
-	size_t len = strlen(path) + 40;
-	char *out = xmalloc(len), num[40] = "";
+	size_t len = strlen(path) + 64;
+	char *out = xmalloc(len), num[64] = "";
+	int n = 0;
 
-	if (child > 0 && o->interval > 0)
-		snprintf(num, sizeof(num), ".%d.%u", (int)child, seq);
-	else if (child > 0)
-		snprintf(num, sizeof(num), ".%d", (int)child);
-	else if (o->interval > 0)
-		snprintf(num, sizeof(num), ".%u", seq);
+	if (child > 0)
+		n += snprintf(num + n, sizeof(num) - n, ".%d", (int)child);
+	if (image > 0)
+		n += snprintf(num + n, sizeof(num) - n, ".exec%u", image);
+	if (o->interval > 0)
+		snprintf(num + n, sizeof(num) - n, ".%u", seq);
 	snprintf(out, len, "%.*s%s%s", (int)stem, path, num, path + stem);
 	return out;
 }
@@ -113,9 +117,13 @@ static int
 snapshot_file(struct jt_tracer *tr, struct jt_outfile *out, const char *opt_path, const char *what,
 	      int (*write)(FILE *, const struct jt_snapshot *), const struct jt_snapshot *s)
 {
-	/* -f: a followed child's report goes to a file of its own, named with its pid (strace -ff's way). */
-	pid_t child = tr->opt->follow_forks && s->pid != tr->main_pid ? s->pid : 0;
-	char *path = snapshot_path(tr->opt, opt_path, s->seq, child);
+	/*
+	 * -f: a followed child's report goes to a file of its own, named with
+	 * its pid (strace -ff's way); so does the report of an image an exec
+	 * ended, the main process's too.
+	 */
+	pid_t child = (tr->opt->follow_forks && s->pid != tr->main_pid) || s->image_ended ? s->pid : 0;
+	char *path = snapshot_path(tr->opt, opt_path, s->seq, child, s->image_ended);
 	FILE *f = outfile_begin(out, outfile_is_stream(out) ? NULL : path);
 	int ret = -1;
 
@@ -161,8 +169,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 
 	/* --source uprobe: the snapshot counts every event made until now. */
 	uprobes_drain(tr->uprobes);
-	/* And it says which breakpoints the kernel took since the last tick. */
-	if (!p->exited)
+	/* And it says which breakpoints the kernel took since the last tick (of a running image). */
+	if (!p->exited && !p->image_ended)
 		image_check_taken(tr, p);
 	s = (struct jt_snapshot){
 		.reason = reason,
@@ -174,6 +182,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.exit_status = p->exit_status,
 		.killed_by = p->killed_by,
 		.attached = p->attached,
+		.image_ended = p->image_ended,
+		.execs = p->execs,
 		.ncalls = snapshot_call_fns(p, fns, calls),
 		.call_fns = fns,
 		.calls = calls,

@@ -10,6 +10,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use Cwd ();
 use File::Basename qw(basename);
 use File::Temp qw(tempdir);
 use POSIX qw(WIFEXITED WEXITSTATUS WIFSIGNALED WTERMSIG);
@@ -185,6 +186,10 @@ SKIP: {
 			my $s = $json && $json->{snapshots}[-1];
 			is($s && $s->{reason}, 'exec', "the snapshot is taken at the exec");
 			ok($s && is_false($s->{exited}), "the report says it still runs");
+			# The image that ended is what was traced: the shell's, the run's last report, in -o's FILE itself.
+			is($s && $s->{exe}, Cwd::abs_path('/bin/sh'), "the report is the shell's, the image traced");
+			cmp_ok($s ? $s->{totals}{alloc_calls} : 0, '>', 0, "with the shell's allocations");
+			like(JT::slurp("$dir/a.txt") // '', qr/^snapshot: exec\n/m, "in -o's FILE itself");
 			my $ps = JT::reap($p, 30);
 			ok(defined $ps && WIFEXITED($ps) && WEXITSTATUS($ps) == 7, "it ends as it would have (exit 7)");
 			is(JT::slurp($p->{out}), "arch32: ok\n", "its output");

@@ -4,7 +4,7 @@
 # (attached with -p, and launched), lets the program go: alive, untraced, the code of every
 # module it maps equal to its file (no trap byte left), its heartbeat going on and its checks
 # of its own memory unbroken; jmptrace then ends by that signal. The same after a real SIGSEGV
-# inside jmptrace (JMPTRACE_TEST_FAULT: mid-stop, the lock held, and mid-snapshot), after
+# inside jmptrace (JMPTRACE_TEST_FAULT: mid-stop, the lock held, mid-snapshot, mid-write), after
 # jmptrace runs out of memory (its address-space limit lowered with prlimit while attached to
 # a program that allocates and keeps blocks: one line, exit 1), and SIGTSTP, SIGTTIN and
 # SIGTTOU never stop jmptrace while the program would wait at its breakpoints. Before this,
@@ -107,6 +107,13 @@ sub attach {
 	return $j;
 }
 
+# The temporary files of a report (.report.2.txt.XXXXXX) left in $dir.
+sub temps {
+	my ($dir) = @_;
+	opendir(my $d, $dir) or return;
+	return grep { /^\.report\./ } readdir $d;
+}
+
 # The pid of the heartbeat program writing to $hb (a launched one, whose jmptrace may be gone).
 sub prog_of {
 	my ($hb) = @_;
@@ -169,8 +176,9 @@ sub prog_of {
 
 # 2. A real SIGSEGV inside jmptrace: while it handles a breakpoint stop (the lock held, the
 # tracee stopped at the trap, possibly with return addresses replaced), and while it writes a
-# snapshot (every thread stopped); attached and launched. One line says what happened.
-for my $where ('stop:3000', 'stop:20000', 'snapshot:2') {
+# snapshot (every thread stopped), and on the writer thread with a report's temporary file
+# open (which must not outlive jmptrace); attached and launched. One line says what happened.
+for my $where ('stop:3000', 'stop:20000', 'snapshot:2', 'write:2') {
 	my @wrong;
 	my $dir = tempdir('jt-fatal-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 	my $p = start_prog($dir) or BAIL_OUT('the heartbeat program did not start');
@@ -183,6 +191,7 @@ for my $where ('stop:3000', 'stop:20000', 'snapshot:2') {
 			unless defined $st && WIFSIGNALED($st) && WTERMSIG($st) == $SIGNUM{SEGV};
 		push @wrong, "-p, run $run: not the one line: $err"
 			unless $err =~ /^jmptrace: SIGSEGV in jmptrace itself, a bug in jmptrace; every traced process was let go untraced, as it was; no report written \(jmptrace pid \d+\)$/m;
+		push @wrong, "-p, run $run: temporary files left: @{[ temps($dir) ]}" if temps($dir);
 		if (my $h = harmed($p, "$dir/hb")) {
 			push @wrong, "-p, run $run: the program: $h; jmptrace said: $err";
 			last;
@@ -200,6 +209,7 @@ for my $where ('stop:3000', 'stop:20000', 'snapshot:2') {
 			unless defined $st && WIFSIGNALED($st) && WTERMSIG($st) == $SIGNUM{SEGV};
 		my $h = $pid ? harmed({ pid => $pid, out => $j->{out} }, "$d/hb") : 'did not start';
 		push @wrong, "launched, run $run: the program: $h" if $h;
+		push @wrong, "launched, run $run: temporary files left: @{[ temps($d) ]}" if temps($d);
 		kill 'KILL', $pid if $pid;
 		last if @wrong;
 	}

@@ -4,6 +4,8 @@
 use strict;
 use warnings;
 no warnings qw(portable);	# 64-bit addresses from /proc/PID/maps
+use Cwd qw(abs_path);
+use File::Basename qw(basename);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Temp qw(tempdir);
@@ -253,7 +255,14 @@ subtest 'fork, vfork, exec and system()' => sub {
 					or diag(join("\n", map { "$_->{pid} $_->{command}: $_->{totals}{alloc_calls} calls" } @snaps));
 			}
 		} else {
-			is(scalar(@snaps), 1, 'without -f: one snapshot, the shell\'s own');
+			# The shell's image ends at its exec: a report of its own, then echo's, from zero.
+			is(join(' ', map { $_->{reason} } @snaps), 'exec exit',
+			   'without -f: two snapshots, the shell\'s at its exec, then echo\'s at its exit');
+			is($snaps[0] && $snaps[0]{exe}, abs_path('/bin/sh'), 'without -f: the first is the shell\'s');
+			like($snaps[-1] && $snaps[-1]{command}, qr{^/bin/echo exec-done$}, 'without -f: the last is echo\'s');
+			my $sh = basename(abs_path('/bin/sh'));
+			my @shf = grep { ($_->{module} // '') eq $sh } map { @{ $_->{frames} // [] } } @{ ($snaps[-1] // {})->{stacks} // [] };
+			ok(!@shf, "without -f: no frame of the shell ($sh) in echo's report");
 		}
 	}
 };

@@ -76,7 +76,9 @@ subtest 'carried forward, the samples give every stack\'s live bytes' => sub {
 };
 
 # With -f each process has its own timeline and ids: per pid, a snapshot's samples follow
-# its previous snapshot's, and carried forward they give each stack's live bytes.
+# its previous snapshot's, and carried forward they give each stack's live bytes. An exec
+# starts a new image, with ids and a timeline of its own: an image is a pid and its "execs".
+# (The shell's background child is a forked shell that execs slowleak.)
 subtest '-f: a timeline per process' => sub {
 	my $prog = prog_path('slowleak', 'pie');
 	my $f = run_jt(undef, undef, path => '/bin/sh', jt_args => ['-f', '--interval', '0.1'],
@@ -87,11 +89,12 @@ subtest '-f: a timeline per process' => sub {
 	ok(keys(%pids) >= 3, scalar(keys %pids) . ' processes have snapshots');
 	my (%cur, %prev, @wrong);
 	for my $s (@fs) {
-		my $c = $cur{ $s->{pid} } //= {};
+		my $img = "$s->{pid}/" . ($s->{execs} // 0);
+		my $c = $cur{$img} //= {};
 		my @tl = @{ $s->{timeline} };
 		push @wrong, "pid $s->{pid} seq $s->{seq}: starts at $tl[0]{time_ms}, not after the previous snapshot's samples"
-		    unless follows_on($s, $prev{ $s->{pid} }, @tl);
-		$prev{ $s->{pid} } = $s if @tl;
+		    unless follows_on($s, $prev{$img}, @tl);
+		$prev{$img} = $s if @tl;
 		for my $smp (@tl) {
 			$c->{ $_->[0] } = $_->[1] for @{ $smp->{stacks} };
 		}

@@ -265,7 +265,7 @@ sub decode_report { expand_report(JSON::PP->new->decode($_[0])) }
 # A format-2 report ("format": 2: each snapshot lists the stacks that changed since the
 # previous one of its "heap", a stack's frames (and "site", "truncated") only in its first entry, as numbers in the
 # frame table that the snapshots' "new_frames" make; "oldest_ms"/"newest_ms"
-# for the ages; "growth" without its series) rebuilt in place as format 1 has it, so that a
+# for the ages; "growth" without its stacks' series) rebuilt in place as format 1 has it, so that a
 # test reads every snapshot whole; the entries as written stay in each snapshot's
 # "stacks_changed". Format 1 is returned as it is. Returns $doc.
 sub expand_report {
@@ -302,10 +302,10 @@ sub expand_report {
 		my %lb = map { $_->{id} => $_->{live_bytes} } @all;
 		push @{ $hist{$h} }, [$s->{time_ms}, \%lb];
 		if (my $g = $s->{growth}) {
-			my @at = @{ $hist{$h} };
-			$g->{times_ms} = [map { $_->[0] } @at];
+			# Growth keeps some of the snapshots (times_ms): each stack's live bytes at their times.
+			my %at = map { $_->[0] => $_->[1] } @{ $hist{$h} };
 			for my $row (@{ $g->{stacks} }) {
-				$row->{live_bytes} = [map { $_->[1]{ $row->{id} } // 0 } @at];
+				$row->{live_bytes} = [map { ($at{$_} // {})->{ $row->{id} } // 0 } @{ $g->{times_ms} }];
 			}
 		}
 	}

@@ -82,10 +82,64 @@ test_rank(void)
 	heap_destroy(h);
 }
 
+/*
+ * 100 snapshots kept in at most 8 points: the first and the last stay, the
+ * rest evenly spread, and "every interval" still sees a dip at a snapshot
+ * that was dropped.
+ */
+static void
+test_bounded(void)
+{
+	struct jt_heap *h = heap_new();
+	struct jt_growth *g = growth_new();
+	uint64_t pc_leak = 0x1000, pc_dip = 0x2000, pc_steady = 0x3000;
+	uint32_t leak, dip, steady;
+	struct growth_row *rows;
+	unsigned k, bad = 0;
+	size_t n;
+
+	heap_set_clock(h, tg_clock, NULL);
+	growth_set_max(g, 8);
+	leak = heap_stack_intern(h, &pc_leak, 1);
+	dip = heap_stack_intern(h, &pc_dip, 1);
+	steady = heap_stack_intern(h, &pc_steady, 1);
+	for (k = 0; k < 100; k++) {
+		heap_alloc(h, 0x10000 + 16 * k, 10, leak);
+		/* dip grows too, but for snapshot 51 (not one of those kept), where it gives back 1 byte. */
+		if (k == 51)
+			heap_free(h, 0x20000 + 16 * 50, NULL, 0);
+		else
+			heap_alloc(h, 0x20000 + 16 * k, k == 50 ? 1 : 20, dip);
+		heap_alloc(h, 0x30000 + 16 * k, 5, steady);
+		growth_record(g, h, 1000 * (k + 1));
+		bad += growth_count(g) > 8;
+	}
+	is_u64(bad, 0, "never more than 8 points kept");
+	is_u64(growth_snapshots(g), 100, "100 snapshots recorded");
+	ok(growth_count(g) >= 4, "at least half of them kept (%u)", growth_count(g));
+	is_u64(growth_time(g, 0), 1000, "the first snapshot is kept");
+	is_u64(growth_time(g, growth_count(g) - 1), 100000, "and the last");
+	for (k = 1; k < growth_count(g); k++)
+		bad += growth_time(g, k) <= growth_time(g, k - 1) ||
+		       growth_bytes(g, k, leak) != growth_time(g, k) / 100;
+	is_u64(bad, 0, "the points kept in order, each with its own figures");
+	for (k = 0; k < growth_count(g); k++)
+		bad += growth_time(g, k) == 51000;
+	is_u64(bad, 0, "snapshot 51 is not among them");
+	rows = growth_rank(g, &n);
+	ok(n == 3 && rows[0].id == dip && rows[1].id == leak && rows[2].id == steady, "all three grew: dip most, then leak, steady");
+	ok(n == 3 && !rows[0].every && rows[1].every && rows[2].every,
+	   "dip not in every interval (its dip was at a dropped snapshot), the others in every one");
+	free(rows);
+	growth_destroy(g);
+	heap_destroy(h);
+}
+
 int
 main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	test_rank();
+	test_bounded();
 	return tap_done();
 }
