@@ -26,11 +26,14 @@ struct jt_seen *seen_new(void);
 void seen_free(struct jt_seen *s);
 
 /*
- * The record of heap h, process pid, in this file: a new one (a new
- * number) the first time, or when h has fewer stacks than the file knew
- * of (another heap at the same address: its ids started again). Never NULL.
+ * The record of heap h of the image pid and execs name, in this file: a
+ * new one (a new number) the first time, after seen_heap_end, or when h
+ * has fewer stacks than the file knew of (another heap at the same
+ * address: its ids started again). Never NULL.
  */
-struct seen_heap *seen_heap_of(struct jt_seen *s, int pid, const struct jt_heap *h);
+struct seen_heap *seen_heap_of(struct jt_seen *s, int pid, unsigned execs, const struct jt_heap *h);
+/* Its image ended (the process exited, or an exec replaced it): the record is freed at the next seen_heap_of. */
+void seen_heap_end(struct seen_heap *sh);
 /* Its number in the file, from 1: the JSON's "heap", which groups a process's snapshots. */
 unsigned seen_heap_key(const struct seen_heap *sh);
 

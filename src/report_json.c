@@ -698,7 +698,7 @@ json_stacks(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js, 
 static void
 json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
 {
-	struct seen_heap *sh = seen_heap_of(seen, s->pid, s->heap);
+	struct seen_heap *sh = seen_heap_of(seen, s->pid, s->execs, s->heap);
 	struct jt_heap_totals t;
 	struct json_stacks js;
 
@@ -719,6 +719,9 @@ json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
 	free(js.ids);
 	free(js.supp);
 	fputc('}', f);
+	/* Its image has no later snapshot: its record goes, and its heap's address may serve another. */
+	if (s->exited || s->image_ended)
+		seen_heap_end(sh);
 }
 
 struct jt_json_out *

@@ -8,6 +8,8 @@
 
 struct seen_heap {
 	int pid;
+	unsigned execs;
+	int ended;		/* seen_heap_end: its image's last snapshot is written */
 	const struct jt_heap *heap;
 	unsigned key;
 	struct seen_fig *figs;	/* by stack id */
@@ -74,29 +76,42 @@ seen_free(struct jt_seen *s)
 }
 
 struct seen_heap *
-seen_heap_of(struct jt_seen *s, int pid, const struct jt_heap *h)
+seen_heap_of(struct jt_seen *s, int pid, unsigned execs, const struct jt_heap *h)
 {
-	struct seen_heap **pp, *sh;
+	struct seen_heap **pp, *sh, *found = NULL;
 	uint32_t count = heap_stack_count(h);
 
-	for (pp = &s->heaps; (sh = *pp); pp = &sh->next)
-		if (sh->pid == pid && sh->heap == h)
-			break;
-	/* Ids only ever grow in one heap: fewer stacks is another heap that took the address. */
-	if (sh && count < sh->known) {
-		*pp = sh->next;
-		seen_heap_free(sh);
-		sh = NULL;
+	/* The ended images' records go: a later heap at their address is another one. */
+	for (pp = &s->heaps; (sh = *pp);) {
+		if (sh->ended) {
+			*pp = sh->next;
+			seen_heap_free(sh);
+		} else {
+			if (sh->pid == pid && sh->execs == execs && sh->heap == h)
+				found = sh;
+			pp = &sh->next;
+		}
 	}
-	if (!sh) {
+	sh = found;
+	/* Ids only ever grow in one heap: fewer stacks is another heap that took the address. */
+	if (sh && count < sh->known)
+		sh->ended = 1;
+	if (!sh || sh->ended) {
 		sh = xcalloc(1, sizeof(*sh));
 		sh->pid = pid;
+		sh->execs = execs;
 		sh->heap = h;
 		sh->key = ++s->nkeys;
 		sh->next = s->heaps;
 		s->heaps = sh;
 	}
 	return sh;
+}
+
+void
+seen_heap_end(struct seen_heap *sh)
+{
+	sh->ended = 1;
 }
 
 unsigned

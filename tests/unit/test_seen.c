@@ -25,15 +25,15 @@ test_changed(void)
 
 	ts_stacks(h, 3);
 	ts_stacks(h2, 1);
-	sh = seen_heap_of(s, 10, h);
+	sh = seen_heap_of(s, 10, 0, h);
 	is_u64(seen_heap_key(sh), 1, "the first heap is 1");
 	ok(seen_changed(sh, 2, &a, &first) == 1 && first == 1, "a stack never listed: listed, with its frames");
 	ok(seen_changed(sh, 2, &a, &first) == 0 && first == 0, "the same figures: left out");
 	b.frees = 1;
 	ok(seen_changed(sh, 2, &b, &first) == 1 && first == 0, "a figure changed: listed, without its frames");
 	ok(seen_changed(sh, 0, &a, &first) == 1 && first == 1, "another stack: its own record");
-	ok(seen_heap_of(s, 10, h) == sh, "the same heap of the same pid: the same record");
-	sh2 = seen_heap_of(s, 11, h2);
+	ok(seen_heap_of(s, 10, 0, h) == sh, "the same heap of the same pid: the same record");
+	sh2 = seen_heap_of(s, 11, 0, h2);
 	is_u64(seen_heap_key(sh2), 2, "another process's heap: 2");
 	ok(seen_changed(sh2, 0, &a, &first) == 1 && first == 1, "... whose stacks are its own");
 	/*
@@ -43,9 +43,17 @@ test_changed(void)
 	 */
 	heap_destroy(h2);
 	h2 = heap_new();
-	sh2 = seen_heap_of(s, 11, h2);
+	sh2 = seen_heap_of(s, 11, 0, h2);
 	is_u64(seen_heap_key(sh2), 3, "a new heap of the same pid: 3");
 	ok(seen_changed(sh2, 0, &a, &first) == 1 && first == 1, "... and its stacks are listed again, with frames");
+	/* The same pid after an exec: another image, another number, whatever the heap's address. */
+	sh2 = seen_heap_of(s, 11, 1, h2);
+	is_u64(seen_heap_key(sh2), 4, "the same pid and heap, one exec later: 4");
+	/* An image that ended: a heap at its address later is another one, even with as many stacks. */
+	seen_heap_end(seen_heap_of(s, 10, 0, h));
+	sh = seen_heap_of(s, 10, 0, h);
+	is_u64(seen_heap_key(sh), 5, "after its image ended, the same pid and heap: 5");
+	ok(seen_changed(sh, 2, &a, &first) == 1 && first == 1, "... its stacks listed again, with frames");
 	heap_destroy(h);
 	heap_destroy(h2);
 	seen_free(s);
