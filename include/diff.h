@@ -26,6 +26,7 @@ struct jt_diff_snap {
 	unsigned index, count;		/* which snapshot it is (from 1), of how many in the file */
 	struct json_object *root;	/* the whole file: owns every json_object below */
 	struct json_object *snap;	/* the chosen snapshot (for reason, pid, command, time_ms) */
+	struct json_object *merged;	/* format 2: its whole list of stacks, rebuilt (diff_load.c), or NULL */
 	uint64_t live_bytes, live_blocks;	/* its totals, or its stacks' sums without totals */
 	struct jt_diff_stack *stacks;
 	size_t nstacks;

@@ -58,7 +58,8 @@ int outfile_commit_more(struct jt_outfile *o);
  * file now, by the file rule, and keeps it open. content ends with tail,
  * and every later content goes in before it, over the tail and followed by
  * it again; a content that cannot be written whole is cut off, so that the
- * file keeps every content before it, whole. Nothing to do for a stream.
+ * file keeps every content before it, whole, and no later content goes in
+ * (each may build on those before it). Nothing to do for a stream.
  * Returns 0, or -1 with errno set.
  */
 int outfile_publish(struct jt_outfile *o, const char *content, const char *tail);

@@ -130,8 +130,19 @@ struct jt_json_out *report_json_open(const char *path);
 int report_json_add(struct jt_json_out *j, const struct jt_snapshot *s);
 /* Closes the file. Returns 0, or -1 with errno set when the last writes failed. */
 int report_json_close(struct jt_json_out *j);
-/* Writes one snapshot as the JSON object report_json_add writes for it. Returns 0, or -1 on a write error. */
-int report_json_snapshot(FILE *f, const struct jt_snapshot *s);
+/* The JSON's "format": 2 since a snapshot lists only the stacks that changed (doc/formats.md). */
+#define JSON_FORMAT 2
+#define JSON_FORMAT_STR "2"
+/* What one file already holds of each process's stacks (report_seen.h); report_json_add keeps its own. */
+struct jt_seen;
+struct jt_seen *report_json_seen_new(void);
+void report_json_seen_free(struct jt_seen *seen);
+/*
+ * Writes one snapshot as the JSON object report_json_add writes for it,
+ * listing the stacks that changed since seen last saw the process's heap,
+ * and records them in seen. Returns 0, or -1 on a write error.
+ */
+int report_json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen);
 
 /*
  * --html: one self-contained page (report_html_page.html) holding every

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,20 +231,160 @@ diff_stack_key(struct json_object *frames)
 	return key;
 }
 
-/* Reads the stacks of snapshot s->snap; returns 0, or -1 with a reason in err. */
+/*
+ * Format 2 (doc/formats.md): a snapshot lists only the stacks that changed
+ * since the previous snapshot of its "heap", and a stack's frames are in its
+ * first entry. The snapshot's whole list, in place of its "stacks", is each
+ * stack's latest entry up to it, with the frames of its first.
+ */
+struct diff_entry {
+	uint64_t id, live_bytes, live_blocks;
+	struct json_object *st, *frames;
+};
+
+/* The format-1 order: live stacks by live bytes, blocks, id; then the others by id. */
 static int
-diff_read_stacks(struct jt_diff_snap *s, char *err, size_t len)
+diff_entry_cmp(const void *a, const void *b)
+{
+	const struct diff_entry *x = a, *y = b;
+
+	if (!x->live_blocks != !y->live_blocks)
+		return x->live_blocks ? -1 : 1;
+	if (x->live_bytes != y->live_bytes)
+		return x->live_bytes > y->live_bytes ? -1 : 1;
+	if (x->live_blocks != y->live_blocks)
+		return x->live_blocks > y->live_blocks ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Folds snapshot snap's "stacks" into *ents (indexed by id, *n of them); returns 0, or -1 when one has no id. */
+static int
+diff_fold(struct json_object *snap, struct diff_entry **ents, uint64_t *n)
 {
 	struct json_object *stacks, *frames;
+	uint64_t id;
+
+	if (!json_object_object_get_ex(snap, "stacks", &stacks) || !json_object_is_type(stacks, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(stacks); i++) {
+		struct json_object *st = json_object_array_get_idx(stacks, i);
+
+		if (diff_get_u64(st, "id", &id) < 0 || id > UINT32_MAX)
+			return -1;
+		if (id >= *n) {
+			*ents = xrealloc(*ents, (id + 1) * sizeof(**ents));
+			memset(*ents + *n, 0, (id + 1 - *n) * sizeof(**ents));
+			*n = id + 1;
+		}
+		(*ents)[id].id = id;
+		(*ents)[id].st = st;
+		if (json_object_object_get_ex(st, "frames", &frames))
+			(*ents)[id].frames = frames;
+	}
+	return 0;
+}
+
+/* Adds snapshot snap's "new_frames" to the file's frame table (an array that refers to the file's objects). */
+static void
+diff_table_add(struct json_object *table, struct json_object *snap)
+{
+	struct json_object *nf;
+
+	if (!json_object_object_get_ex(snap, "new_frames", &nf) || !json_object_is_type(nf, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(nf); i++)
+		json_object_array_add(table, json_object_get(json_object_array_get_idx(nf, i)));
+}
+
+/* A stack's "frames", numbers in the frame table, as the array of frame objects; NULL when one is not in it. */
+static struct json_object *
+diff_frames_of(struct json_object *ids, struct json_object *table)
+{
+	struct json_object *out = json_object_new_array(), *fr;
+	size_t n = json_object_array_length(table);
+
+	for (size_t i = 0; i < json_object_array_length(ids); i++) {
+		int64_t k = json_object_get_int64(json_object_array_get_idx(ids, i));
+
+		if (k < 0 || (uint64_t)k >= n || !(fr = json_object_array_get_idx(table, (size_t)k))) {
+			json_object_put(out);
+			return NULL;
+		}
+		json_object_array_add(out, json_object_get(fr));
+	}
+	return out;
+}
+
+/* Rebuilds s's whole list of stacks into s->merged, a new array of objects that refer to the file's. */
+static int
+diff_merge(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t len)
+{
+	struct json_object *heap = NULL, *h, *table = json_object_new_array(), *frames;
+	struct diff_entry *ents = NULL;
+	uint64_t n = 0, k = 0, i;
+
+	json_object_object_get_ex(s->snap, "heap", &heap);
+	for (i = 0; i < s->index; i++) {
+		struct json_object *o = json_object_array_get_idx(snaps, i);
+
+		diff_table_add(table, o);
+		if (!json_object_object_get_ex(o, "heap", &h) || !heap
+		    || json_object_get_int64(h) != json_object_get_int64(heap))
+			continue;
+		if (diff_fold(o, &ents, &n) < 0) {
+			snprintf(err, len, "%s: snapshot %" PRIu64 " has a stack without an \"id\"", s->file, i + 1);
+			free(ents);
+			json_object_put(table);
+			return -1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!ents[i].st)
+			continue;
+		diff_get_u64(ents[i].st, "live_bytes", &ents[i].live_bytes);
+		diff_get_u64(ents[i].st, "live_blocks", &ents[i].live_blocks);
+		ents[k++] = ents[i];
+	}
+	qsort(ents, k, sizeof(*ents), diff_entry_cmp);
+	s->merged = json_object_new_array();
+	for (i = 0; i < k; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "live_bytes", json_object_new_uint64(ents[i].live_bytes));
+		json_object_object_add(o, "live_blocks", json_object_new_uint64(ents[i].live_blocks));
+		json_object_array_add(s->merged, o);
+		if (!ents[i].frames || !(frames = diff_frames_of(ents[i].frames, table))) {
+			snprintf(err, len, "%s: snapshot %u: stack %" PRIu64 " has no frames, or frames that no "
+				 "\"new_frames\" before it gave", s->file, s->index, ents[i].id);
+			free(ents);
+			json_object_put(table);
+			return -1;
+		}
+		json_object_object_add(o, "frames", frames);
+	}
+	free(ents);
+	json_object_put(table);
+	return 0;
+}
+
+/* Reads the stacks of snapshot s->snap (of the file's snaps); returns 0, or -1 with a reason in err. */
+static int
+diff_read_stacks(struct jt_diff_snap *s, struct json_object *snaps, char *err, size_t len)
+{
+	struct json_object *stacks, *frames, *format;
 	size_t n, i;
 
-	if (!json_object_object_get_ex(s->snap, "stacks", &stacks)
-	    || !json_object_is_type(stacks, json_type_array)) {
+	if (json_object_object_get_ex(s->root, "format", &format) && json_object_get_int(format) >= 2) {
+		if (diff_merge(s, snaps, err, len) < 0)
+			return -1;
+		stacks = s->merged;
+	} else if (!json_object_object_get_ex(s->snap, "stacks", &stacks)
+		   || !json_object_is_type(stacks, json_type_array)) {
 		snprintf(err, len, "%s: snapshot %u has no \"stacks\" array", s->file, s->index);
 		return -1;
 	}
 	n = json_object_array_length(stacks);
-	s->stacks = xcalloc(n, sizeof(*s->stacks));
+	s->stacks = xcalloc(n + 1, sizeof(*s->stacks));
 	for (i = 0; i < n; i++) {
 		struct json_object *st = json_object_array_get_idx(stacks, i);
 		struct jt_diff_stack *d = &s->stacks[i];
@@ -314,7 +455,7 @@ diff_snap_from_json(struct json_object *root, const char *file, long index,
 		snprintf(err, len, "%s: snapshot %u is not an object", file, s->index);
 		goto fail;
 	}
-	if (diff_read_stacks(s, err, len) < 0)
+	if (diff_read_stacks(s, snaps, err, len) < 0)
 		goto fail;
 	diff_read_totals(s);
 	return 0;
@@ -332,6 +473,7 @@ diff_snap_free(struct jt_diff_snap *s)
 		free(s->stacks[i].key);
 	free(s->stacks);
 	free(s->file);
+	json_object_put(s->merged);
 	json_object_put(s->root);
 	memset(s, 0, sizeof(*s));
 }

@@ -37,6 +37,7 @@ struct jt_outfile {
 	char *tail;		/* the held file's closing text */
 	size_t tail_len;
 	off_t len;		/* the held file's length: its contents whole, and the tail (the writer's) */
+	int held_err;		/* a content of the held file failed (the writer's): the errno, and no later one goes in */
 	FILE *mf;		/* the content begun, in memory, or NULL */
 	char *mbuf;		/* mf's buffer */
 	size_t mlen;
@@ -360,13 +361,19 @@ outfile_put_file(struct jt_outfile *o, struct jt_outq *q, const char *name, cons
  * On the writer thread: one content appended to the file held open, over
  * its tail and followed by it again. A content that cannot be written
  * whole is cut off: the file goes back to its length before, so that it
- * keeps every content written until then, whole. Returns 0 or an errno.
+ * keeps every content written until then, whole; and no later content goes
+ * in, since each may build on those before it (a JSON snapshot lists what
+ * changed since the last). Returns 0 or an errno.
  */
 static int
 outfile_put_held(struct jt_outfile *o, struct jt_outq *q, const char *data, size_t len)
 {
 	off_t at = o->len - (off_t)o->tail_len;
-	int err = outq_write_all(q, o->fd, data, len, at);
+	int err;
+
+	if (o->held_err)
+		return o->held_err;
+	err = outq_write_all(q, o->fd, data, len, at);
 
 	if (!err)
 		err = outq_write_all(q, o->fd, o->tail, o->tail_len, at + (off_t)len);
@@ -376,6 +383,7 @@ outfile_put_held(struct jt_outfile *o, struct jt_outq *q, const char *data, size
 	}
 	if (ftruncate(o->fd, at) < 0 || outq_write_all(q, o->fd, o->tail, o->tail_len, at) != 0)
 		error_msg("cannot cut '%s' back to its last whole snapshot: %s", o->path, strerror(errno));
+	o->held_err = err;
 	return err;
 }
 

@@ -11,12 +11,17 @@
 #include "report.h"
 #include "report_common.h"
 #include "report_leak.h"
+#include "report_seen.h"
 #include "supp.h"
 #include "sym.h"
 #include "util.h"
 
-/* The opening and closing text of a JSON report; report_json_add writes over the closing one. */
-#define JSON_HEAD "{\"snapshots\": ["
+/*
+ * The opening and closing text of a JSON report; report_json_add writes
+ * over the closing one. "format" 2: a snapshot lists only the stacks that
+ * changed, and a stack's frames are in its first entry (doc/formats.md).
+ */
+#define JSON_HEAD "{\"format\": " JSON_FORMAT_STR ", \"snapshots\": ["
 #define JSON_TAIL "\n]}\n"
 
 struct jt_json_out {
@@ -24,6 +29,7 @@ struct jt_json_out {
 	int stream;		/* out is a stream: the opening text waits for the first snapshot, the closing for report_json_close */
 	int failed;		/* a write failed: the stream gets nothing more */
 	unsigned nsnapshots;	/* written so far: decides whether a comma is due */
+	struct jt_seen *seen;	/* what the file holds of each process's stacks */
 };
 
 /* Length of the valid UTF-8 sequence at p, or 0 when the bytes there are not one. */
@@ -133,6 +139,39 @@ json_frames(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st)
 								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
 }
 
+/*
+ * As json_frames, with each frame given by its number in the file's frame
+ * table (seen_frame): a frame's object is written once per file, in the
+ * "new_frames" of the snapshot that first lists it.
+ */
+static void
+json_frame_ids(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, struct jt_seen *seen)
+{
+	struct jt_frame fr[REPORT_MAX_FRAMES];
+	const char *sep = "";
+	char *text;
+	size_t len;
+	uint32_t i;
+	int n, k;
+
+	fprintf(f, "\"site\": %d, \"frames\": [", report_site(s->sym, s->wrap, st));
+	for (i = 0; i < st->depth; i++) {
+		n = report_resolve(s->sym, st, i, fr);
+		for (k = 0; k < n; k++, sep = ", ") {
+			FILE *m = open_memstream(&text, &len);
+
+			if (!m)
+				continue;
+			json_frame(m, &fr[k]);
+			if (fclose(m) == 0)
+				fprintf(f, "%s%" PRIu32, sep, seen_frame(seen, text, len));
+			free(text);
+		}
+	}
+	fputs(!st->truncated ? "]" : st->truncated == HEAP_CUT_DEPTH ? "], \"truncated\": true"
+								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
+}
+
 /* "histogram": {"16": n, ...}: the non-zero buckets, by their upper bound, smallest first. */
 static void
 json_histogram(FILE *f, const struct jt_stack *st)
@@ -155,19 +194,19 @@ json_histogram(FILE *f, const struct jt_stack *st)
 }
 
 /*
- * One stack: its id, its counters, the ages of its oldest and newest live
- * block (when it has live blocks), the suppression that matches it (supp,
- * or NULL), its frames.
+ * One stack: its id, its counters, when its oldest and newest live block
+ * were allocated (when it has live blocks), the suppression that matches
+ * it (supp, or NULL), its frames when the file holds none of its entries yet (first).
  */
 static void
-json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, const char *supp)
+json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, const char *supp,
+	   const struct seen_fig *fig, int first, struct jt_seen *seen)
 {
-	uint64_t oldest, newest;
-
 	fprintf(f, "  {\"id\": %" PRIu32 ", \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64, st->id,
 		st->live_bytes, st->live_blocks);
-	if (heap_stack_age(s->heap, st->id, &oldest, &newest) == 0)
-		fprintf(f, ", \"oldest_age_ms\": %" PRIu64 ", \"newest_age_ms\": %" PRIu64, oldest, newest);
+	/* When, not how long ago: an age changes at every snapshot, and would list the stack again. */
+	if (fig->aged)
+		fprintf(f, ", \"oldest_ms\": %" PRIu64 ", \"newest_ms\": %" PRIu64, fig->oldest_ms, fig->newest_ms);
 	fprintf(f, ", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ",\n   \"frees\": %" PRIu64
 		", \"temporary\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"peak_blocks\": %" PRIu64 ", ",
 		st->alloc_calls, st->alloc_bytes, st->frees, st->temporary, st->peak_bytes, st->peak_blocks);
@@ -179,9 +218,31 @@ json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, cons
 		if (supp_is_runtime(s->supp, supp))
 			fputs(", \"runtime\": true", f);
 	}
-	fputs(",\n   ", f);
-	json_frames(f, s, st);
+	/* The frames once per file: a later entry of the stack has its figures only. */
+	if (first) {
+		fputs(",\n   ", f);
+		json_frame_ids(f, s, st, seen);
+	}
 	fputc('}', f);
+}
+
+/* st's figures as seen_changed compares them; the ages as allocation times in the snapshot's clock. */
+static void
+json_fig(const struct jt_snapshot *s, const struct jt_stack *st, struct seen_fig *fig)
+{
+	uint64_t oldest, newest;
+
+	*fig = (struct seen_fig){
+		.live_bytes = st->live_bytes, .live_blocks = st->live_blocks,
+		.alloc_calls = st->alloc_calls, .alloc_bytes = st->alloc_bytes,
+		.frees = st->frees, .temporary = st->temporary,
+		.peak_bytes = st->peak_bytes, .peak_blocks = st->peak_blocks,
+	};
+	if (st->live_blocks && heap_stack_age(s->heap, st->id, &oldest, &newest) == 0) {
+		fig->aged = 1;
+		fig->oldest_ms = s->time_ms >= oldest ? s->time_ms - oldest : 0;
+		fig->newest_ms = s->time_ms >= newest ? s->time_ms - newest : 0;
+	}
 }
 
 /* "invalid_frees": [{"count": N, "inside": M, "frames": [...]}, ...], most first; M of N inside a live block. */
@@ -245,7 +306,7 @@ json_nodebug(FILE *f, const struct jt_snapshot *s)
  * The stacks a snapshot lists, in a fixed order: those with live blocks by
  * live bytes (as when the list held only those), then every other stack
  * that allocated, by id. With the suppression of each (NULL for none) in
- * *supp, computed once here because symbolizing is the costly part.
+ * *supp, computed once per stack and file (seen_supp): matching is the costly part.
  */
 struct json_stacks {
 	uint32_t *ids, n;
@@ -254,7 +315,7 @@ struct json_stacks {
 };
 
 static void
-json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js)
+json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js, struct seen_heap *sh)
 {
 	uint32_t *all, nall, i;
 
@@ -273,7 +334,10 @@ json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js)
 	for (i = 0; s->supp && i < js->n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, js->ids[i]);
 
-		js->supp[i] = supp_match(s->supp, s->sym, st);
+		if (!seen_supp(sh, st->id, &js->supp[i])) {
+			js->supp[i] = supp_match(s->supp, s->sym, st);
+			seen_supp_set(sh, st->id, js->supp[i]);
+		}
 		if (js->supp[i] && st->live_blocks) {
 			js->supp_bytes += st->live_bytes;
 			js->supp_blocks += st->live_blocks;
@@ -574,9 +638,12 @@ json_due(FILE *f, const struct jt_due *d)
 }
 
 /*
- * "growth", from a process's second snapshot on: when each was taken, and
- * per stack that grew since the first (growth_rank's order) its live bytes
- * at each, its rate over the run and whether it grew in every interval.
+ * "growth", from a process's second snapshot on: the time_ms of the
+ * snapshots it keeps, and per stack that grew since the first
+ * (growth_rank's order) its rate over the run and whether it grew in every
+ * interval. Format 2 leaves out each stack's live bytes at each: the heap's
+ * snapshots in the file have them, and repeating them made every snapshot
+ * longer.
  */
 static void
 json_growth(FILE *f, const struct jt_snapshot *s)
@@ -593,35 +660,55 @@ json_growth(FILE *f, const struct jt_snapshot *s)
 		fprintf(f, "%s%" PRIu64, k ? ", " : "", growth_time(g, k));
 	fputs("], \"stacks\": [", f);
 	rows = growth_rank(g, &n);
-	for (i = 0; i < n; i++) {
-		fprintf(f, "%s  {\"id\": %" PRIu32 ", \"live_bytes\": [", i ? ",\n" : "\n", rows[i].id);
-		for (k = 0; k < nsnap; k++)
-			fprintf(f, "%s%" PRIu64, k ? ", " : "", growth_bytes(g, k, rows[i].id));
-		fprintf(f, "], \"rate_bytes_per_s\": %.1f, \"grew_every_interval\": %s}", rows[i].rate,
-			rows[i].every ? "true" : "false");
-	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s{\"id\": %" PRIu32 ", \"rate_bytes_per_s\": %.1f, \"grew_every_interval\": %s}",
+			i == 0 ? "\n  " : i % 4 ? ", " : ",\n  ", rows[i].id, rows[i].rate, rows[i].every ? "true" : "false");
 	fputs(n ? "\n ]}" : "]}", f);
 	free(rows);
 }
 
+/*
+ * "stacks": those whose figures changed since the heap's last snapshot in
+ * this file (every one in its first), in the full list's order.
+ */
 static void
-json_snapshot(FILE *f, const struct jt_snapshot *s)
+json_stacks(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js, struct jt_seen *seen,
+	    struct seen_heap *sh)
 {
+	struct seen_fig fig;
+	const char *frames;
+	uint32_t i, listed = 0;
+	int first;
+
+	fputs(" \"stacks\": [", f);
+	for (i = 0; i < js->n; i++) {
+		const struct jt_stack *st = heap_stack_get(s->heap, js->ids[i]);
+
+		json_fig(s, st, &fig);
+		if (!seen_changed(sh, st->id, &fig, &first))
+			continue;
+		fputs(listed++ ? ",\n" : "\n", f);
+		json_stack(f, s, st, js->supp[i], &fig, first, seen);
+	}
+	fputs(listed ? "\n ]" : "]", f);
+	frames = seen_frames_take(seen);
+	fprintf(f, ",\n \"new_frames\": [%s%s]", *frames ? "\n  " : "", frames);
+}
+
+static void
+json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
+{
+	struct seen_heap *sh = seen_heap_of(seen, s->pid, s->execs, s->heap);
 	struct jt_heap_totals t;
 	struct json_stacks js;
-	uint32_t i;
 
 	heap_totals(s->heap, &t);
-	json_stacks_collect(s, &js);
+	json_stacks_collect(s, &js, sh);
 	json_header(f, s);
+	fprintf(f, " \"heap\": %u, \"stacks_listed\": \"changed\",\n", seen_heap_key(sh));
 	json_due(f, s->due);
 	json_totals(f, s, &t, &js);
-	fputs(" \"stacks\": [", f);
-	for (i = 0; i < js.n; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		json_stack(f, s, heap_stack_get(s->heap, js.ids[i]), js.supp[i]);
-	}
-	fputs(js.n ? "\n ]" : "]", f);
+	json_stacks(f, s, &js, seen, sh);
 	json_invalid_frees(f, s);
 	json_untraced(f, s);
 	json_nodebug(f, s);
@@ -632,6 +719,9 @@ json_snapshot(FILE *f, const struct jt_snapshot *s)
 	free(js.ids);
 	free(js.supp);
 	fputc('}', f);
+	/* Its image has no later snapshot: its record goes, and its heap's address may serve another. */
+	if (s->exited || s->image_ended)
+		seen_heap_end(sh);
 }
 
 struct jt_json_out *
@@ -640,6 +730,7 @@ report_json_open(const char *path)
 	struct jt_json_out *j = xcalloc(1, sizeof(*j));
 	int err;
 
+	j->seen = seen_new();
 	if (!(j->out = outfile_open(path)))
 		goto fail;
 	/* A file is an empty but valid report at once, so a run that dies early still leaves JSON. */
@@ -649,6 +740,7 @@ report_json_open(const char *path)
 fail:
 	err = errno;
 	outfile_close(j->out);
+	seen_free(j->seen);
 	free(j);
 	errno = err;
 	return NULL;
@@ -665,7 +757,7 @@ report_json_add(struct jt_json_out *j, const struct jt_snapshot *s)
 	if (j->stream && !j->nsnapshots)
 		fputs(JSON_HEAD, f);
 	fputs(j->nsnapshots ? ",\n" : "\n", f);
-	json_snapshot(f, s);
+	json_snapshot(f, s, j->seen);
 	j->nsnapshots++;
 	if (outfile_commit(j->out) == 0)
 		return 0;
@@ -694,14 +786,27 @@ report_json_close(struct jt_json_out *j)
 		r = -1;
 		err = errno;
 	}
+	seen_free(j->seen);
 	free(j);
 	errno = err;
 	return r;
 }
 
-int
-report_json_snapshot(FILE *f, const struct jt_snapshot *s)
+struct jt_seen *
+report_json_seen_new(void)
 {
-	json_snapshot(f, s);
+	return seen_new();
+}
+
+void
+report_json_seen_free(struct jt_seen *seen)
+{
+	seen_free(seen);
+}
+
+int
+report_json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
+{
+	json_snapshot(f, s, seen);
 	return ferror(f) ? -1 : 0;
 }

@@ -99,7 +99,7 @@ if ($held && open(my $mem, '+<:raw', "/proc/$pid/mem")) {
 ok($wrote, "malloc's first byte written back, as the kernel's unapply_uprobe does");
 my $st = reap($jt, 120);
 my $r = { exit => defined $st ? $st >> 8 : -1, stdout => JT::slurp($jt->{out}) // '', stderr => JT::slurp($jt->{err}) // '',
-	  report => JT::slurp("$dir/r.txt") // '', json => eval { JSON::PP->new->decode(JT::slurp("$dir/r.json") // '') } };
+	  report => JT::slurp("$dir/r.txt") // '', json => eval { JT::decode_report(JT::slurp("$dir/r.json") // '') } };
 
 my ($leaked) = $r->{stdout} =~ /^leaked (\d+)$/m;
 is($r->{exit}, 0, 'the program exits 0') or diag($r->{stderr});

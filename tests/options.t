@@ -406,7 +406,8 @@ subtest 'a stack cut at --depth is marked' => sub {
 		is($lines, $listed, "$mode, --depth $m: one line per cut stack of the live list ($listed) in the text report");
 		# The JSON text differs from a whole stack's only by the key, after the frames.
 		my $json = JT::slurp("$cut->{dir}/report.json");
-		my $keys = () = $json =~ /\}\], "truncated": true\}/g;
+		# (format 2: a stack's frames are numbers in the file's frame table)
+		my $keys = () = $json =~ /[\}\d]\], "truncated": true\}/g;
 		is($keys, $ncut, "$mode, --depth $m: the key follows the frames of each cut stack");
 	}
 };

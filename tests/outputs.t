@@ -22,7 +22,7 @@ my $PROG = prog_path('leak', 'pie');
 # leak 3 STATUS: leak_here leaks 1024 + 1040 + 1056 = 3120 bytes in 3 blocks; it prints this.
 my $PROG_LINE = "leak: leaked 3 blocks\n";
 
-sub json_of { my $j = eval { JSON::PP->new->decode($_[0]) }; return $j }
+sub json_of { my $j = eval { JT::decode_report($_[0]) }; return $j }
 
 # A report's snapshot (or a diff) holds leak_here's 3120 live bytes.
 sub json_has_leak {
@@ -52,7 +52,11 @@ my @KINDS = (
 	{ name => '--csv', opt => '--csv', check => sub { $_[0] =~ /^\d+,3,3120,[^\n]*leak_here/m } },
 	{ name => '--dot', opt => '--dot', check => sub { $_[0] =~ /^digraph / && $_[0] =~ /"leak_here" \[label="leak_here\\nself 3,120 bytes/ } },
 	{ name => '--html', opt => '--html', check => sub {
-		$_[0] =~ /\A<!DOCTYPE html>/ && $_[0] =~ m{</html>\n\z} && $_[0] =~ /"live_bytes": 3120, "live_blocks": 3,[^]]*?"frames": \[\s*\{[^}]*"function": "leak_here"/
+		$_[0] =~ /\A<!DOCTYPE html>/ && $_[0] =~ m{</html>\n\z} or return 0;
+		my ($data) = $_[0] =~ m{<script type="application/json" id="jt-data">(.*?)</script>}s;
+		my $j = json_of($data // '') or return 0;
+		my $s = $j->{snapshots} && $j->{snapshots}[-1] or return 0;
+		return json_has_leak([grep { $_->{live_blocks} == 3 } @{ $s->{stacks} }], 'live_bytes');
 	} },
 	{ name => 'diff --json', diff => 1, check => sub {
 		my $j = json_of($_[0]) or return 0;

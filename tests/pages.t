@@ -83,7 +83,7 @@ subtest '--html embeds the pages' => sub {
 	is($r->{exit}, 0, 'exit 0');
 	my $page = JT::slurp("$r->{dir}/page.html") // '';
 	my ($data) = $page =~ m{<script type="application/json" id="jt-data">(.*?)</script>}s;
-	my $j = eval { JSON::PP->new->decode($data // '') };
+	my $j = eval { JT::decode_report($data // '') };
 	ok($j, 'the page holds the JSON') or return;
 	is_deeply($j->{snapshots}[-1]{pages}, last_snapshot($r)->{pages}, 'its pages are --json\'s');
 	like($page, qr/function drawPages\(/, 'and the page draws them');

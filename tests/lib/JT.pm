@@ -256,7 +256,60 @@ sub wait_until {
 sub read_json {
 	my $text = slurp($_[0]);
 	return undef unless defined $text && length $text;
-	return eval { JSON::PP->new->decode($text) };
+	return eval { decode_report($text) };
+}
+
+# A JSON report decoded, format 2 expanded (expand_report): dies on bad JSON, as decode does.
+sub decode_report { expand_report(JSON::PP->new->decode($_[0])) }
+
+# A format-2 report ("format": 2: each snapshot lists the stacks that changed since the
+# previous one of its "heap", a stack's frames (and "site", "truncated") only in its first entry, as numbers in the
+# frame table that the snapshots' "new_frames" make; "oldest_ms"/"newest_ms"
+# for the ages; "growth" without its stacks' series) rebuilt in place as format 1 has it, so that a
+# test reads every snapshot whole; the entries as written stay in each snapshot's
+# "stacks_changed". Format 1 is returned as it is. Returns $doc.
+sub expand_report {
+	my ($doc) = @_;
+	return $doc unless ref $doc eq 'HASH' && ($doc->{format} // 1) >= 2;
+	my (%cur, %frames, %site, %hist, @table);
+	for my $s (@{ $doc->{snapshots} }) {
+		my $h = $s->{heap} // 0;
+		$s->{stacks_changed} = $s->{stacks};
+		push @table, @{ $s->{new_frames} // [] };
+		for my $st (@{ $s->{stacks} }) {
+			if ($st->{frames}) {
+				$frames{$h}{ $st->{id} } = [map { $table[$_] } @{ $st->{frames} }];
+				$site{$h}{ $st->{id} } = { map { exists $st->{$_} ? ($_ => $st->{$_}) : () } qw(site truncated cut_by) };
+			}
+			$cur{$h}{ $st->{id} } = $st;
+		}
+		my @all;
+		for my $st (values %{ $cur{$h} }) {
+			my %e = %$st;
+			$e{frames} = $frames{$h}{ $e{id} };
+			%e = (%e, %{ $site{$h}{ $e{id} } // {} });
+			if (defined $e{oldest_ms}) {
+				$e{oldest_age_ms} = $s->{time_ms} - delete $e{oldest_ms};
+				$e{newest_age_ms} = $s->{time_ms} - delete $e{newest_ms};
+			}
+			push @all, \%e;
+		}
+		@all = sort { (($b->{live_blocks} ? 1 : 0) <=> ($a->{live_blocks} ? 1 : 0))
+			|| ($a->{live_blocks} ? $b->{live_bytes} <=> $a->{live_bytes}
+			    || $b->{live_blocks} <=> $a->{live_blocks} : 0)
+			|| $a->{id} <=> $b->{id} } @all;
+		$s->{stacks} = \@all;
+		my %lb = map { $_->{id} => $_->{live_bytes} } @all;
+		push @{ $hist{$h} }, [$s->{time_ms}, \%lb];
+		if (my $g = $s->{growth}) {
+			# Growth keeps some of the snapshots (times_ms): each stack's live bytes at their times.
+			my %at = map { $_->[0] => $_->[1] } @{ $hist{$h} };
+			for my $row (@{ $g->{stacks} }) {
+				$row->{live_bytes} = [map { ($at{$_} // {})->{ $row->{id} } // 0 } @{ $g->{times_ms} }];
+			}
+		}
+	}
+	return $doc;
 }
 
 # True once jmptrace -p, spawned as $j, has attached and set up its tracing: it says so on
@@ -360,7 +413,7 @@ sub run_jt {
 	if (!defined $text) {
 		$r->{json_error} = 'no JSON file written';
 	} else {
-		$r->{json} = eval { JSON::PP->new->decode($text) };
+		$r->{json} = eval { decode_report($text) };
 		$r->{json_error} = "bad JSON: $@" if $@;
 	}
 	return $r;

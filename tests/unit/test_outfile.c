@@ -169,7 +169,7 @@ put(struct jt_outfile *o, const char *text)
 /*
  * The file that grows (--json's rule): a content that does not fit (here
  * past RLIMIT_FSIZE, as a full disk would refuse it) is cut back, and the
- * file keeps the contents before it, whole, with its tail.
+ * file keeps the contents before it, whole, with its tail, and nothing after.
  */
 static void
 test_held(void)
@@ -193,9 +193,11 @@ test_held(void)
 	ok(o && put(o, big) == 0 && outfile_wait(o) < 0 && errno == EFBIG, "a content past the limit fails");
 	setrlimit(RLIMIT_FSIZE, &old);
 	ok(strcmp(slurp(at("r.json")), "[0,1,2]") == 0, "and is cut back: the file holds what it held");
-	ok(o && put(o, ",3") == 0 && outfile_wait(o) == 0 && strcmp(slurp(at("r.json")), "[0,1,2,3]") == 0,
-	   "a later content that fits is written");
-	ok(outfile_close(o) == 0 && entries() == 1, "closed, nothing else left");
+	/* A JSON snapshot lists what changed since the one before: after a gap it would read wrong. */
+	ok(o && put(o, ",3") == 0, "a later content is taken");
+	outfile_wait(o);
+	ok(strcmp(slurp(at("r.json")), "[0,1,2]") == 0, "but does not go in after the one cut: the file holds what it held");
+	ok(outfile_close(o) == 0 && entries() == 1, "closed (the failure was said once, at the wait), nothing else left");
 	unlink(at("r.json"));
 }
 

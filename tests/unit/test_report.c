@@ -502,7 +502,7 @@ tr_write_checker(const char *path, uint64_t newaddr)
 	fprintf(f,
 		"import json, os, sys\n"
 		"d = json.load(open(sys.argv[1], encoding='utf-8'))\n"
-		"assert list(d) == ['snapshots'], list(d)\n"
+		"assert list(d) == ['format', 'snapshots'] and d['format'] == 2, list(d)\n"
 		"snaps = d['snapshots']\n"
 		"assert len(snaps) == int(sys.argv[2]), len(snaps)\n"
 		"if not snaps: sys.exit(0)\n"
@@ -524,7 +524,11 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		" for p in a['timeline']), a['timeline']\n"
 		"assert all(list(s)[0] == 'id' and type(s['id']) is int for s in a['stacks']), a['stacks']\n"
 		"assert type(a['no_debug_info']) is list, a['no_debug_info']\n"
-		"st = a['stacks']\n"
+		"# Frames by their number in the file's table, each frame once in it.\n"
+		"tab = a['new_frames']\n"
+		"assert len(set(json.dumps(f, sort_keys=True) for f in tab)) == len(tab), tab\n"
+		"assert all(type(k) is int for s in a['stacks'] for k in s['frames']), a['stacks']\n"
+		"st = [dict(s, frames=[tab[k] for k in s['frames']]) for s in a['stacks']]\n"
 		"# The live stacks by live bytes, then the freed one: every stack that allocated.\n"
 		"assert [(s['live_bytes'], s['live_blocks'], s['alloc_calls'], s['alloc_bytes']) for s in st]"
 		" == [(4000, 1, 1, 4000), (3000, 2, 3, 3500), (300, 3, 3, 300), (10, 1, 1, 10),"
@@ -558,7 +562,10 @@ tr_write_checker(const char *path, uint64_t newaddr)
 		"    b = snaps[1]\n"
 		"    assert b['command'] == 'q\"b\\\\s\\nn\\x01c\\ufffd\\u00e9', repr(b['command'])\n"
 		"    assert b['exited'] is True and b['exit_status'] is None and b['killed_by'] == 'SIGSEGV'\n"
-		"    assert b['attached'] is True and b['reason'] == 'signal'\n",
+		"    assert b['attached'] is True and b['reason'] == 'signal'\n"
+		"    # The first's process had exited: a later snapshot of its pid is another image's, given whole.\n"
+		"    assert a['heap'] == 1 and b['heap'] == 2 and b['stacks_listed'] == 'changed', (b['heap'], a['heap'])\n"
+		"    assert len(b['stacks']) == len(a['stacks']) and all('frames' in s for s in b['stacks']), b['stacks']\n",
 		inl_ret, line_inl, inl_ret, line_outer, newaddr + 1, STDCXX_BIAS + 0x11);
 	return fclose(f) == 0 ? 0 : -1;
 }
@@ -624,7 +631,7 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	if (!j)
 		return;
 	text = tr_slurp(json);
-	ok(strcmp(text, "{\"snapshots\": [\n]}\n") == 0, "a fresh file is an empty valid report");
+	ok(strcmp(text, "{\"format\": 2, \"snapshots\": [\n]}\n") == 0, "a fresh file is an empty valid report");
 	/* The blocks were made at 42 ms: 250 ms old at the snapshot's view. */
 	heap_view_begin((struct jt_heap *)snap->heap, tr_now_ms + 250, 0);
 	ok(report_json_add(j, snap) == 0, "first report_json_add");
@@ -635,9 +642,10 @@ test_json(struct jt_snapshot *snap, uint64_t newaddr)
 	ok(strstr(text, "\"alloc_calls\": 8, \"bytes_allocated\": 1007810, \"frees\": 2,"
 		  " \"unknown_frees\": 1, \"live_bytes\": 7310, \"live_blocks\": 7,"
 		  " \"peak_live_bytes\": 1007300,") != NULL, "JSON totals figures");
-	ok(strstr(text, "{\"id\": 1, \"live_bytes\": 4000, \"live_blocks\": 1, \"oldest_age_ms\": 250,"
-		  " \"newest_age_ms\": 250, \"alloc_calls\": 1, \"alloc_bytes\": 4000,") != NULL,
-	   "JSON stack figures: the id first, the ages after the live figures");
+	/* Format 2 gives the time the blocks were made, not their age: time_ms 1234 less 250 ms. */
+	ok(strstr(text, "{\"id\": 1, \"live_bytes\": 4000, \"live_blocks\": 1, \"oldest_ms\": 984,"
+		  " \"newest_ms\": 984, \"alloc_calls\": 1, \"alloc_bytes\": 4000,") != NULL,
+	   "JSON stack figures: the id first, the allocation times after the live figures");
 	ok(strstr(text, "\"stacks\": [\n  {\"id\": ") != NULL, "JSON: a stack's first key is its id");
 	if (python)
 		ok(tr_python_check(checker, json, 1) == 0, "one snapshot: python's json accepts it");
