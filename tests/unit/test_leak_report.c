@@ -326,7 +326,7 @@ tl_int(struct json_object *o, ...)
 static void
 test_json(struct jt_snapshot *s, struct tl_fix *x)
 {
-	struct json_object *snap = tl_json(s), *lc = NULL, *recs = NULL, *rec, *stacks = NULL, *st, *v;
+	struct json_object *snap = tl_json(s), *lc = NULL, *recs = NULL, *rec, *stacks = NULL, *st, *v, *nf = NULL;
 
 	ok(snap && json_object_object_get_ex(snap, "leak_check", &lc) && lc, "JSON: leak_check is there");
 	is_u64(tl_int(lc, "pause_us", NULL), 1800, "JSON: pause_us");
@@ -358,11 +358,16 @@ test_json(struct jt_snapshot *s, struct tl_fix *x)
 	ok(json_object_object_get_ex(rec, "frames", &v)
 	   && json_object_object_get_ex(json_object_array_get_idx(v, 0), "function", &v)
 	   && strcmp(json_object_get_string(v), "tl_a") == 0, "JSON: record 4's frame is tl_a");
-	/* "stack" names the entry of "stacks": the one with tl_a's live figures. */
+	/*
+	 * "stack" names the entry of "stacks": the one with tl_a's live
+	 * figures. Format 2: a stack's frames are numbers in the file's frame
+	 * table, here the one snapshot's "new_frames".
+	 */
 	json_object_object_get_ex(snap, "stacks", &stacks);
 	st = json_object_array_get_idx(stacks, (size_t)tl_int(rec, "stack", NULL));
-	ok(st && json_object_object_get_ex(st, "frames", &v)
-	   && json_object_object_get_ex(json_object_array_get_idx(v, 0), "function", &v)
+	ok(st && json_object_object_get_ex(st, "frames", &v) && json_object_object_get_ex(snap, "new_frames", &nf)
+	   && json_object_object_get_ex(json_object_array_get_idx(nf, (size_t)json_object_get_int64(
+						json_object_array_get_idx(v, 0))), "function", &v)
 	   && strcmp(json_object_get_string(v), "tl_a") == 0, "JSON: record 4's stack is tl_a's entry");
 	is_u64(tl_int(st, "live_blocks", NULL), 3, "JSON: that entry has tl_a's 3 live blocks");
 	ok(json_object_object_get_ex(json_object_array_get_idx(recs, 0), "suppressed", &v)
