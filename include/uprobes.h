@@ -1,4 +1,4 @@
-/* uprobes.h - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per traced thread. */
+/* uprobes.h - the kernel uprobe event source: allocator entries and returns as BPF records in one ring, or perf samples in a ring per thread. */
 #ifndef JT_UPROBES_H
 #define JT_UPROBES_H
 
@@ -29,7 +29,10 @@ struct jt_usite {
 	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
 	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
 	int pending;		/* placed, its events not opened yet (uprobes_open_pending) */
-	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c) */
+	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c); NULL on the BPF path but for a hook */
+	uint32_t index;		/* its place among the session's sites: the BPF path's cookie names it so */
+	uint64_t file_off;	/* the BPF path: its offset in path, its module's file */
+	char *path;		/* the BPF path: until it is linked (uprobes_bpf.c) */
 };
 
 /* One sample, parsed: registers at the probe and the stack copied from their stack pointer. */
