@@ -102,7 +102,8 @@ int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_modul
 /*
  * A hook: fn (the dynamic linker's rendezvous, a C++ unwinder's entry)
  * must be handled with the thread stopped. Its uprobe sends the thread a
- * SIGTRAP (perf's sigtrap), which ptrace reports as a signal stop: see
+ * SIGTRAP (perf's sigtrap; on the BPF path bpf_send_signal_thread, after
+ * a record that says so), which ptrace reports as a signal stop: see
  * uprobes_hook_of. Returns 0, or -1 with errno set.
  */
 int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry);
@@ -122,10 +123,11 @@ int uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const stru
 #define UPROBES_TRAP_PERF 6			/* si_code TRAP_PERF (Linux 5.13) */
 
 /*
- * tid sits in a SIGTRAP signal-delivery-stop: when one of our hooks sent
- * it, returns the hook's fn (the signal is ours to drop); otherwise -1.
+ * t sits in a SIGTRAP signal-delivery-stop (what the rings held applied
+ * before): when one of our hooks sent it, returns the hook's fn (the
+ * signal is ours to drop); otherwise -1.
  */
-int uprobes_hook_of(pid_t tid);
+int uprobes_hook_of(struct jt_uprobes *u, struct jt_thread *t);
 
 /* Bytes of stack a free's sample copies (at most --stack-copy). */
 #define UPROBES_FREE_COPY 512

@@ -90,6 +90,12 @@ void uprobes_bpf_link(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite *
 /* p's image ended (exec) or the session detaches: closes p's links (pid 0: everybody's), by the closer thread when later. */
 void uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later);
 
+/*
+ * t's SIGTRAP stop, of si_code code, on the BPF path: the fn of the hook
+ * whose record came before it (its SIGTRAP is ours), else -1.
+ */
+int uprobes_bpf_hook_of(struct jt_thread *t, int code);
+
 /* Applies every record of the ring (tracer lock held). */
 void uprobes_bpf_drain(struct jt_uprobes *u);
 

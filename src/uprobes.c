@@ -452,7 +452,9 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 		free(u);
 		return NULL;
 	}
-	if ((u->keeper = up_keeper()) < 0) {
+	/* The BPF path needs no definition, hence no anchor and no keeper. */
+	uprobes_bpf_choose(u, ring_bytes);
+	if (!u->bpf && (u->keeper = up_keeper()) < 0) {
 		perror_msg("--source uprobe: fork");
 		close(u->wake);
 		free(u);
@@ -465,7 +467,6 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 	pthread_mutex_init(&u->graves_lock, NULL);
 	pthread_cond_init(&u->graves_cond, NULL);
 	tr->thread_gone = up_thread_gone;
-	uprobes_bpf_choose(u, ring_bytes);
 	return u;
 }
 
@@ -806,12 +807,12 @@ fail:
 	return -1;
 }
 
-/* The perf path's definition of (path, off, ret) in *d; the BPF path's links take the offset instead, all but a hook's. */
+/* The perf path's definition of (path, off, ret) in *d; the BPF path's links take the offset instead, a hook's too. */
 static int
 up_def_for(struct jt_uprobes *u, const char *path, uint64_t off, int ret, int hook, struct up_def **d)
 {
 	*d = NULL;
-	if (u->bpf && !hook)
+	if (u->bpf)
 		return 0;
 	return (*d = up_def_get(u, path, off, ret)) ? 0 : -1;
 }
@@ -926,17 +927,19 @@ uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const struct j
 }
 
 int
-uprobes_hook_of(pid_t tid)
+uprobes_hook_of(struct jt_uprobes *u, struct jt_thread *t)
 {
 	uint8_t si[128];
 	uint64_t data;
 	int code;
 
-	if (ptrace(PTRACE_GETSIGINFO, tid, 0L, si) < 0)
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, si) < 0)
 		return -1;
 	/* siginfo's si_code, and si_perf_data of a TRAP_PERF (after si_addr): the kernel's layout. */
 	memcpy(&code, si + 8, sizeof(code));
 	memcpy(&data, si + 24, sizeof(data));
+	if (u->bpf)
+		return uprobes_bpf_hook_of(t, code);
 	if (code != UPROBES_TRAP_PERF || (data & ~(uint64_t)0xffff) != UPROBES_SIG_MAGIC)
 		return -1;
 	return (int)(data & 0xffff);

@@ -1,11 +1,15 @@
 /* uprobes_bpf.c - the uprobe source's BPF path: its sites in uprobe_multi links per process, its records from the one ring to the same apply. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "perf_regs.h"
 #include "proc.h"
+#include "thread.h"
 #include "tracer.h"
 #include "up_bpf.h"
 #include "uprobes.h"
@@ -22,6 +26,14 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 	if (ev->site >= u->nsites)
 		return;
 	s.site = u->sites[ev->site];
+	if (s.site->hook) {
+		/* Its SIGTRAP follows, whatever the image: the stop takes it for ours (uprobes_bpf_hook_of). */
+		struct jt_thread *t = thread_find(u->tr, ev->tid);
+
+		if (t)
+			t->uhook = s.site->fn + 1;
+		return;
+	}
 	if (ev->nregs != (size_t)__builtin_popcountll(s.site->regs_mask))
 		return;
 	s.pid = ev->pid;
@@ -117,6 +129,41 @@ uprobes_bpf_link(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite **site
 	free(done);
 }
 
+static void *
+uprobes_bpf_closer(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/*
+ * Closes the links fds[0..n) together: each close waits for the kernel's
+ * grace period of its probes' removal, and, unlike perf events' (which the
+ * kernel serializes under its event_mutex), those of links overlap.
+ */
+static void
+uprobes_bpf_close_all(const int *fds, int n)
+{
+	pthread_t *th = xcalloc((size_t)(n ? n : 1), sizeof(*th));
+	char *started = xcalloc((size_t)(n ? n : 1), 1);
+	sigset_t all, old;
+
+	/* The signals jmptrace acts on go to its main thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 1; i < n; i++)
+		started[i] = pthread_create(&th[i], NULL, uprobes_bpf_closer, (void *)(intptr_t)fds[i]) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || !started[i])
+			close(fds[i]);
+	for (int i = 1; i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(started);
+	free(th);
+}
+
 void
 uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later)
 {
@@ -140,10 +187,25 @@ uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later)
 		uprobes_bury(u, g);
 		return;
 	}
-	for (int i = 0; i < g->nfds; i++)
-		close(g->fds[i]);
+	uprobes_bpf_close_all(g->fds, g->nfds);
 	free(g->fds);
 	free(g);
+}
+
+/*
+ * bpf_send_signal_thread sends SIGTRAP as the kernel's own (SI_KERNEL, as
+ * an int3 of the program's does): the hook's record, applied at the stop
+ * before this (stop.c drains first), says that this one is ours.
+ */
+int
+uprobes_bpf_hook_of(struct jt_thread *t, int code)
+{
+	int fn = t->uhook - 1;
+
+	if (code != SI_KERNEL || !t->uhook)
+		return -1;
+	t->uhook = 0;
+	return fn;
 }
 
 void

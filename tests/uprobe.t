@@ -212,11 +212,13 @@ for my $run (1 .. 3) {
 	like($r->{stderr}, qr/invalid value '256k' for option --buffer-total: give bytes from 512k to 1t/, '... said');
 }
 
-# The rings' budget: the kernel keeps a ring's pages from its mmap on, 32 MiB a thread by
+# The rings' budget of the perf path (a ring per thread; the BPF path has one ring, see
+# uprobe_paths.t): the kernel keeps a ring's pages from its mmap on, 32 MiB a thread by
 # default, so that a server of hundreds of threads took gigabytes. With rings of 1 MiB
 # within 4 MiB, main and the first three of threads' 8 workers (all alive together) get
 # 1 MiB and the other five 512 KiB, and -v says so for each; the figures are exact.
 {
+	local $ENV{JMPTRACE_TEST_UPROBE_PATH} = 'perf';
 	my ($p) = run_source('ptrace', 'threads', 'pie', [2000, 5, 40]);
 	my ($u, $r) = run_source('uprobe', 'threads', 'pie', [2000, 5, 40], '-v', '--buffer-size', '1m', '--buffer-total', '4m');
 	my @small = $r->{stderr} =~ /^jmptrace: thread \d+: a ring of 512 KiB, not 1,024: the rings' budget of 4,096 KiB is spent \(--buffer-total\)$/mg;
