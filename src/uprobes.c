@@ -424,11 +424,13 @@ uprobes_bury(struct jt_uprobes *u, struct up_grave *g)
 	pthread_mutex_unlock(&u->graves_lock);
 }
 
-/* tr->thread_gone: a traced thread ended. */
+/* tr->thread_gone: a traced thread ended; with its process's last, the BPF path's links of the process go. */
 static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
 	up_thread_close(tr->uprobes, t, 1);
+	if (tr->uprobes && tr->uprobes->bpf && t->proc->nthreads == 0)
+		uprobes_bpf_unlink(tr->uprobes, t->proc->pid, 1);
 }
 
 struct jt_uprobes *

@@ -183,6 +183,8 @@ uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later)
 		free(g);
 		return;
 	}
+	if (pid)
+		debug_msg("process %d: its %d uprobe_multi links closed%s", (int)pid, g->nfds, later ? " in the background" : "");
 	if (later) {
 		uprobes_bury(u, g);
 		return;
