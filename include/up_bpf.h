@@ -33,8 +33,11 @@ struct up_bpf *up_bpf_open(uint64_t ring_bytes, up_bpf_fn fn, void *arg, char *w
 /* Unloads the program and frees its ring (every link closed before, or not: they hold the program). NULL is a no-op. */
 void up_bpf_close(struct up_bpf *b);
 
+/* How many sites a session may have: a cookie carries the index in 24 bits. */
+#define UP_BPF_SITES_MAX (1U << 24)
+
 /*
- * The cookie of a site: index site (below 2^24) for the reader, the
+ * The cookie of a site: index site (below UP_BPF_SITES_MAX) for the reader, the
  * registers of regs_mask (one of perf_regs.h's three masks), stack bytes
  * of stack; a hook's hit also sends its thread a SIGTRAP.
  */

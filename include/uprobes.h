@@ -66,6 +66,13 @@ typedef int (*uprobes_apply_fn)(struct jt_tracer *tr, struct jt_unwind_ctx *ctx,
  * one thread and the malloc on another that returns the same block apply in
  * order. When jmptrace's descriptors close, for any reason, SIGKILL
  * included, the kernel removes the probes.
+ *
+ * That is the perf path. Where the kernel makes BPF uprobe_multi links
+ * (uprobes_bpf.c, up_bpf.c) a BPF program in links per process and file
+ * writes every thread's hits into one ring instead, in one order: no events
+ * per thread, no merge, and the hooks' SIGTRAPs sent by the program. The
+ * path is chosen at uprobes_new, by trying; the rest of this interface is
+ * the same on both.
  */
 
 /*

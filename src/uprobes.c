@@ -1,4 +1,4 @@
-/* uprobes.c - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per CPU. */
+/* uprobes.c - the kernel uprobe event source: its sites, the perf path's events and rings per thread, the reader of every ring. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -811,7 +811,7 @@ fail:
 
 /* The perf path's definition of (path, off, ret) in *d; the BPF path's links take the offset instead, a hook's too. */
 static int
-up_def_for(struct jt_uprobes *u, const char *path, uint64_t off, int ret, int hook, struct up_def **d)
+up_def_for(struct jt_uprobes *u, const char *path, uint64_t off, int ret, struct up_def **d)
 {
 	*d = NULL;
 	if (u->bpf)
@@ -871,7 +871,7 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 		errno = ENOEXEC;
 		return -1;
 	}
-	if (up_def_for(u, path, off, 0, 0, &d) < 0 || (uprobes_has_return(fn) && up_def_for(u, path, eoff, 1, 0, &rd) < 0))
+	if (up_def_for(u, path, off, 0, &d) < 0 || (uprobes_has_return(fn) && up_def_for(u, path, eoff, 1, &rd) < 0))
 		return -1;
 	s = up_site_new(u, p, fn, d, 0, path, off);
 	s->entry = entry;
@@ -907,7 +907,7 @@ up_place_entry(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *
 		errno = ENOEXEC;
 		return -1;
 	}
-	if (up_def_for(u, module_file(m), off, 0, hook, &d) < 0)
+	if (up_def_for(u, module_file(m), off, 0, &d) < 0)
 		return -1;
 	s = up_site_new(u, p, fn, d, 0, module_file(m), off);
 	s->entry = s->site = entry;

@@ -116,9 +116,14 @@ uprobes_bpf_link(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite **site
 {
 	char *done = xcalloc(n ? n : 1, 1);
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (sites[i]->def || !sites[i]->path || p->vfork_child)
 			done[i] = 1;
+		else if (sites[i]->index >= UP_BPF_SITES_MAX) {
+			done[i] = 1;
+			err[i] = E2BIG;
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!done[i])
 			uprobes_bpf_link_file(u, p, sites, n, i, done, err);
