@@ -7,7 +7,7 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # and its arch.h (x86-64 is the only one so far).
 ARCH    ?= x86_64
 CPPFLAGS += -Iinclude -Isrc/arch/$(ARCH) -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
-LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -ljson-c -lz -lstdc++ -pthread
+LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -ljson-c -lz -lbpf -lstdc++ -pthread
 # The sanitizer variant is also the debug build: JT_DEBUG checks every thread
 # state change against tstate.h's edges (and aborts on any other).
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DJT_DEBUG
@@ -17,8 +17,14 @@ SRCS     = $(wildcard src/*.c src/arch/$(ARCH)/*.c)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 # The --html page: report_html_page.S takes the template in whole (.incbin).
 PAGE_OBJ = $(BUILD)/report_html_page.o
-OBJS     = $(SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ)
-LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ)
+# The uprobe source's BPF program: clang's BPF target builds it (BTF from -g:
+# libbpf reads its maps' definitions there; no CO-RE, it reads only the UAPI
+# struct pt_regs and user memory), up_bpf_obj.S takes the object in whole.
+BPF_CLANG ?= clang
+BPF_PROG = $(BUILD)/bpf/uprobe.bpf.o
+BPF_EMBED = $(BUILD)/up_bpf_obj.o
+OBJS     = $(SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ) $(BPF_EMBED)
+LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ) $(BPF_EMBED)
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/unit/%)
 
@@ -44,6 +50,13 @@ $(BUILD)/%.d: ;
 
 $(PAGE_OBJ): src/report_html_page.S src/report_html_page.html | $(BUILD)
 	$(CC) -c -o $@ $<
+
+$(BPF_PROG): src/bpf/uprobe.bpf.c include/up_bpf_abi.h src/arch/$(ARCH)/bpf_regs.h | $(BUILD)
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) -target bpf -O2 -g -Wall -Werror -Iinclude -Isrc/arch/$(ARCH) -I/usr/include/x86_64-linux-gnu -c -o $@ $<
+
+$(BPF_EMBED): src/up_bpf_obj.S $(BPF_PROG) | $(BUILD)
+	$(CC) -c -DUP_BPF_OBJ='"$(BPF_PROG)"' -o $@ $<
 
 $(BUILD)/unit/%: tests/unit/%.c $(BUILD)/unit/%.d $(LIB_OBJS) | $(BUILD)
 	@mkdir -p $(BUILD)/unit

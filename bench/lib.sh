@@ -14,11 +14,14 @@ apt_install() {
 }
 
 # Sets UPROBE=1 when this jmptrace has `--source uprobe` and it runs here, else UPROBE=0 and
-# UPROBE_WHY (a jmptrace without the option says "Try 'jmptrace --help'" after its usage error).
+# UPROBE_WHY (a jmptrace without the option says "Try 'jmptrace --help'" after its usage error);
+# UPROBE_PATH says which of its event paths it takes here (BPF or perf, as -v says).
 probe_uprobe() {
 	UPROBE=0
-	if "$JT" --source uprobe -o /dev/null -- /bin/true >/dev/null 2>"$TMP/err"; then
+	UPROBE_PATH=perf
+	if "$JT" --source uprobe -v -o /dev/null -- /bin/true >/dev/null 2>"$TMP/err"; then
 		UPROBE=1
+		! grep -q "uprobe source: the BPF path" "$TMP/err" || UPROBE_PATH=BPF
 	elif grep -q "Try '.*--help'" "$TMP/err"; then
 		UPROBE_WHY="skipped: jmptrace has no --source uprobe"
 	else

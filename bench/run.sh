@@ -7,7 +7,10 @@
 #
 # jmptrace is measured with both event sources: ptrace (the default, "jmptrace") and
 # `--source uprobe` ("uprobe"), which needs root (or CAP_PERFMON) and the kernel's uprobe
-# PMU; without them the uprobe rows are skipped with the reason.
+# PMU; without them the uprobe rows are skipped with the reason. The uprobe source takes
+# its BPF path where the kernel has uprobe_multi links (Linux 6.6), and "uprobe-perf" is the
+# same source kept on its perf path (the test-only JMPTRACE_TEST_UPROBE_PATH=perf). Each
+# source's start and exit are timed on /bin/true.
 #
 # Environment:
 #   JMPTRACE2=PATH      also measure a second jmptrace (A/B during development)
@@ -107,7 +110,8 @@ tool_cmd() {
 	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
 	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
 	# The report is kept: its totals say how many events the kernel dropped.
-	uprobe)		CMD=("$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
+	uprobe)		CMD=(env JMPTRACE_TEST_UPROBE_PATH=bpf "$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
+	uprobe-perf)	CMD=(env JMPTRACE_TEST_UPROBE_PATH=perf "$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
 	ltrace)		CMD=(ltrace -o /dev/null -e malloc+free) ;;
@@ -300,7 +304,7 @@ print_table() {
 		"us/pair" "marginal us"
 	for j in "${JOBS[@]}"; do
 		# The uprobe source's start-up varies by seconds: its figures are the loop's, below.
-		case $j in *-8t|uprobe) continue ;; esac
+		case $j in *-8t|uprobe|uprobe-perf) continue ;; esac
 		if [ "${J_FAIL[$j]}" = 1 ]; then
 			printf '%-22s %10s %5s %10s\n' "$j" "${J_N[$j]}" "${J_REPS[$j]}" FAILED
 			continue
@@ -373,8 +377,9 @@ print_uprobe() {
 		echo "  uprobe: $UPROBE_WHY"
 		return
 	fi
-	for j in untraced floor jmptrace uprobe; do
-		printf '  %-34s %10s\n' "$(source_label "$j")" "$(loop_us_per_pair "$j")"
+	for j in untraced floor jmptrace uprobe uprobe-perf; do
+		has_job "$j" || continue
+		printf '  %-38s %10s\n' "$(source_label "$j")" "$(loop_us_per_pair "$j")"
 	done
 	lost1=$(sum_of "$TMP/uprobe.lost")
 	lost8=$(sum_of "$TMP/uprobe-8t.lost")
@@ -416,8 +421,37 @@ source_label() {
 	untraced)	echo "untraced" ;;
 	floor)		echo "ptrace floor (bench/floor.c)" ;;
 	jmptrace)	echo "jmptrace (ptrace source)" ;;
-	uprobe)		echo "jmptrace --source uprobe" ;;
+	uprobe)		echo "jmptrace --source uprobe ($UPROBE_PATH path)" ;;
+	uprobe-perf)	echo "jmptrace --source uprobe (perf path)" ;;
 	esac
+}
+
+# jmptrace's own cost per traced process: start and exit of /bin/true under each source
+# (median of 5 alternating rounds). The uprobe source's perf path closes each probe with
+# a grace period of its own; the BPF path's links close together.
+print_startup() {
+	local src r t0 t1
+	echo
+	echo "== start and exit: jmptrace -- /bin/true, median of 5 alternating rounds, ms"
+	for src in ptrace uprobe uprobe-perf; do : >"$TMP/start.$src"; done
+	for r in 1 2 3 4 5; do
+		for src in ptrace uprobe uprobe-perf; do
+			case $src in uprobe*) [ $UPROBE = 1 ] || continue ;; esac
+			t0=$(date +%s%N)
+			if [ $src = uprobe-perf ]; then
+				JMPTRACE_TEST_UPROBE_PATH=perf "$JT" --source uprobe -o /dev/null -- /bin/true >/dev/null 2>&1
+			else
+				JMPTRACE_TEST_UPROBE_PATH=bpf "$JT" --source "$src" -o /dev/null -- /bin/true >/dev/null 2>&1
+			fi
+			t1=$(date +%s%N)
+			echo $(((t1 - t0) / 1000000)) >>"$TMP/start.$src"
+		done
+	done
+	for src in ptrace uprobe uprobe-perf; do
+		[ -s "$TMP/start.$src" ] || continue
+		printf '  %-38s %10s\n' "$(case $src in ptrace) echo "jmptrace (ptrace source)" ;; *) source_label "$src" ;; esac)" \
+			"$(median <"$TMP/start.$src")"
+	done
 }
 
 # ---------------------------------------------------------------- memory
@@ -579,6 +613,7 @@ add_job jmptrace jmptrace "$N_JT" 1 nopin 5
 add_job jmptrace-pin jmptrace-pin "$N_JT" 1 nopin 5
 [ -z "$JT2" ] || add_job jmptrace2 jmptrace2 "$N_JT" 1 nopin 5
 [ $UPROBE = 0 ] || add_job uprobe uprobe "$N_UP" 1 nopin 5
+[ $UPROBE = 0 ] || add_job uprobe-perf uprobe-perf "$N_UP" 1 nopin 5
 if [ $QUICK = 0 ]; then
 	add_job heaptrack heaptrack "$N_HT" 1 nopin 5
 	add_job massif massif "$N_MASSIF" 1 nopin 3
@@ -599,6 +634,7 @@ run_jobs
 print_table
 print_threads
 print_uprobe
+print_startup
 [ $QUICK = 1 ] || print_memory
 
 steal1=$(steal_ticks); total1=$(total_ticks)

@@ -78,6 +78,7 @@ struct jt_thread {
 	int *ufds;
 	int nufds;
 	struct up_ring *uring;
+	int uhook;			/* the BPF path: fn + 1 of the hook whose SIGTRAP is on its way to it, else 0 */
 };
 
 /*

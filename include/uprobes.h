@@ -1,4 +1,4 @@
-/* uprobes.h - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per traced thread. */
+/* uprobes.h - the kernel uprobe event source: allocator entries and returns as BPF records in one ring, or perf samples in a ring per thread. */
 #ifndef JT_UPROBES_H
 #define JT_UPROBES_H
 
@@ -29,7 +29,10 @@ struct jt_usite {
 	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
 	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
 	int pending;		/* placed, its events not opened yet (uprobes_open_pending) */
-	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c) */
+	struct up_def *def;	/* the kernel's probe definition it is opened on (uprobes.c); NULL on the BPF path but for a hook */
+	uint32_t index;		/* its place among the session's sites: the BPF path's cookie names it so */
+	uint64_t file_off;	/* the BPF path: its offset in path, its module's file */
+	char *path;		/* the BPF path: until it is linked (uprobes_bpf.c) */
 };
 
 /* One sample, parsed: registers at the probe and the stack copied from their stack pointer. */
@@ -63,6 +66,13 @@ typedef int (*uprobes_apply_fn)(struct jt_tracer *tr, struct jt_unwind_ctx *ctx,
  * one thread and the malloc on another that returns the same block apply in
  * order. When jmptrace's descriptors close, for any reason, SIGKILL
  * included, the kernel removes the probes.
+ *
+ * That is the perf path. Where the kernel makes BPF uprobe_multi links
+ * (uprobes_bpf.c, up_bpf.c) a BPF program in links per process and file
+ * writes every thread's hits into one ring instead, in one order: no events
+ * per thread, no merge, and the hooks' SIGTRAPs sent by the program. The
+ * path is chosen at uprobes_new, by trying; the rest of this interface is
+ * the same on both.
  */
 
 /*
@@ -106,7 +116,8 @@ int uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_modul
 /*
  * A hook: fn (the dynamic linker's rendezvous, a C++ unwinder's entry)
  * must be handled with the thread stopped. Its uprobe sends the thread a
- * SIGTRAP (perf's sigtrap), which ptrace reports as a signal stop: see
+ * SIGTRAP (perf's sigtrap; on the BPF path bpf_send_signal_thread, after
+ * a record that says so), which ptrace reports as a signal stop: see
  * uprobes_hook_of. Returns 0, or -1 with errno set.
  */
 int uprobes_place_hook(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry);
@@ -126,10 +137,11 @@ int uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const stru
 #define UPROBES_TRAP_PERF 6			/* si_code TRAP_PERF (Linux 5.13) */
 
 /*
- * tid sits in a SIGTRAP signal-delivery-stop: when one of our hooks sent
- * it, returns the hook's fn (the signal is ours to drop); otherwise -1.
+ * t sits in a SIGTRAP signal-delivery-stop (what the rings held applied
+ * before): when one of our hooks sent it, returns the hook's fn (the
+ * signal is ours to drop); otherwise -1.
  */
-int uprobes_hook_of(pid_t tid);
+int uprobes_hook_of(struct jt_uprobes *u, struct jt_thread *t);
 
 /* Bytes of stack a free's sample copies (at most --stack-copy). */
 #define UPROBES_FREE_COPY 512

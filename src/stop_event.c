@@ -60,7 +60,7 @@ stop_classify_trap(struct jt_thread *t, struct jt_stop *st)
 		return errno == ESRCH ? STOP_GONE : STOP_SIGNAL;
 	tt->regs_tid = 0;
 	bp = bp_find(&t->proc->vm_owner->bps, arch_pc(&st->regs) - ARCH_TRAP_PC_ADJUST);
-	if (!bp && t->proc->vm_owner->uprobes && (st->hook_fn = uprobes_hook_of(t->tid)) >= 0)
+	if (!bp && t->proc->vm_owner->uprobes && (st->hook_fn = uprobes_hook_of(t->proc->vm_owner->uprobes, t)) >= 0)
 		return STOP_HOOK;
 	if (!bp || !bp->inserted || stop_trap_sent(t, bp, &st->regs))
 		return STOP_SIGNAL;

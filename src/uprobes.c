@@ -1,4 +1,4 @@
-/* uprobes.c - the kernel uprobe event source: allocator entries and returns as perf uprobe events, read from one ring buffer per CPU. */
+/* uprobes.c - the kernel uprobe event source: its sites, the perf path's events and rings per thread, the reader of every ring. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -32,9 +32,11 @@
 #include "tracer.h"
 #include "unwind.h"
 #include "sigsafe.h"
+#include "up_bpf.h"
 #include "up_ring.h"
 #include "up_tracefs.h"
 #include "uprobes.h"
+#include "uprobes_int.h"
 #include "util.h"
 
 #define UP_PMU_DIR "/sys/bus/event_source/devices/uprobe"
@@ -50,59 +52,6 @@
  * code, and closed at the end (up_defs_release).
  */
 
-
-/* One tracefs probe definition: a file offset, entry or return; shared by every site and process on it. */
-struct up_def {
-	char *path;
-	uint64_t offset;
-	int ret;
-	uint64_t id;			/* its tracepoint id */
-	int anchor;			/* an event of it on the keeper, so that closing ours never ends it (-1 until up_anchor) */
-	int anchor_tried;
-	char name[16];
-};
-
-struct jt_uprobes {
-	struct jt_tracer *tr;
-	uprobes_apply_fn apply;	/* what each sample means (uevent_apply) */
-	char tracefs[64];		/* where uprobe_events is */
-	char group[32];			/* jmptrace_PID */
-	pid_t keeper;			/* the child the anchors are opened on */
-	uint32_t stack_copy;
-	uint64_t ring_bytes;
-	uint64_t ring_total;		/* what the rings of all threads may take (--buffer-total) */
-	uint64_t ring_used;		/* what they take now: atomic (a stand-in opens rings without the lock) */
-	struct up_def **defs;
-	size_t ndefs;
-	/* id of each event -> its site, open addressing */
-	uint64_t *ids;
-	struct jt_usite **id_site;
-	size_t id_mask, id_count;
-	struct jt_usite **sites;	/* every site ever made: samples may name them until the end */
-	size_t nsites;
-	struct jt_unwind_ctx *ctx;	/* unwinds under the tracer lock: one at a time */
-	uint64_t lost, samples;
-	uint64_t reader_cpu_ns;		/* the reader thread's CPU time, taken as it ends */
-	int draining;			/* in up_ring_merge, where the lock cannot be let go (uprobes_open_pending asserts) */
-	pthread_t reader;
-	int reader_running;
-	volatile int quit;
-	int wake;			/* eventfd: a ring was added, poll it now (up_reader) */
-	/* What ended threads leave to close, and the thread that closes it (up_closer). */
-	pthread_mutex_t graves_lock;
-	pthread_cond_t graves_cond;
-	struct up_grave *graves;
-	pthread_t closer;
-	int closer_running, closer_quit;
-};
-
-/* An ended thread's event descriptors and ring, waiting for up_closer. */
-struct up_grave {
-	int *fds;
-	int nfds;
-	struct up_ring *ring;
-	struct up_grave *next;
-};
 
 static long
 up_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
@@ -377,7 +326,16 @@ up_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later)
 	t->ufds = NULL;
 	t->nufds = 0;
 	t->uring = NULL;
-	if (!later || !u || !u->closer_running) {
+	if (!later || !u)
+		up_grave_close(g);
+	else
+		uprobes_bury(u, g);
+}
+
+void
+uprobes_bury(struct jt_uprobes *u, struct up_grave *g)
+{
+	if (!u->closer_running) {
 		up_grave_close(g);
 		return;
 	}
@@ -388,11 +346,13 @@ up_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later)
 	pthread_mutex_unlock(&u->graves_lock);
 }
 
-/* tr->thread_gone: a traced thread ended. */
+/* tr->thread_gone: a traced thread ended; with its process's last, the BPF path's links of the process go. */
 static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
 	up_thread_close(tr->uprobes, t, 1);
+	if (tr->uprobes && tr->uprobes->bpf && t->proc->nthreads == 0)
+		uprobes_bpf_unlink(tr->uprobes, t->proc->pid, 1);
 }
 
 struct jt_uprobes *
@@ -416,7 +376,9 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 		free(u);
 		return NULL;
 	}
-	if ((u->keeper = up_keeper()) < 0) {
+	/* The BPF path needs no definition, hence no anchor and no keeper. */
+	uprobes_bpf_choose(u, ring_bytes);
+	if (!u->bpf && (u->keeper = up_keeper()) < 0) {
 		perror_msg("--source uprobe: fork");
 		close(u->wake);
 		free(u);
@@ -450,6 +412,10 @@ up_poll_set(struct jt_uprobes *u, struct pollfd **pf, struct up_ring ***rings, s
 	}
 	(*rings)[n] = NULL;
 	(*pf)[n++] = (struct pollfd){ .fd = u->wake, .events = POLLIN };
+	if (u->bpf) {
+		(*rings)[n] = NULL;
+		(*pf)[n++] = (struct pollfd){ .fd = up_bpf_poll_fd(u->bpf), .events = POLLIN };
+	}
 
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
@@ -594,13 +560,19 @@ uprobes_free(struct jt_uprobes *u)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			up_thread_close(u, t, 0);
 	u->tr->thread_gone = NULL;
+	if (u->bpf) {
+		uprobes_bpf_unlink(u, 0, 0);
+		uprobes_bpf_free(u);
+	}
 	up_defs_release(u);
 	if (u->keeper > 0) {
 		kill(u->keeper, SIGKILL);
 		waitpid(u->keeper, NULL, 0);
 	}
-	for (size_t i = 0; i < u->nsites; i++)
+	for (size_t i = 0; i < u->nsites; i++) {
+		free(u->sites[i]->path);
 		free(u->sites[i]);
+	}
 	free(u->sites);
 	free(u->ids);
 	free(u->id_site);
@@ -660,6 +632,8 @@ uprobes_detach(struct jt_uprobes *u)
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			up_thread_close(u, t, 0);
+	if (u->bpf)
+		uprobes_bpf_unlink(u, 0, 0);
 }
 
 uint64_t
@@ -669,7 +643,7 @@ uprobes_lost(const struct jt_uprobes *u)
 
 	if (!u)
 		return 0;
-	lost = u->lost;
+	lost = u->lost + up_bpf_lost(u->bpf);
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			lost += up_thread_lost(t);
@@ -797,18 +771,34 @@ fail:
 	return -1;
 }
 
+/* The perf path's definition of (path, off, ret) in *d; the BPF path's links take the offset instead, a hook's too. */
+static int
+up_def_for(struct jt_uprobes *u, const char *path, uint64_t off, int ret, struct up_def **d)
+{
+	*d = NULL;
+	if (u->bpf)
+		return 0;
+	return (*d = up_def_get(u, path, off, ret)) ? 0 : -1;
+}
+
+/* A site of fn in p at file offset off of path, on definition d (NULL: the BPF path's, linked later). */
 static struct jt_usite *
-up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d)
+up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d, int ret, const char *path, uint64_t off)
 {
 	struct jt_usite *s = xcalloc(1, sizeof(*s));
 
 	s->fn = fn;
-	s->ret = d->ret;
+	s->ret = ret;
 	s->def = d;
+	if (!d) {
+		s->path = xstrdup(path);
+		s->file_off = off;
+	}
 	s->image = p->image;
 	s->pending = 1;
-	s->regs_mask = d->ret ? ARCH_PERF_REGS_RET_MASK : alloc_fns[fn].kind == FK_FREE ? ARCH_PERF_REGS_FREE_MASK
+	s->regs_mask = ret ? ARCH_PERF_REGS_RET_MASK : alloc_fns[fn].kind == FK_FREE ? ARCH_PERF_REGS_FREE_MASK
 										: ARCH_PERF_REGS_MASK;
+	s->index = (uint32_t)u->nsites;
 	u->sites = xrealloc(u->sites, (u->nsites + 1) * sizeof(*u->sites));
 	u->sites[u->nsites++] = s;
 	p->usites = xrealloc(p->usites, (p->nusites + 1) * sizeof(*p->usites));
@@ -843,9 +833,9 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 		errno = ENOEXEC;
 		return -1;
 	}
-	if (!(d = up_def_get(u, path, off, 0)) || (uprobes_has_return(fn) && !(rd = up_def_get(u, path, eoff, 1))))
+	if (up_def_for(u, path, off, 0, &d) < 0 || (uprobes_has_return(fn) && up_def_for(u, path, eoff, 1, &rd) < 0))
 		return -1;
-	s = up_site_new(u, p, fn, d);
+	s = up_site_new(u, p, fn, d, 0, path, off);
 	s->entry = entry;
 	s->site = site;
 	s->sp_delta = sp_delta;
@@ -857,9 +847,9 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	 */
 	s->stack = alloc_fns[fn].kind == FK_FREE && u->stack_copy > UPROBES_FREE_COPY ? UPROBES_FREE_COPY
 										 : u->stack_copy;
-	if (!rd)
+	if (!uprobes_has_return(fn))
 		return 0;
-	s = up_site_new(u, p, fn, rd);
+	s = up_site_new(u, p, fn, rd, 1, path, eoff);
 	s->entry = s->site = entry;
 	/* posix_memalign's block is in its out pointer, most often a local of the caller's: copy the stack. */
 	if (alloc_fns[fn].kind == FK_MEMALIGN_PTR)
@@ -879,9 +869,9 @@ up_place_entry(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *
 		errno = ENOEXEC;
 		return -1;
 	}
-	if (!(d = up_def_get(u, module_file(m), off, 0)))
+	if (up_def_for(u, module_file(m), off, 0, &d) < 0)
 		return -1;
-	s = up_site_new(u, p, fn, d);
+	s = up_site_new(u, p, fn, d, 0, module_file(m), off);
 	s->entry = s->site = entry;
 	s->hook = hook;
 	return 0;
@@ -901,17 +891,19 @@ uprobes_place_rendezvous(struct jt_uprobes *u, struct jt_proc *p, const struct j
 }
 
 int
-uprobes_hook_of(pid_t tid)
+uprobes_hook_of(struct jt_uprobes *u, struct jt_thread *t)
 {
 	uint8_t si[128];
 	uint64_t data;
 	int code;
 
-	if (ptrace(PTRACE_GETSIGINFO, tid, 0L, si) < 0)
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0L, si) < 0)
 		return -1;
 	/* siginfo's si_code, and si_perf_data of a TRAP_PERF (after si_addr): the kernel's layout. */
 	memcpy(&code, si + 8, sizeof(code));
 	memcpy(&data, si + 24, sizeof(data));
+	if (u->bpf)
+		return uprobes_bpf_hook_of(t, code);
 	if (code != UPROBES_TRAP_PERF || (data & ~(uint64_t)0xffff) != UPROBES_SIG_MAGIC)
 		return -1;
 	return (int)(data & 0xffff);
@@ -966,7 +958,7 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	ids = xcalloc(n, sizeof(*ids));
 	tthread_unlock(&u->tr->tthreads);
 	for (size_t i = 0; i < n && r == 0; i++)
-		if (!sites[i]->pending)
+		if (!sites[i]->pending && sites[i]->def)
 			r = up_event_open(u, &tmp, sites[i], 0, &ids[i]);
 	tthread_lock(&u->tr->tthreads);
 	if (r < 0)
@@ -1030,12 +1022,15 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 		}
 	err = xcalloc(ns, sizeof(*err));
 	tthread_unlock(&u->tr->tthreads);
+	if (u->bpf)
+		uprobes_bpf_link(u, p, sites, ns, err);
 	for (size_t j = 0; j < ns; j++)
-		up_anchor(u, sites[j]->def);
+		if (sites[j]->def)
+			up_anchor(u, sites[j]->def);
 	/* Disabled: a sample whose id the reader does not know yet would be dropped unseen. */
 	for (size_t k = 0; k < nt; k++)
 		for (size_t j = 0; j < ns; j++)
-			if (up_event_open(u, &th[k].tmp, sites[j], 1, &th[k].ids[j]) < 0) {
+			if (sites[j]->def && up_event_open(u, &th[k].tmp, sites[j], 1, &th[k].ids[j]) < 0) {
 				if (errno == ESRCH)
 					break;	/* the thread ended: its exit stop says so */
 				if (!err[j])
@@ -1078,6 +1073,9 @@ uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 				up_ring_close(t->uring);
 				t->uring = NULL;
 			}
+	/* The BPF path's links would go on probing the new image's copy of the same files. */
+	if (u->bpf)
+		uprobes_bpf_unlink(u, p->pid, 1);
 	free(p->usites);
 	p->usites = NULL;
 	p->nusites = 0;
@@ -1155,6 +1153,10 @@ uprobes_drain(struct jt_uprobes *u)
 	if (!u)
 		return;
 	DEBUG_ASSERT(tthread_locked(&u->tr->tthreads));
+	if (u->bpf) {
+		uprobes_bpf_drain(u);
+		return;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
 			if (!t->uring)

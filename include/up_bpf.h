@@ -1,0 +1,64 @@
+/* up_bpf.h - the uprobe source's BPF path: one program in uprobe_multi links per traced process, one ring for the session. */
+#ifndef JT_UP_BPF_H
+#define JT_UP_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct up_bpf;
+
+/* One record, as the program wrote it: a hit of site by thread tid. Valid during the call it is given to. */
+struct up_bpf_event {
+	uint32_t site;			/* the index the site's cookie carries (up_bpf_cookie) */
+	pid_t pid, tid;
+	uint64_t time;			/* CLOCK_MONOTONIC (UTIL_CLOCK), ns */
+	const uint64_t *regs;		/* nregs values in perf's order of the site's mask */
+	size_t nregs;
+	const uint8_t *stack;		/* stack_len bytes from the stack pointer, NULL when none */
+	size_t stack_len;
+};
+
+typedef void (*up_bpf_fn)(void *arg, const struct up_bpf_event *ev);
+
+/*
+ * Loads the BPF program built into jmptrace with a ring of ring_bytes (a
+ * power of two of pages), each record handed to fn(arg) by up_bpf_drain,
+ * and proves that this kernel makes uprobe_multi links (without making one:
+ * a link that the kernel refuses only for its pid). Returns NULL with why
+ * (what failed, for -v) written into why[size].
+ */
+struct up_bpf *up_bpf_open(uint64_t ring_bytes, up_bpf_fn fn, void *arg, char *why, size_t size);
+
+/* Unloads the program and frees its ring (every link closed before, or not: they hold the program). NULL is a no-op. */
+void up_bpf_close(struct up_bpf *b);
+
+/* How many sites a session may have: a cookie carries the index in 24 bits. */
+#define UP_BPF_SITES_MAX (1U << 24)
+
+/*
+ * The cookie of a site: index site (below UP_BPF_SITES_MAX) for the reader, the
+ * registers of regs_mask (one of perf_regs.h's three masks), stack bytes
+ * of stack; a hook's hit also sends its thread a SIGTRAP.
+ */
+uint64_t up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook);
+
+/*
+ * A link of the program on n offsets of file path, return probes when ret,
+ * for process pid alone (threads made later included). Returns its
+ * descriptor (closing it takes the probes out: a grace period), or -1 with
+ * errno set.
+ */
+int up_bpf_link(struct up_bpf *b, pid_t pid, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+		size_t n, int ret);
+
+/* A descriptor that polls readable when the ring has records to read. */
+int up_bpf_poll_fd(const struct up_bpf *b);
+
+/* Hands every record the ring holds to the open's fn, in the ring's order (one order for all threads). */
+void up_bpf_drain(struct up_bpf *b);
+
+/* Records the full ring refused so far. */
+uint64_t up_bpf_lost(const struct up_bpf *b);
+
+#endif

@@ -1,0 +1,48 @@
+/* up_bpf_abi.h - what the uprobe source's BPF program and jmptrace share: the cookie of a site and the record layout. */
+#ifndef JT_UP_BPF_ABI_H
+#define JT_UP_BPF_ABI_H
+
+#include <linux/types.h>
+
+/*
+ * A link's cookie per site tells the program all it needs, so that a hit
+ * looks nothing up: which site (an index into the session's sites, for the
+ * reader), which registers to copy, and how many bytes of stack.
+ */
+#define UP_BPF_SITE_BITS	24
+#define UP_BPF_SITE_MASK	((1ULL << UP_BPF_SITE_BITS) - 1)
+#define UP_BPF_KIND_SHIFT	24		/* 2 bits: enum up_bpf_kind */
+#define UP_BPF_STACK_SHIFT	32		/* the low 32 bits above: bytes of stack */
+
+/* The registers a record carries, in perf's order (perf_regs.h's masks). */
+enum up_bpf_kind {
+	UP_BPF_REGS_FULL = 0,	/* ARCH_PERF_REGS_MASK: an allocator's entry */
+	UP_BPF_REGS_RET = 1,	/* ARCH_PERF_REGS_RET_MASK: a return */
+	UP_BPF_REGS_FREE = 2,	/* ARCH_PERF_REGS_FREE_MASK: a free's entry */
+	UP_BPF_HOOK = 3,	/* ARCH_PERF_REGS_MASK, then a SIGTRAP to the thread: a hook (uprobes.h) */
+};
+
+/* Room for the most registers a kind carries (ARCH_PERF_REGS_N). */
+#define UP_BPF_NREGS		18
+
+/* The largest stack copy (--stack-copy takes at most 65528 bytes). */
+#define UP_BPF_STACK_MAX	65536
+
+/*
+ * One record in the ring: a hit of one site by one thread. The stack
+ * starts at regs[UP_BPF_NREGS], whatever the kind, and holds stack_len
+ * bytes from the stack pointer: fewer than asked where the stack ends.
+ */
+struct up_bpf_rec {
+	__u64 cookie;
+	__u64 time;		/* bpf_ktime_get_ns: CLOCK_MONOTONIC, UTIL_CLOCK */
+	__u32 pid, tid;
+	__u32 nregs;		/* values in regs, in perf's order of the kind's mask */
+	__u32 stack_len;
+	__u64 regs[UP_BPF_NREGS];
+};
+
+/* Index of the one element of the "lost" array map: reserves the ring refused. */
+#define UP_BPF_LOST_KEY		0
+
+#endif

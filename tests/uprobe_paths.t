@@ -1,0 +1,105 @@
+#!/usr/bin/perl
+# uprobe_paths.t - the uprobe source's two event paths. The perf path (a perf event per thread
+# and probe, a ring per thread) is the default, and the one kernels without uprobe_multi links
+# take (Debian 12's 6.1); the BPF path (one program in links per process, one ring for every
+# thread; Linux 6.6) is taken, where the kernel makes the links, with the test-only
+# JMPTRACE_TEST_UPROBE_PATH=bpf until a rare hang at its detach is found; -v says which and
+# why. Both count exactly what the ptrace source counts, and on the BPF path a stack copy that
+# reaches the end of the stack ends there instead of failing whole. (Its start and exit cost,
+# 0.11-0.19 s against the perf path's 1.5 s, is make bench's.)
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use Test::More;
+use Time::HiRes qw(time);
+use JT;
+
+my $JT = JT::jmptrace_bin();
+-x $JT or plan skip_all => "no jmptrace at $JT";
+plan skip_all => 'chooses its sources itself: run in the ptrace pass only' if JT::source() ne 'ptrace';
+$> == 0 or plan skip_all => 'the uprobe source needs root';
+-e '/sys/bus/event_source/devices/uprobe/type' or plan skip_all => 'this kernel has no uprobes';
+
+# The -v line that names the path a run took, or ''.
+sub path_line {
+	my ($r) = @_;
+	return ($r->{stderr} // '') =~ /^jmptrace: uprobe source: (the (?:BPF|perf) path.*)$/m ? $1 : '';
+}
+
+# The figures every source must agree on exactly.
+sub figures {
+	my ($s) = @_;
+	my $t = $s->{totals};
+	my %calls = map { $_ => $t->{calls}{$_} } grep { $t->{calls}{$_} } keys %{ $t->{calls} };
+	return { calls => \%calls, map { $_ => $t->{$_} }
+		 qw(alloc_calls bytes_allocated frees unknown_frees live_bytes live_blocks temporary) };
+}
+
+# The perf path on demand, and -v says why it was taken.
+{
+	local $ENV{JMPTRACE_TEST_UPROBE_PATH} = 'perf';
+	my $r = run_cmd(argv => [$JT, '--source', 'uprobe', '-v', '-o', '/dev/null', '--', '/bin/true']);
+	is($r->{exit}, 0, 'perf path: exit 0') or diag($r->{stderr});
+	is(path_line($r), 'the perf path, a ring per thread (JMPTRACE_TEST_UPROBE_PATH=perf)', '-v: the perf path, and why');
+}
+
+# The default: the perf path, until the BPF path's rare hang at detach is found.
+{
+	my $r = run_cmd(argv => [$JT, '--source', 'uprobe', '-v', '-o', '/dev/null', '--', '/bin/true']);
+	is(path_line($r), 'the perf path, a ring per thread (the BPF path is not the default yet)', '-v: the default path');
+}
+
+my $v = do {
+	local $ENV{JMPTRACE_TEST_UPROBE_PATH} = 'bpf';
+	run_cmd(argv => [$JT, '--source', 'uprobe', '-v', '-o', '/dev/null', '--', '/bin/true']);
+};
+is($v->{exit}, 0, 'BPF path asked: exit 0') or diag($v->{stderr});
+my $line = path_line($v);
+my ($no_bpf) = $line =~ /^the perf path, a ring per thread: (.*)$/;
+
+SKIP: {
+	skip "this kernel takes the perf path: $no_bpf", 1 if defined $no_bpf;
+	is($line, 'the BPF path, uprobe_multi links per process and one ring of 32,768 KiB for all threads',
+	   '-v: the BPF path, its one ring of --buffer-size');
+}
+
+# The same figures on both paths as under ptrace: every allocator kind (memalign and
+# aligned_alloc at one address), C++ exceptions through operator new (the unwinders' hooks:
+# a SIGTRAP from the BPF program), 8 threads made after the links (the pid filter covers them).
+for my $case (['allocators', 'pie', [3]], ['allocators', 'static', [3]], ['cxx', 'pie', [2, 2]],
+	      ['threads', 'pie', [2000, 5, 40]]) {
+	my ($prog, $mode, $args) = @$case;
+	my $p = last_snapshot(run_jt($prog, $mode, args => $args, jt_args => ['--source', 'ptrace']));
+	for my $path ('bpf', 'perf') {
+		SKIP: {
+			skip "this kernel takes the perf path: $no_bpf", 3 if $path eq 'bpf' && defined $no_bpf;
+			local $ENV{JMPTRACE_TEST_UPROBE_PATH} = $path;
+			my $r = run_jt($prog, $mode, args => $args, jt_args => ['--source', 'uprobe']);
+			is($r->{exit}, 0, "$prog-$mode, $path path: exit 0") or diag($r->{stderr});
+			my $u = last_snapshot($r);
+			is($u && $u->{totals}{lost_events}, 0, "$prog-$mode, $path path: no event lost");
+			is_deeply($u && figures($u), $p && figures($p), "$prog-$mode, $path path: the ptrace source's figures")
+				or diag(explain($u && figures($u)), explain($p && figures($p)));
+		}
+	}
+}
+
+SKIP: {
+	skip "this kernel takes the perf path: $no_bpf", 3 if defined $no_bpf;
+	local $ENV{JMPTRACE_TEST_UPROBE_PATH} = 'bpf';
+
+	# main's allocations sit a few KiB below the top of the stack: a 64 KiB copy runs past
+	# its end, and a read of a fixed size would fail whole and leave no stack at all. The
+	# copy ends at the stack's end instead: every stack whole, down to _start.
+	my $r = run_jt('allocators', 'pie', args => [3], jt_args => ['--source', 'uprobe', '--stack-copy', '65528']);
+	is($r->{exit}, 0, 'a 64 KiB copy: exit 0') or diag($r->{stderr});
+	my $s = last_snapshot($r);
+	my @live = grep { $_->{live_blocks} } @{ $s ? $s->{stacks} : [] };
+	my @cut = grep { $_->{truncated} || ($_->{frames}[-1]{function} // '') ne '_start' } @live;
+	ok(@live >= 10 && !@cut, 'a 64 KiB copy: ' . scalar(@live) . ' live stacks, each whole down to _start')
+		or diag(explain([map { [map { $_->{function} // '?' } @{ $_->{frames} }] } @cut]));
+	unlike($r->{report} // '', qr/copied stack ended/, 'a 64 KiB copy: no stack said cut');
+}
+
+done_testing();
