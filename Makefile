@@ -102,7 +102,7 @@ check-graph:
 # Suites that need the CPUs to themselves run one at a time, after the others have
 # run CHECK_JOBS at a time: the kernel's rings of the uprobe source lose events when
 # jmptrace waits for a CPU, and these count heartbeats, stalls or races within seconds.
-SERIAL_SUITES = tests/fatal.t tests/stall.t tests/uprobe.t tests/uprobe_server.t tests/uprobe_kill.t tests/uprobe_defs.t tests/blockmem.t \
+SERIAL_SUITES = tests/fatal.t tests/stall.t tests/uprobe.t tests/uprobe_server.t tests/uprobe_kill.t tests/uprobe_defs.t tests/blockmem.t tests/uprobe_paths.t \
 	tests/uprobe_clash.t tests/attach_races.t tests/detach_signal.t tests/pin.t
 PARALLEL_SUITES = $(filter-out $(SERIAL_SUITES),$(wildcard tests/*.t))
 CHECK_JOBS ?= 2
