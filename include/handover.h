@@ -3,6 +3,7 @@
 #define JT_HANDOVER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tthread.h"
 
@@ -52,7 +53,26 @@ int handover_elsewhere(struct jt_tracer *tr, struct jt_proc *p, struct jt_tthrea
  */
 void handover_wait(struct jt_tracer *tr, unsigned ms);
 
-/* Tracer thread 0: brings every thread of p over from the other tracer threads, stopped. */
+/*
+ * The tracer thread that traces tid when it is not tt, which waited for
+ * its stop (status): NULL when it is tt's own. The kernel reports a child's
+ * stops to the thread that forked it, __WNOTHREAD or not, when its tracer
+ * is of the same thread group: so tracer thread 0 meets the stops of the
+ * launched program's main thread after a thread of it handed to another
+ * tracer thread exec'd and took the main thread's tid. The exec's own stop
+ * comes under a tid still in the tables as tt's (the old main thread): only
+ * the kernel's TracerPid tells whose it is.
+ */
+struct jt_tthread *handover_tracer_of(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status);
+/* Gives tracer thread to a stop of its tracee tid that tt waited for, and wakes it. */
+void handover_pass_on(struct jt_tthread *tt, struct jt_tthread *to, pid_t tid, int status);
+
+/*
+ * Tracer thread 0: brings every thread of p over from the other tracer
+ * threads, stopped. Meanwhile it reaps its own tracees' stops and exits
+ * (kept for its loop), so that a thread that execs on another tracer
+ * thread, which waits for them, can end its exec and stop.
+ */
 void handover_recall(struct jt_tracer *tr, struct jt_proc *p);
 
 /* Another tracer thread: while a recall is on, stops its threads of that process and hands them over. */

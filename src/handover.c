@@ -13,6 +13,7 @@
 #include "proc.h"
 #include "regs.h"
 #include "restart.h"
+#include "sigsafe.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -176,6 +177,63 @@ handover_wait(struct jt_tracer *tr, unsigned ms)
 	tthread_wait(&tr->tthreads, &tr->tthreads.cond, &ts);
 }
 
+/*
+ * The tracer thread that traces tid when it is not tt, which waited for
+ * its stop: NULL when it is tt's own. The kernel reports a child's stops to
+ * the thread that forked it, __WNOTHREAD or not, when its tracer is of the
+ * same thread group: so tracer thread 0 meets the stops of the launched
+ * program's main thread after a thread of it handed to another tracer
+ * thread exec'd and took the main thread's tid. The exec's own stop comes
+ * under a tid still in the tables as tt's (the old main thread): only the
+ * kernel's TracerPid tells whose it is.
+ */
+struct jt_tthread *
+handover_tracer_of(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status)
+{
+	struct jt_thread *t = thread_find(tr, tid);
+
+	if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_EXEC)
+		return t && t->owner && t->owner != tt && !thread_in_transit(t) ? t->owner : NULL;
+	if (sigsafe_traced_by(tid, tid, tt->ktid))
+		return NULL;
+	for (int i = 0; i < tr->tthreads.n; i++)
+		if (&tr->tthreads.t[i] != tt && tr->tthreads.t[i].ktid > 0 &&
+		    sigsafe_traced_by(tid, tid, tr->tthreads.t[i].ktid))
+			return &tr->tthreads.t[i];
+	return NULL;
+}
+
+void
+handover_pass_on(struct jt_tthread *tt, struct jt_tthread *to, pid_t tid, int status)
+{
+	debug_msg("thread %d: a stop of it reported to tracer thread %d, passed on to tracer thread %d", (int)tid,
+		  tt->index, to->index);
+	tthread_keep_waited(to, tid, status);
+	tthread_wake(to);
+}
+
+/*
+ * While a recall waits: what tracer thread 0's own tracees report is taken
+ * (kept for its loop, or passed on when it is another's), so that a thread
+ * of the process that exits is reaped. A thread of it that execs on
+ * another tracer thread waits in the kernel until every other thread of
+ * the process is reaped, and cannot stop for the recall before.
+ */
+static void
+handover_reap_own(struct jt_tracer *tr, struct jt_tthread *self)
+{
+	struct jt_tthread *to;
+	int status;
+	pid_t tid;
+
+	while ((tid = kops->wait(-1, &status, __WALL | __WNOTHREAD | WNOHANG)) > 0) {
+		if ((to = handover_tracer_of(tr, self, tid, status)))
+			handover_pass_on(self, to, tid, status);
+		else
+			tthread_keep_waited(self, tid, status);
+	}
+}
+
 void
 handover_recall(struct jt_tracer *tr, struct jt_proc *p)
 {
@@ -197,6 +255,7 @@ handover_recall(struct jt_tracer *tr, struct jt_proc *p)
 		/* Wake them each round: a wake that lands just before a tracer thread blocks is lost. */
 		tthread_wake_all(&tr->tthreads);
 		handover_wait(tr, 20);
+		handover_reap_own(tr, self);
 	}
 	tr->recall = NULL;
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -28,7 +27,6 @@
 #include "report_common.h"
 #include "restart.h"
 #include "selfsig.h"
-#include "sigsafe.h"
 #include "snapshot.h"
 #include "stop.h"
 #include "stopall.h"
@@ -518,32 +516,6 @@ loop_rtld_due(struct jt_tracer *tr)
  * when woken for other work, -1 on ECHILD (nothing to wait for) or another
  * error.
  */
-/*
- * The tracer thread that traces tid when it is not tt, which waited for
- * its stop: NULL when it is tt's own. The kernel reports a child's stops to
- * the thread that forked it, __WNOTHREAD or not, when its tracer is of the
- * same thread group: so tracer thread 0 meets the stops of the launched
- * program's main thread after a thread of it handed to another tracer
- * thread exec'd and took the main thread's tid. The exec's own stop comes
- * under a tid still in the tables as tt's (the old main thread): only the
- * kernel's TracerPid tells whose it is.
- */
-static struct jt_tthread *
-loop_tracer_of(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status)
-{
-	struct jt_thread *t = thread_find(tr, tid);
-
-	if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_EXEC)
-		return t && t->owner && t->owner != tt && !thread_in_transit(t) ? t->owner : NULL;
-	if (sigsafe_traced_by(tid, tid, tt->ktid))
-		return NULL;
-	for (int i = 0; i < tr->tthreads.n; i++)
-		if (&tr->tthreads.t[i] != tt && tr->tthreads.t[i].ktid > 0 &&
-		    sigsafe_traced_by(tid, tid, tr->tthreads.t[i].ktid))
-			return &tr->tthreads.t[i];
-	return NULL;
-}
-
 static pid_t
 loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 {
@@ -579,18 +551,9 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	}
 	if (tid < 0 && errno == EINTR)
 		return 0;
-	/*
-	 * Not ours: the launched program's main thread, traced by another
-	 * tracer thread since a thread of it that was handed there exec'd (and
-	 * took the main thread's tid). The kernel reports a child's stops to
-	 * the thread that forked it, __WNOTHREAD or not, when its tracer is of
-	 * the same thread group: its tracer is told, and handles it.
-	 */
-	if (tid > 0 && (to = loop_tracer_of(tr, tt, tid, *status))) {
-		debug_msg("thread %d: a stop of it reported to tracer thread %d, passed on to tracer thread %d", (int)tid,
-			  tt->index, to->index);
-		tthread_keep_waited(to, tid, *status);
-		tthread_wake(to);
+	/* Not ours (handover_tracer_of): its tracer is told, and handles it. */
+	if (tid > 0 && (to = handover_tracer_of(tr, tt, tid, *status))) {
+		handover_pass_on(tt, to, tid, *status);
 		return 0;
 	}
 	if (tid > 0 && tr->opt->pin && (t = thread_find(tr, tid))) {
