@@ -426,11 +426,27 @@ emerg_die(int sig)
 	_exit(1);
 }
 
+/* Waits up to EMERG_PEERS_MS until flag[i] is set for each of the n tracer threads. Returns 1 when all were. */
+static int
+emerg_wait_all(const volatile sig_atomic_t *flag, int n)
+{
+	for (int waited = 0; waited < EMERG_PEERS_MS; waited++) {
+		int left = 0;
+
+		for (int i = 0; i < n; i++)
+			left += !flag[i];
+		if (!left)
+			return 1;
+		sigsafe_sleep_ms(1);
+	}
+	return 0;
+}
+
 void
 emerg_exit(int sig, const char *why)
 {
 	struct jt_tracer *tr = emerg_tr;
-	int me = sigsafe_gettid(), expected = 0, waited;
+	int me = sigsafe_gettid(), expected = 0, answered;
 	char num[24];
 
 	if (!__atomic_compare_exchange_n(&emerg_owner, &expected, me, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
@@ -459,32 +475,16 @@ emerg_exit(int sig, const char *why)
 		else if (syscall(SYS_tgkill, getpid(), tt->ktid, EMERG_SIG) < 0)
 			emerg_arrived[i] = emerg_done[i] = 1;
 	}
-	for (waited = 0; waited < EMERG_PEERS_MS; waited++) {
-		int left = 0;
-
-		for (int i = 0; i < tr->tthreads.n; i++)
-			left += !emerg_arrived[i];
-		if (!left)
-			break;
-		sigsafe_sleep_ms(1);
-	}
+	emerg_wait_all(emerg_arrived, tr->tthreads.n);
 	emerg_restore_memory(tr);
 	emerg_memory_done = 1;
 	emerg_release_mine();
 	emerg_release_parked(tr);
-	for (waited = 0; waited < EMERG_PEERS_MS; waited++) {
-		int left = 0;
-
-		for (int i = 0; i < tr->tthreads.n; i++)
-			left += !emerg_done[i];
-		if (!left)
-			break;
-		sigsafe_sleep_ms(1);
-	}
+	answered = emerg_wait_all(emerg_done, tr->tthreads.n);
 	/* Not before: a tracee's events must stay open while it is handed back. */
 	uprobes_emerg_release(tr->uprobes);
 	outfile_emerg_unlink();
-	sigsafe_puts(waited < EMERG_PEERS_MS ? "; every traced process was let go untraced, as it was; no report written (jmptrace pid "
+	sigsafe_puts(answered ? "; every traced process was let go untraced, as it was; no report written (jmptrace pid "
 					  : "; some tracer threads did not answer, and their processes may be harmed (jmptrace pid ");
 	sigsafe_puts(sigsafe_utoa(num + sizeof(num), (uint64_t)getpid()));
 	sigsafe_puts(")\n");
