@@ -27,14 +27,6 @@ sub run_source {
 	return (last_snapshot($r), $r);
 }
 
-# The figures both sources must agree on exactly.
-sub figures {
-	my ($s) = @_;
-	my $t = $s->{totals};
-	my %calls = map { $_ => $t->{calls}{$_} } grep { $t->{calls}{$_} } keys %{ $t->{calls} };
-	return { calls => \%calls, map { $_ => $t->{$_} }
-		 qw(alloc_calls bytes_allocated frees unknown_frees live_bytes live_blocks temporary) };
-}
 
 # The same program, the same figures: allocators of every kind (realloc(NULL) nested in
 # realloc, reallocarray, posix_memalign's out pointer, memalign and aligned_alloc at one
@@ -47,8 +39,8 @@ for my $mode (@modes) {
 		next unless $p && $u;
 		is($u->{totals}{source}, 'uprobe', "$prog-$mode: the JSON names the source");
 		is($u->{totals}{lost_events}, 0, "$prog-$mode: no event lost");
-		is_deeply(figures($u), figures($p), "$prog-$mode: the uprobe source counts what the ptrace source counts")
-			or diag(explain(figures($u)), explain(figures($p)));
+		is_deeply(JT::source_figures($u), JT::source_figures($p), "$prog-$mode: the uprobe source counts what the ptrace source counts")
+			or diag(explain(JT::source_figures($u)), explain(JT::source_figures($p)));
 		like($r->{report}, qr/^\s+lost events\s+0$/m, "$prog-$mode: the text totals say no event was lost");
 	}
 }
@@ -82,8 +74,8 @@ SKIP: {
 	ok($u && $p, 'jemalloc: both sources wrote a snapshot');
 	is($u && $u->{totals}{lost_events}, 0, 'jemalloc: no event lost');
 	ok($u && $u->{totals}{calls}{malloc} > 0, 'jemalloc: malloc calls counted');
-	is_deeply($u && figures($u), $p && figures($p), 'jemalloc: the uprobe source counts what the ptrace source counts')
-		or diag(explain($u && figures($u)), explain($p && figures($p)));
+	is_deeply($u && JT::source_figures($u), $p && JT::source_figures($p), 'jemalloc: the uprobe source counts what the ptrace source counts')
+		or diag(explain($u && JT::source_figures($u)), explain($p && JT::source_figures($p)));
 }
 
 # env(1): setlocale's free(NULL)s come from deep in the C library; a free's short stack copy
@@ -93,8 +85,8 @@ SKIP: {
 	my @run = (path => '/usr/bin/env', args => []);
 	my $u = last_snapshot(run_jt('env', 'pie', @run, jt_args => ['--source', 'uprobe']));
 	my $p = last_snapshot(run_jt('env', 'pie', @run, jt_args => ['--source', 'ptrace']));
-	is_deeply($u && figures($u), $p && figures($p), 'env: the uprobe source counts every free the ptrace source counts')
-		or diag(explain($u && figures($u)), explain($p && figures($p)));
+	is_deeply($u && JT::source_figures($u), $p && JT::source_figures($p), 'env: the uprobe source counts every free the ptrace source counts')
+		or diag(explain($u && JT::source_figures($u)), explain($p && JT::source_figures($p)));
 }
 
 # A stack deeper than the copy (--stack-copy) is marked as cut there, in the text and the
@@ -162,8 +154,8 @@ SKIP: {
 		my $s = last_snapshot($r) or next;
 		is($s->{totals}{lost_events}, 0, "dlbusy run $run: no event lost");
 		is($s->{totals}{calls}{'operator new'}, 100, "dlbusy run $run: operator new, probed at the dlopen, 100 calls");
-		is_deeply(figures($s), figures($p), "dlbusy run $run: the figures of the ptrace source")
-			or diag(explain(figures($s)), explain(figures($p)));
+		is_deeply(JT::source_figures($s), JT::source_figures($p), "dlbusy run $run: the figures of the ptrace source")
+			or diag(explain(JT::source_figures($s)), explain(JT::source_figures($p)));
 		check_site($s, "dlbusy run $run: operator new's kept blocks", func => 'make_new', file => 'dlbusy/main.c',
 			   marker => 'SITE:make_new', live_bytes => 7 * 48, live_blocks => 7, alloc_calls => 100);
 	}
@@ -229,8 +221,8 @@ for my $run (1 .. 3) {
 	unlike($r->{stderr}, qr/a ring of (?!512 KiB)/, '... and no thread a ring of another size');
 	if ($p && $u) {
 		is($u->{totals}{lost_events}, 0, 'budget: no event lost');
-		is_deeply(figures($u), figures($p), 'budget: the figures of the ptrace source')
-			or diag(explain(figures($u)), explain(figures($p)));
+		is_deeply(JT::source_figures($u), JT::source_figures($p), 'budget: the figures of the ptrace source')
+			or diag(explain(JT::source_figures($u)), explain(JT::source_figures($p)));
 	}
 }
 

@@ -27,14 +27,6 @@ sub path_line {
 	return ($r->{stderr} // '') =~ /^jmptrace: uprobe source: (the (?:BPF|perf) path.*)$/m ? $1 : '';
 }
 
-# The figures every source must agree on exactly.
-sub figures {
-	my ($s) = @_;
-	my $t = $s->{totals};
-	my %calls = map { $_ => $t->{calls}{$_} } grep { $t->{calls}{$_} } keys %{ $t->{calls} };
-	return { calls => \%calls, map { $_ => $t->{$_} }
-		 qw(alloc_calls bytes_allocated frees unknown_frees live_bytes live_blocks temporary) };
-}
 
 # The perf path on demand, and -v says why it was taken.
 {
@@ -79,8 +71,8 @@ for my $case (['allocators', 'pie', [3]], ['allocators', 'static', [3]], ['cxx',
 			is($r->{exit}, 0, "$prog-$mode, $path path: exit 0") or diag($r->{stderr});
 			my $u = last_snapshot($r);
 			is($u && $u->{totals}{lost_events}, 0, "$prog-$mode, $path path: no event lost");
-			is_deeply($u && figures($u), $p && figures($p), "$prog-$mode, $path path: the ptrace source's figures")
-				or diag(explain($u && figures($u)), explain($p && figures($p)));
+			is_deeply($u && JT::source_figures($u), $p && JT::source_figures($p), "$prog-$mode, $path path: the ptrace source's figures")
+				or diag(explain($u && JT::source_figures($u)), explain($p && JT::source_figures($p)));
 		}
 	}
 }

@@ -484,6 +484,16 @@ sub stacks_through {
 	} live_stacks($snap);
 }
 
+# A snapshot's figures that every event source must agree on exactly: its totals and its
+# non-zero call counts (tests/uprobe.t, tests/uprobe_paths.t).
+sub source_figures {
+	my ($s) = @_;
+	my $t = $s->{totals};
+	my %calls = map { $_ => $t->{calls}{$_} } grep { $t->{calls}{$_} } keys %{ $t->{calls} };
+	return { calls => \%calls, map { $_ => $t->{$_} }
+		 qw(alloc_calls bytes_allocated frees unknown_frees live_bytes live_blocks temporary) };
+}
+
 sub sum_field {
 	my ($field, @stacks) = @_;
 	my $n = 0;
