@@ -138,6 +138,8 @@ struct jt_tthread *tthread_least_loaded(struct jt_tthreads *set);
 void tthread_keep_waited(struct jt_tthread *tt, pid_t tid, int status);
 /* Takes kept status i out (0 is the oldest); returns 0, or -1 when there is none. */
 int tthread_take_waited(struct jt_tthread *tt, size_t i, struct jt_waited *w);
+/* Takes the oldest kept status of tracee tid out into *status; returns 0, or -1 when there is none. */
+int tthread_take_waited_of(struct jt_tthread *tt, pid_t tid, int *status);
 /* Forgets every kept status and frees their room. */
 void tthread_clear_waited(struct jt_tthread *tt);
 

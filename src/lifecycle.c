@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "restart.h"
 #include "tracer.h"
+#include "tthread.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -367,6 +368,13 @@ lifecycle_wait_child(struct jt_tracer *tr, struct jt_thread *t, unsigned event, 
 	t->vforking = event == PTRACE_EVENT_VFORK;
 	if (kops->ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child) < 0 || child == 0 || thread_find(tr, (pid_t)child))
 		return 0;
+	/*
+	 * Its first stop may have been waited for already by a sweep of all our
+	 * tracees (a recall reaps them while it waits) and kept for the loop:
+	 * a wait for it would then block for ever.
+	 */
+	if (tthread_take_waited_of(tthread_self(), (pid_t)child, status) == 0)
+		return (pid_t)child;
 	/* ECHILD: its first stop was seen already and it was let go (a fork without -f). */
 	do
 		r = kops->wait((pid_t)child, status, __WALL | __WNOTHREAD);

@@ -280,6 +280,19 @@ tthread_take_waited(struct jt_tthread *tt, size_t i, struct jt_waited *w)
 	return 0;
 }
 
+int
+tthread_take_waited_of(struct jt_tthread *tt, pid_t tid, int *status)
+{
+	struct jt_waited w;
+
+	for (size_t i = 0; tt && i < tt->nwaited; i++)
+		if (tt->waited[i].tid == tid && tthread_take_waited(tt, i, &w) == 0) {
+			*status = w.status;
+			return 0;
+		}
+	return -1;
+}
+
 void
 tthread_clear_waited(struct jt_tthread *tt)
 {
