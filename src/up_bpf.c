@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -27,6 +28,10 @@ struct up_bpf {
 	int prog_fd;
 	int lost_fd;
 	struct ring_buffer *rb;
+	/* The ring's consumer and producer positions, read-only: the bound of a drain (up_bpf_drain). */
+	const volatile unsigned long *pos;
+	size_t pos_len;
+	uint64_t budget, taken;	/* a drain's bytes to take, and those taken */
 	up_bpf_fn fn;
 	void *arg;
 };
@@ -97,7 +102,9 @@ up_bpf_record(void *arg, void *data, size_t size)
 		.stack = r->stack_len ? (const uint8_t *)(r + 1) : NULL, .stack_len = r->stack_len,
 	};
 	b->fn(b->arg, &ev);
-	return 0;
+	/* A record's room in the ring: its header and length, to 8 bytes (the kernel's BPF_RINGBUF_HDR_SZ). */
+	b->taken += (size + BPF_RINGBUF_HDR_SZ + 7) / 8 * 8;
+	return b->taken >= b->budget ? -1 : 0;
 }
 
 /* Opens and loads the object with a ring of ring_bytes. Returns 0, or -1 with why written. */
@@ -134,6 +141,14 @@ up_bpf_load(struct up_bpf *b, uint64_t ring_bytes, char *why, size_t size)
 		snprintf(why, size, "cannot map its ring: %s", strerror(errno));
 		return -1;
 	}
+	/* The consumer's page and the producer's after it, as the kernel lays them out. */
+	b->pos_len = 2 * (size_t)sysconf(_SC_PAGESIZE);
+	b->pos = mmap(NULL, b->pos_len, PROT_READ, MAP_SHARED, bpf_map__fd(ring), 0);
+	if (b->pos == MAP_FAILED) {
+		b->pos = NULL;
+		snprintf(why, size, "cannot map its ring's positions: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -163,6 +178,8 @@ up_bpf_close(struct up_bpf *b)
 {
 	if (!b)
 		return;
+	if (b->pos)
+		munmap((void *)b->pos, b->pos_len);
 	ring_buffer__free(b->rb);
 	bpf_object__close(b->obj);
 	free(b);
@@ -191,11 +208,30 @@ up_bpf_poll_fd(const struct up_bpf *b)
 	return ring_buffer__epoll_fd(b->rb);
 }
 
+/*
+ * libbpf 1.1's ring_buffer__consume goes on for as long as records keep
+ * coming: under threads that write faster than we apply, it never returned,
+ * and the reader held the tracer lock for ever (a detach waited for it).
+ * So a drain takes what was written when it began, and no more (libbpf 1.5
+ * has ring_buffer__consume_n; Debian 12 has 1.1): the record callback
+ * stops it once that many bytes are taken. What comes later is the next
+ * drain's. A stop's drain still takes every record its thread wrote before
+ * the stop.
+ */
 void
 up_bpf_drain(struct up_bpf *b)
 {
-	if (b)
-		(void)ring_buffer__consume(b->rb);
+	unsigned long cons, prod;
+
+	if (!b)
+		return;
+	cons = __atomic_load_n(&b->pos[0], __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n(&b->pos[b->pos_len / 2 / sizeof(*b->pos)], __ATOMIC_ACQUIRE);
+	if (prod == cons)
+		return;
+	b->budget = prod - cons;
+	b->taken = 0;
+	(void)ring_buffer__consume(b->rb);
 }
 
 uint64_t
