@@ -22,7 +22,8 @@ my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 # Runs prog under one source; returns the last snapshot and the run.
 sub run_source {
 	my ($source, $prog, $mode, $args, @extra) = @_;
-	my $r = run_jt($prog, $mode, args => $args, jt_args => ['--source', $source, @extra]);
+	my $run = sub { run_jt($prog, $mode, args => $args, jt_args => ['--source', $source, @extra]) };
+	my $r = $source eq 'uprobe' ? JT::run_unlost("$prog-$mode", 3, $run) : $run->();
 	is($r->{exit}, 0, "$prog-$mode under $source: exit 0") or diag($r->{stderr});
 	return (last_snapshot($r), $r);
 }
@@ -149,7 +150,8 @@ SKIP: {
 	my $p = last_snapshot(run_jt('dlbusy', 'pie', args => [$k, $t], jt_args => ['--source', 'ptrace']));
 	ok($p && calls_of($p, 'malloc') >= $k * $t, "dlbusy under ptrace: the threads' $k x $t mallocs counted");
 	for my $run (1 .. 5) {
-		my $r = run_jt('dlbusy', 'pie', args => [$k, $t], jt_args => ['--source', 'uprobe']);
+		my $r = JT::run_unlost("dlbusy run $run", 3,
+				       sub { run_jt('dlbusy', 'pie', args => [$k, $t], jt_args => ['--source', 'uprobe']) });
 		is($r->{exit}, 0, "dlbusy run $run: exit 0") or diag($r->{stderr});
 		my $s = last_snapshot($r) or next;
 		is($s->{totals}{lost_events}, 0, "dlbusy run $run: no event lost");
