@@ -110,7 +110,7 @@ tool_cmd() {
 	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
 	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
 	# The report is kept: its totals say how many events the kernel dropped.
-	uprobe)		CMD=(env JMPTRACE_TEST_UPROBE_PATH=bpf "$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
+	uprobe)		CMD=("$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
 	uprobe-perf)	CMD=(env JMPTRACE_TEST_UPROBE_PATH=perf "$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	massif)		CMD=(valgrind --tool=massif --massif-out-file=/dev/null) ;;
@@ -441,7 +441,7 @@ print_startup() {
 			if [ $src = uprobe-perf ]; then
 				JMPTRACE_TEST_UPROBE_PATH=perf "$JT" --source uprobe -o /dev/null -- /bin/true >/dev/null 2>&1
 			else
-				JMPTRACE_TEST_UPROBE_PATH=bpf "$JT" --source "$src" -o /dev/null -- /bin/true >/dev/null 2>&1
+				"$JT" --source "$src" -o /dev/null -- /bin/true >/dev/null 2>&1
 			fi
 			t1=$(date +%s%N)
 			echo $(((t1 - t0) / 1000000)) >>"$TMP/start.$src"

@@ -50,14 +50,12 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 }
 
 /*
+ * The BPF path wherever the kernel makes uprobe_multi links and lets us
+ * load the program; else the perf path, and -v says why.
  * JMPTRACE_TEST_UPROBE_PATH=perf keeps the perf path on a kernel that has
- * the BPF one: a hook for the tests (tests/uprobe.t), as JMPTRACE_TEST_FAULT
- * is, since the kernels that take the perf path (Debian 12's 6.1) are not
- * where the tests run. A user never chooses: the kernel does, once the BPF
- * path is the default. Until then it is taken only with
- * JMPTRACE_TEST_UPROBE_PATH=bpf: attached and detached again and again, a
- * run hung at its detach 2 times in about 780 (its ring no longer read),
- * cause not found yet (tests/uprobe_paths.t tests the path itself).
+ * the BPF one: a hook for the tests (tests/uprobe.t, uprobe_paths.t), as
+ * JMPTRACE_TEST_FAULT is, since the kernels that take the perf path
+ * (Debian 12's 6.1) are not where the tests run. A user never chooses.
  */
 int
 uprobes_bpf_choose(struct jt_uprobes *u, uint64_t ring_bytes)
@@ -67,10 +65,6 @@ uprobes_bpf_choose(struct jt_uprobes *u, uint64_t ring_bytes)
 
 	if (test && strcmp(test, "perf") == 0) {
 		debug_msg("uprobe source: the perf path, a ring per thread (JMPTRACE_TEST_UPROBE_PATH=perf)");
-		return 0;
-	}
-	if (!test || strcmp(test, "bpf") != 0) {
-		debug_msg("uprobe source: the perf path, a ring per thread (the BPF path is not the default yet)");
 		return 0;
 	}
 	if (!(u->bpf = up_bpf_open(ring_bytes, uprobes_bpf_event, u, why, sizeof(why)))) {

@@ -26,6 +26,9 @@ plan skip_all => 'the kernel has no uprobe PMU' unless -d '/sys/bus/event_source
 my ($EVENTS) = grep { -w $_ } map { "$_/uprobe_events" } '/sys/kernel/tracing', '/sys/kernel/debug/tracing';
 plan skip_all => 'tracefs is not mounted (run jmptrace --source uprobe once)' unless $EVENTS;
 
+# Definitions in tracefs are the perf path's (the BPF path's links make none): keep it.
+$ENV{JMPTRACE_TEST_UPROBE_PATH} = 'perf';
+
 # The way out is for fatal signals: a background job of a non-interactive shell starts with
 # SIGQUIT ignored, and jmptrace would keep that.
 $SIG{$_} = 'DEFAULT' for qw(QUIT INT TERM HUP);
