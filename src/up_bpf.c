@@ -208,30 +208,48 @@ up_bpf_poll_fd(const struct up_bpf *b)
 	return ring_buffer__epoll_fd(b->rb);
 }
 
+/* The ring's consumer and producer positions now. */
+static void
+up_bpf_positions(const struct up_bpf *b, unsigned long *cons, unsigned long *prod)
+{
+	*cons = __atomic_load_n(&b->pos[0], __ATOMIC_ACQUIRE);
+	*prod = __atomic_load_n(&b->pos[b->pos_len / 2 / sizeof(*b->pos)], __ATOMIC_ACQUIRE);
+}
+
 /*
  * libbpf 1.1's ring_buffer__consume goes on for as long as records keep
- * coming: under threads that write faster than we apply, it never returned,
- * and the reader held the tracer lock for ever (a detach waited for it).
- * So a drain takes what was written when it began, and no more (libbpf 1.5
- * has ring_buffer__consume_n; Debian 12 has 1.1): the record callback
- * stops it once that many bytes are taken. What comes later is the next
- * drain's. A stop's drain still takes every record its thread wrote before
- * the stop.
+ * coming: under threads that write faster than we apply, one drain could
+ * last for ever with the tracer lock held (a detach waits for it). So a
+ * drain takes what was written when it began, and no more (libbpf 1.5 has
+ * ring_buffer__consume_n; Debian 12 has 1.1): the record callback stops it
+ * once that many bytes are taken. What comes later is the next drain's.
+ *
+ * And all of it: the consume also stops at a record reserved but not yet
+ * submitted, by a thread still in the BPF program (a microsecond, unless
+ * it was preempted there), and the records after it, a stopped thread's
+ * among them (a hook's, which tells its SIGTRAP from the program's own),
+ * must be applied before its stop is. So the drain waits for that record,
+ * up to 100 ms; a writer kept off the CPU longer leaves them to the next.
  */
 void
 up_bpf_drain(struct up_bpf *b)
 {
-	unsigned long cons, prod;
+	unsigned long cons, prod, end;
 
 	if (!b)
 		return;
-	cons = __atomic_load_n(&b->pos[0], __ATOMIC_ACQUIRE);
-	prod = __atomic_load_n(&b->pos[b->pos_len / 2 / sizeof(*b->pos)], __ATOMIC_ACQUIRE);
-	if (prod == cons)
-		return;
-	b->budget = prod - cons;
-	b->taken = 0;
-	(void)ring_buffer__consume(b->rb);
+	up_bpf_positions(b, &cons, &end);
+	for (int waits = 0; cons != end; waits++) {
+		b->budget = end - cons;
+		b->taken = 0;
+		(void)ring_buffer__consume(b->rb);
+		up_bpf_positions(b, &cons, &prod);
+		/* Past end, or stopped short by a record not submitted yet (positions only grow). */
+		if ((long)(cons - end) >= 0 || waits == 1000)
+			break;
+		if (waits > 0)
+			usleep(100);
+	}
 }
 
 uint64_t
