@@ -7,7 +7,7 @@ struct jt_tracer;
 /*
  * A snapshot of --interval or --duration more than this after its due time
  * is late: its JSON and a line under -v say so and why. A tenth of the
- * shortest --interval (main.c's JT_MIN_INTERVAL).
+ * shortest --interval (cmdline.c's JT_MIN_INTERVAL).
  */
 #define LOOP_LATE_MS 10
 

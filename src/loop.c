@@ -660,7 +660,7 @@ loop_tthread(void *arg)
 
 /*
  * How many tracer threads to run: one per CPU we may use, unless
- * --tracer-threads chose (main.c keeps that within 1..JT_MAX_TTHREADS). One
+ * --tracer-threads chose (cmdline.c keeps that within 1..JT_MAX_TTHREADS). One
  * thread per CPU lets each stop be a same-CPU switch between a tracee and its
  * own tracer thread while the other CPUs do the same.
  */
