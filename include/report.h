@@ -58,7 +58,7 @@ int report_sections_parse(const char *list, unsigned *mask);
 struct jt_due {
 	uint64_t due_ms;	/* in time_ms's clock: k * interval, or the duration */
 	uint64_t late_ms;	/* how long after due_ms it was taken */
-	const char *late_why;	/* why, when it counts as late (LOOP_LATE_MS); else NULL */
+	const char *late_why;	/* why, when it counts as late (DUE_LATE_MS); else NULL */
 };
 
 /* Everything a snapshot needs; the caller owns all of it. */
