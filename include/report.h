@@ -111,6 +111,9 @@ struct jt_snapshot {
 	const struct jt_growth *growth;	/* the process's live bytes per stack at each snapshot, this one the last (growth.h), or NULL */
 };
 
+/* Whether the text report writes section sec: s->sections (--sections) names it, or is 0 for all. */
+int report_wants(const struct jt_snapshot *s, enum report_section sec);
+
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */
 int report_text(FILE *f, const struct jt_snapshot *s);
 
