@@ -353,109 +353,6 @@ json_pages(FILE *f, const struct jt_snapshot *s)
 	fputc('}', f);
 }
 
-/* {"bytes": N, "blocks": M} */
-static void
-json_bb(FILE *f, uint64_t bytes, uint64_t blocks)
-{
-	fprintf(f, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", bytes, blocks);
-}
-
-/* "summary": memcheck's LEAK SUMMARY, suppressed records left out of their kind and counted apart. */
-static void
-json_leak_summary(FILE *f, const struct report_leak *rl)
-{
-	static const enum leak_kind order[] = { LEAK_DEFINITE, LEAK_INDIRECT, LEAK_POSSIBLE, LEAK_REACHABLE };
-	const char *sep = "";
-	unsigned i;
-
-	fputs(",\n  \"summary\": {", f);
-	for (i = 0; i < ARRAY_SIZE(order); i++) {
-		fprintf(f, "\"%s\": ", leak_kind_key(order[i]));
-		json_bb(f, rl->bytes[order[i]], rl->blocks[order[i]]);
-		fputs(", ", f);
-	}
-	fputs("\"reachable_via_heuristic\": {", f);
-	for (i = 0; i < LEAK_NHEUR; i++) {
-		if (!rl->r->heur_blocks[i])
-			continue;
-		fprintf(f, "%s\"%s\": ", sep, leak_heur_name(i));
-		json_bb(f, rl->r->heur_bytes[i], rl->r->heur_blocks[i]);
-		sep = ", ";
-	}
-	fputs("}, \"suppressed\": ", f);
-	json_bb(f, rl->supp_bytes, rl->supp_blocks);
-	fputc('}', f);
-}
-
-/* One loss record; "stack" is the index of its entry in "stacks" (null for none). */
-static void
-json_leak_record(FILE *f, const struct jt_snapshot *s, const long *pos, uint32_t npos,
-		 const struct leak_record *rec, int suppressed)
-{
-	long idx = rec->stack_id < npos ? pos[rec->stack_id] : -1;
-
-	fprintf(f, "   {\"record\": %" PRIu32 ", \"leak_kind\": \"%s\", \"stack\": ", rec->number,
-		leak_kind_key(rec->kind));
-	if (idx >= 0)
-		fprintf(f, "%ld", idx);
-	else
-		fputs("null", f);
-	fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"indirect_bytes\": %" PRIu64
-		", \"indirect_blocks\": %" PRIu64 ", \"suppressed\": %s,\n    ", rec->bytes, rec->blocks,
-		rec->ind_bytes, rec->ind_blocks, suppressed ? "true" : "false");
-	jsonval_frames(f, s, heap_stack_get(s->heap, rec->stack_id));
-	fputc('}', f);
-}
-
-/*
- * With --leak-check, "leak_check": null when no check could run, else the
- * check's figures, the summary and every loss record (all kinds, whatever
- * --show-leak-kinds lists in text), in the result's order.
- */
-static void
-json_leak(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js)
-{
-	const struct leak_result *r = s->leak;
-	uint32_t npos = heap_stack_count(s->heap);
-	struct report_leak rl;
-	const char *sep = "";
-	long *pos;
-	size_t i;
-
-	if (!s->leak_check)
-		return;
-	if (!r) {
-		fputs(",\n \"leak_check\": null", f);
-		return;
-	}
-	report_leak_init(&rl, s);
-	/* Where each stack is in "stacks", so that a record names its entry. */
-	pos = xmalloc((npos + 1) * sizeof(*pos));
-	for (i = 0; i < npos; i++)
-		pos[i] = -1;
-	for (i = 0; i < js->n; i++)
-		pos[js->ids[i]] = (long)i;
-	fprintf(f, ",\n \"leak_check\": {\"pause_us\": %" PRIu64 ", \"scan_us\": %" PRIu64
-		", \"threads\": %u, \"root_bytes\": %" PRIu64 ", \"block_bytes\": %" PRIu64
-		", \"attached\": %s, \"heuristics\": [", r->pause_us, r->scan_us, r->nthreads,
-		r->stats.root_bytes, r->stats.block_bytes, r->attached ? "true" : "false");
-	for (i = 0; i < LEAK_NHEUR; i++)
-		if (r->heuristics & (1u << i)) {
-			fprintf(f, "%s\"%s\"", sep, leak_heur_name((unsigned)i));
-			sep = ", ";
-		}
-	fputc(']', f);
-	json_leak_summary(f, &rl);
-	fputs(",\n  \"records\": [", f);
-	for (i = 0; i < r->nrecords; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		json_leak_record(f, s, pos, npos, &r->records[i], rl.supp[i]);
-	}
-	fputs(r->nrecords ? "\n  ]}" : "]}", f);
-	free(pos);
-	report_leak_free(&rl);
-}
-
 static void
 json_header(FILE *f, const struct jt_snapshot *s)
 {
@@ -574,7 +471,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
 	json_untraced(f, s);
 	json_nodebug(f, s);
 	json_peak_timeline(f, s);
-	json_leak(f, s, &js);
+	report_leak_json(f, s, js.ids, js.n);
 	json_growth(f, s);
 	json_pages(f, s);
 	free(js.ids);
