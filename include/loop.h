@@ -1,15 +1,8 @@
-/* loop.h - the tracer threads' loops: waiting for stops, the tick, SIGINT and SIGUSR1, and the end. */
+/* loop.h - the tracer threads' loops: waiting for stops, the tick, and the end (due.h: the snapshots and signals between stops). */
 #ifndef JT_LOOP_H
 #define JT_LOOP_H
 
 struct jt_tracer;
-
-/*
- * A snapshot of --interval or --duration more than this after its due time
- * is late: its JSON and a line under -v say so and why. A tenth of the
- * shortest --interval (main.c's JT_MIN_INTERVAL).
- */
-#define LOOP_LATE_MS 10
 
 /* selfsig_catch (selfsig.h), and starts the loop's tick. */
 void loop_install_signals(void);

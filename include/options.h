@@ -1,4 +1,4 @@
-/* options.h - the options a user chose on the command line (main.c parses them). */
+/* options.h - the options a user chose on the command line (cmdline.c parses them). */
 #ifndef JT_OPTIONS_H
 #define JT_OPTIONS_H
 

@@ -58,7 +58,7 @@ int report_sections_parse(const char *list, unsigned *mask);
 struct jt_due {
 	uint64_t due_ms;	/* in time_ms's clock: k * interval, or the duration */
 	uint64_t late_ms;	/* how long after due_ms it was taken */
-	const char *late_why;	/* why, when it counts as late (LOOP_LATE_MS); else NULL */
+	const char *late_why;	/* why, when it counts as late (DUE_LATE_MS); else NULL */
 };
 
 /* Everything a snapshot needs; the caller owns all of it. */
@@ -110,6 +110,9 @@ struct jt_snapshot {
 	uint64_t older_than_ms;	/* --older-than: the live figures count only blocks this old (heap_view_begin), 0 for all */
 	const struct jt_growth *growth;	/* the process's live bytes per stack at each snapshot, this one the last (growth.h), or NULL */
 };
+
+/* Whether the text report writes section sec: s->sections (--sections) names it, or is 0 for all. */
+int report_wants(const struct jt_snapshot *s, enum report_section sec);
 
 /* Writes the human-readable report. Returns 0, or -1 on a write error. */
 int report_text(FILE *f, const struct jt_snapshot *s);

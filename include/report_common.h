@@ -1,4 +1,4 @@
-/* report_common.h - what report.c gives the text (report_text.c) and JSON (report_json.c) writers. */
+/* report_common.h - what report.c gives the text (report_text.c, report_lists.c) and JSON (report_json.c) writers. */
 #ifndef JT_REPORT_COMMON_H
 #define JT_REPORT_COMMON_H
 
@@ -76,6 +76,8 @@ void report_text_frames(FILE *f, struct jt_sym *sym, const struct jt_stack *st);
 
 /* "N bytes in M blocks" (thousands separated, "block" for one) into buf; returns buf. */
 const char *report_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks);
+/* Returns the singular or plural form of a noun for a count of n. */
+const char *report_plural(uint64_t n, const char *one, const char *many);
 
 /* Returns a malloc'ed array of the stack ids ranked by `by` (heap_rank_stacks); *n gets the count. */
 uint32_t *report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n);

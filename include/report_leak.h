@@ -1,4 +1,4 @@
-/* report_leak.h - the leak verdict as the reports show it: suppressions applied, per-stack lost figures, the text section (private to the report writers, src/report_*.c). */
+/* report_leak.h - the leak verdict as the reports show it: suppressions applied, per-stack lost figures, the text section and the JSON object (private to the report writers, src/report_*.c). */
 #ifndef JT_REPORT_LEAK_H
 #define JT_REPORT_LEAK_H
 
@@ -51,5 +51,14 @@ uint64_t report_leak_cost(const struct report_leak *rl, const struct jt_stack *s
  * could run.
  */
 void report_leak_text(FILE *f, const struct jt_snapshot *s);
+
+/*
+ * The JSON snapshot's "leak_check" (nothing unless s->leak_check): null
+ * when no check could run, else the check's figures, the summary and every
+ * loss record (all kinds, whatever --show-leak-kinds lists in text), in the
+ * result's order. ids[0..n) are the snapshot's stacks in its "stacks"
+ * order: a record's "stack" is its stack's index there (null for none).
+ */
+void report_leak_json(FILE *f, const struct jt_snapshot *s, const uint32_t *ids, uint32_t n);
 
 #endif

@@ -1,18 +1,16 @@
-/* loop.c - the tracer threads' loops: waiting for stops, the tick, SIGINT and SIGUSR1, and the end. */
+/* loop.c - the tracer threads' loops: waiting for stops, the tick, and the end (due.c: the snapshots and signals between stops). */
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cpu.h"
-#include "detach.h"
+#include "due.h"
 #include "emerg.h"
 #include "testfault.h"
 #include "handover.h"
@@ -34,11 +32,6 @@
 #include "tthread.h"
 #include "uprobes.h"
 #include "util.h"
-
-/* The process-wide timer of the next due snapshot, and the main tracer thread it wakes. */
-static timer_t loop_due_timer;
-static int loop_due_timer_made;
-static pid_t loop_main_tid;
 
 void
 loop_install_signals(void)
@@ -62,184 +55,6 @@ loop_install_signals(void)
 		timer_settime(tick, 0, &its, NULL);
 }
 
-/*
- * --interval and --duration: snapshots fall due at fixed times of the main
- * process's clock (its JSON time_ms), k * interval and duration after the
- * loop began (after the attach: an attach slowed down by a busy host does not
- * eat into the duration), never "interval after the last one", so no
- * lateness adds up. They are checked between any two stops, and a timer on
- * CLOCK_MONOTONIC (the clock of util_now_us) wakes wait4 at the due time of
- * the next.
- */
-
-/* ms of the main process's clock, as its snapshots' time_ms count them. */
-static uint64_t
-loop_time_ms(const struct jt_tracer *tr)
-{
-	return (util_now_us() - tr->origin_us) / 1000;
-}
-
-static uint64_t
-loop_secs_ms(double s)
-{
-	return (uint64_t)(s * 1000 + 0.5);
-}
-
-/* --duration's end in time_ms, or 0 when it has none (it must be attached). */
-static uint64_t
-loop_duration_end(struct jt_tracer *tr)
-{
-	struct jt_proc *p = proc_find(tr, tr->main_pid);
-
-	return p && p->attached && tr->opt->duration > 0 ? tr->start_ms + loop_secs_ms(tr->opt->duration) : 0;
-}
-
-/* The first due time after after_ms (not before start_ms): the next of --interval's, or --duration's end; 0 for none. */
-static uint64_t
-loop_next_due(struct jt_tracer *tr, uint64_t after_ms)
-{
-	uint64_t iv = loop_secs_ms(tr->opt->interval), end = loop_duration_end(tr), due = 0;
-
-	if (iv)
-		due = tr->start_ms + ((after_ms - tr->start_ms) / iv + 1) * iv;
-	if (end > after_ms && (!due || end < due))
-		due = end;
-	return due;
-}
-
-/*
- * How long before a due time tracer thread 0 leaves SCHED_IDLE (cpu_hurry):
- * in SCHED_IDLE a tracee resumed on its CPU preempts it, and on a busy host
- * it may then not run again for seconds. Half the interval at most.
- */
-#define LOOP_HURRY_MS 50
-
-static uint64_t
-loop_hurry_ms(const struct jt_tracer *tr)
-{
-	uint64_t half = loop_secs_ms(tr->opt->interval) / 2;
-
-	return half && half < LOOP_HURRY_MS ? half : LOOP_HURRY_MS;
-}
-
-/*
- * The due timer's notification, in a thread of glibc's that runs in
- * SCHED_OTHER: tracer thread 0 may be in SCHED_IDLE and, on a busy host,
- * not run for seconds (16 s seen under ASan at a load of 13 on 2 CPUs), so
- * it is hurried from here, then its wait4 interrupted by the tick's signal. Nothing
- * here touches a tracee.
- */
-static void
-loop_on_due_timer(union sigval v)
-{
-	struct jt_tthread *t0 = v.sival_ptr;
-
-	cpu_hurry(&t0->cpu, loop_main_tid, 1);
-	syscall(SYS_tgkill, getpid(), loop_main_tid, SELFSIG_TICK);
-}
-
-/* Makes the due timer, for the calling thread, tracer thread 0. */
-static void
-loop_due_timer_make(void)
-{
-	struct sched_param sp = { 0 };
-	pthread_attr_t attr;
-	struct sigevent ev = {
-		.sigev_notify = SIGEV_THREAD, .sigev_notify_function = loop_on_due_timer,
-		.sigev_value.sival_ptr = tthread_self(), .sigev_notify_attributes = &attr,
-	};
-
-	loop_main_tid = gettid();
-	pthread_attr_init(&attr);
-	/* Not the caller's policy, which cpu_adapt may make SCHED_IDLE later. */
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-	pthread_attr_setschedparam(&attr, &sp);
-	loop_due_timer_made = timer_create(UTIL_CLOCK, &ev, &loop_due_timer) == 0;
-	pthread_attr_destroy(&attr);
-}
-
-/* Sets the timer to hurry and wake tracer thread 0 at at_ms of the main process's clock. */
-static void
-loop_arm(const struct jt_tracer *tr, uint64_t at_ms)
-{
-	uint64_t at = tr->origin_us + at_ms * 1000;
-	struct itimerspec its = { { 0, 0 }, { (time_t)(at / 1000000), (long)(at % 1000000) * 1000 } };
-
-	if (loop_due_timer_made)
-		timer_settime(loop_due_timer, TIMER_ABSTIME, &its, NULL);
-}
-
-/* Sets the next due time after after_ms, and the timer to wake us a little before it. */
-static void
-loop_schedule(struct jt_tracer *tr, uint64_t after_ms)
-{
-	uint64_t hurry = loop_hurry_ms(tr);
-
-	tr->due_ms = loop_next_due(tr, after_ms);
-	tr->late_why[0] = '\0';
-	cpu_hurry(&tthread_self()->cpu, 0, 0);
-	tr->due_armed = tr->due_ms <= after_ms + hurry;
-	if (tr->due_ms)
-		loop_arm(tr, tr->due_armed ? tr->due_ms : tr->due_ms - hurry);
-}
-
-/* Close to the due time: out of SCHED_IDLE, and the timer set for the due time itself. */
-static void
-loop_hurry(struct jt_tracer *tr, uint64_t now_ms)
-{
-	struct jt_cpu *c = &tthread_self()->cpu;
-
-	if (!tr->due_ms || tr->due_armed || now_ms + loop_hurry_ms(tr) < tr->due_ms)
-		return;
-	cpu_hurry(c, 0, 1);
-	loop_arm(tr, tr->due_ms);
-	tr->due_armed = 1;
-}
-
-/*
- * Called by tracer thread 0 after each piece of its work, begun at
- * since_us: the one under way at the due time held the snapshot up, and is
- * its reason if it is late.
- */
-static void
-loop_work_done(struct jt_tracer *tr, const char *what, uint64_t since_us)
-{
-	uint64_t now = util_now_us(), due = tr->origin_us + tr->due_ms * 1000;
-
-	if (!tr->due_ms || since_us >= due || now < due)
-		return;
-	snprintf(tr->late_why, sizeof(tr->late_why), "%s took %llu ms", what,
-		 (unsigned long long)((now - since_us) / 1000));
-}
-
-/* How long to wait for other work, at most ms: not past the next due time. */
-static unsigned
-loop_wait_ms(const struct jt_tracer *tr, unsigned ms)
-{
-	uint64_t now = loop_time_ms(tr);
-
-	if (!tr->due_ms || tr->due_ms >= now + ms)
-		return ms;
-	return tr->due_ms > now ? (unsigned)(tr->due_ms - now) : 1;
-}
-
-/* Writes the snapshot that fell due at due_ms, now_ms: saying when it is late, and why. */
-static void
-loop_due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64_t due_ms, uint64_t now_ms)
-{
-	struct jt_due due = { due_ms, now_ms - due_ms, NULL };
-
-	if (due.late_ms > LOOP_LATE_MS) {
-		/* None of our work was under way at the due time: we waited for a CPU. */
-		due.late_why = tr->late_why[0] ? tr->late_why : "jmptrace was not given a CPU in time (a busy host)";
-		debug_msg("snapshot %u (%s) is %llu ms late, due at %llu ms: %s", tr->nsnapshots + 1, reason,
-			  (unsigned long long)due.late_ms, (unsigned long long)due.due_ms, due.late_why);
-	}
-	tr->due = &due;
-	snapshot_write(tr, p, reason);
-	tr->due = NULL;
-}
 
 static void
 loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
@@ -262,105 +77,6 @@ loop_status_line(struct jt_tracer *tr, struct jt_proc *p)
 	tr->status_ms = now;
 	tr->status_events = tr->events;
 	tr->status_shown = 1;
-}
-
-/*
- * How long a SIGTSTP waits for the traced processes to stop too (the
- * terminal's Ctrl-Z reaches their process group with ours, in any order).
- */
-#define LOOP_TSTP_MS 200
-
-/* Non-zero when every thread of every traced process sits in a group-stop: nothing waits for us at a breakpoint. */
-static int
-loop_all_group_stopped(struct jt_tracer *tr)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
-		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext, n++)
-			if (t->state != TS_GROUP_STOPPED)
-				return 0;
-	return n > 0;
-}
-
-/*
- * SIGTSTP (Ctrl-Z): jmptrace stops only along with the processes it traces,
- * which would otherwise wait at its breakpoints for as long as it is
- * stopped. A Ctrl-Z that stopped them too stops jmptrace; one sent to
- * jmptrace alone is refused with a line.
- */
-static void
-loop_tstp(struct jt_tracer *tr, struct jt_proc *p)
-{
-	uint64_t since;
-
-	if (!selfsig_tstp_pending(&since))
-		return;
-	if (loop_all_group_stopped(tr)) {
-		selfsig_tstp_done();
-		debug_msg("SIGTSTP: every traced thread is stopped too: stopping");
-		kill(getpid(), SIGSTOP);
-		return;
-	}
-	if (util_now_ms() - since < LOOP_TSTP_MS)
-		return;
-	selfsig_tstp_done();
-	error_msg("SIGTSTP refused: process %d would wait at jmptrace's breakpoints while jmptrace is stopped; %s",
-		  p->pid, p->attached ? "Ctrl-C or SIGTERM detaches" : "stop the program itself (kill -TSTP), or Ctrl-C");
-}
-
-/* The snapshot that is due, if any, or asked for by a signal; then the stop a signal asked for. */
-static void
-loop_flags(struct jt_tracer *tr)
-{
-	struct jt_proc *p = proc_find(tr, tr->main_pid);
-	int stop, due, wrote = 0, snap, ended;
-	uint64_t now, since = util_now_us();
-
-	if (!p)
-		return;
-	loop_tstp(tr, p);
-	stop = selfsig_take_stop();
-	snap = selfsig_take_snapshot();
-	now = loop_time_ms(tr);
-	loop_hurry(tr, now);
-	due = tr->due_ms && now >= tr->due_ms;
-	/* --duration's end: a last snapshot, its due one, then the detach. */
-	ended = due && !stop && loop_duration_end(tr) && now >= loop_duration_end(tr);
-	if (tr->status_shown && (snap || stop || due))
-		fputc('\n', stderr);
-	if (snap || stop) {
-		/*
-		 * Out of SCHED_IDLE for it (and the detach after a stop): the
-		 * program's threads wait stopped meanwhile, and an idle-class
-		 * thread 0 whose CPU another task holds got no CPU for a minute
-		 * (detach_signal.t, 1 run in 10: symbolizing, 0 s of CPU in 19 s).
-		 */
-		cpu_hurry(&tthread_self()->cpu, 0, 1);
-		snapshot_write(tr, p, stop ? "signal" : "sigusr1");
-		if (!stop && !tr->due_armed)
-			cpu_hurry(&tthread_self()->cpu, 0, 0);
-		wrote = 1;
-	}
-	if (due && !stop) {
-		loop_due_snapshot(tr, p, ended ? "duration" : "interval", ended ? loop_duration_end(tr) : tr->due_ms, now);
-		wrote = 1;
-	}
-	if (due)
-		loop_schedule(tr, now);
-	if (wrote)
-		loop_work_done(tr, tr->opt->leak_check ? "the snapshot before it, with its leak check,"
-			       : "the snapshot before it", since);
-	if (!stop && !ended)
-		return;
-	/* A signal that ends jmptrace lets a launched program go too: it runs on, untraced. */
-	if (p->attached || selfsig_fatal()) {
-		detach_all(tr);
-		return;
-	}
-	/* In launch mode the program shares our terminal and gets its own SIGINT. */
-	if (stop != SIGINT)
-		kill(p->pid, stop);
 }
 
 /*
@@ -546,8 +262,8 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	locked = util_now_us();
 	tthread_lock(&tr->tthreads);
 	if (tt->index == 0) {
-		loop_work_done(tr, "waiting for a stop", waited);
-		loop_work_done(tr, "waiting for the other tracer threads", locked);
+		due_work_done(tr, "waiting for a stop", waited);
+		due_work_done(tr, "waiting for the other tracer threads", locked);
 	}
 	if (tid < 0 && errno == EINTR)
 		return 0;
@@ -597,7 +313,7 @@ loop_dispatch(struct jt_tracer *tr, struct jt_tthread *tt, pid_t tid, int status
 	tt->unwind_unlock = 0;
 	loop_reports_due(tr);
 	if (tt->index == 0)
-		loop_work_done(tr, "handling a stop", since);
+		due_work_done(tr, "handling a stop", since);
 }
 
 /*
@@ -660,7 +376,7 @@ loop_tthread(void *arg)
 
 /*
  * How many tracer threads to run: one per CPU we may use, unless
- * --tracer-threads chose (main.c keeps that within 1..JT_MAX_TTHREADS). One
+ * --tracer-threads chose (cmdline.c keeps that within 1..JT_MAX_TTHREADS). One
  * thread per CPU lets each stop be a same-CPU switch between a tracee and its
  * own tracer thread while the other CPUs do the same.
  */
@@ -719,20 +435,6 @@ loop_done(const struct jt_tracer *tr)
 	return 1;
 }
 
-/* Starts the clock of the due snapshots: the main process's time_ms, now, and the first due time. */
-static void
-loop_start_clock(struct jt_tracer *tr)
-{
-	struct jt_proc *p = proc_find(tr, tr->main_pid);
-
-	/* time_ms began at the main process's heap_new: before the launch or the attach. */
-	tr->start_ms = p ? heap_clock_ms(p->heap) : 0;
-	tr->origin_us = util_now_us() - tr->start_ms * 1000;
-	if (tr->opt->interval > 0 || tr->opt->duration > 0)
-		loop_due_timer_make();
-	loop_schedule(tr, tr->start_ms);
-}
-
 int
 loop_run(struct jt_tracer *tr)
 {
@@ -741,7 +443,7 @@ loop_run(struct jt_tracer *tr)
 
 	tr->status_ms = util_now_ms();
 	tr->arrived = loop_arrived;
-	loop_start_clock(tr);
+	due_start(tr);
 	tthread_start(&tr->tthreads, loop_thread_count(tr), loop_tthread);
 	/* Only now: the other tracer threads must not inherit a single CPU. */
 	if (tr->opt->pin)
@@ -754,7 +456,7 @@ loop_run(struct jt_tracer *tr)
 		int status;
 		pid_t tid;
 
-		loop_flags(tr);
+		due_check(tr);
 		if (tr->detached)
 			break;
 		since = util_now_us();
@@ -763,14 +465,14 @@ loop_run(struct jt_tracer *tr)
 		loop_run_deferred(tr);
 		loop_rtld_due(tr);
 		loop_reports_due(tr);
-		loop_work_done(tr, "taking threads handed over", since);
+		due_work_done(tr, "taking threads handed over", since);
 		tid = loop_wait_next(tr, self, &status);
 		if (tid == 0)
 			continue;
 		if (tid < 0) {
 			/* With -f, the processes left may all be traced by other tracer threads. */
 			if (errno == ECHILD && tr->tthreads.n > 1 && !loop_done(tr)) {
-				handover_wait(tr, loop_wait_ms(tr, 200));
+				handover_wait(tr, due_wait_ms(tr, 200));
 				continue;
 			}
 			if (errno != ECHILD)
@@ -783,9 +485,7 @@ loop_run(struct jt_tracer *tr)
 	/* Events lost since stderr last said so, said now whatever the rate limit. */
 	tr->lost_said_ms = tr->lost_check_ms = 0;
 	loop_lost_say(tr, util_now_ms());
-	if (loop_due_timer_made)
-		timer_delete(loop_due_timer);	/* no more hurry or wake-up for thread 0 */
-	loop_due_timer_made = 0;
+	due_stop();
 	loop_stop_tthreads(tr);
 	loop_reports_due(tr);
 	tthread_clear_waited(self);

@@ -146,6 +146,12 @@ report_bytes_blocks(char *buf, size_t len, uint64_t bytes, uint64_t blocks)
 	return buf;
 }
 
+const char *
+report_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 uint32_t *
 report_rank(const struct jt_heap *h, enum heap_rank by, uint32_t *n)
 {
@@ -214,6 +220,12 @@ report_sections_parse(const char *list, unsigned *mask)
 			return 0;
 		p = comma + 1;
 	}
+}
+
+int
+report_wants(const struct jt_snapshot *s, enum report_section sec)
+{
+	return !s->sections || (s->sections & (1u << sec));
 }
 
 uint64_t

@@ -10,6 +10,7 @@
 #include "outfile.h"
 #include "report.h"
 #include "report_common.h"
+#include "report_jsonval.h"
 #include "report_leak.h"
 #include "report_seen.h"
 #include "supp.h"
@@ -31,146 +32,6 @@ struct jt_json_out {
 	unsigned nsnapshots;	/* written so far: decides whether a comma is due */
 	struct jt_seen *seen;	/* what the file holds of each process's stacks */
 };
-
-/* Length of the valid UTF-8 sequence at p, or 0 when the bytes there are not one. */
-static int
-json_utf8_len(const unsigned char *p)
-{
-	int len, i;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong 3- and 4-byte forms, surrogates and code points past U+10FFFF. */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)
-	    || (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return len;
-}
-
-/*
- * Writes str as a JSON string, or null. Paths and names are bytes, not
- * necessarily UTF-8; a byte that is not part of valid UTF-8 becomes U+FFFD
- * so that strict parsers still accept the file.
- */
-static void
-json_str(FILE *f, const char *str)
-{
-	const unsigned char *p = (const unsigned char *)str;
-	int len;
-
-	if (!str) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p == '\r')
-			fputs("\\r", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p < 0x80)
-			fputc(*p, f);
-		else if ((len = json_utf8_len(p)) > 0) {
-			fwrite(p, 1, len, f);
-			p += len - 1;
-		} else
-			fputs("\\ufffd", f);
-	}
-	fputc('"', f);
-}
-
-static void
-json_frame(FILE *f, const struct jt_frame *fr)
-{
-	fprintf(f, "{\"address\": \"0x%" PRIx64 "\", \"module\": ", fr->address);
-	json_str(f, fr->module);
-	/* For "module+0xOFFSET" (report_frame_label), which stays from run to run: jmptrace diff. */
-	if (fr->module)
-		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\"", fr->offset);
-	else
-		fputs(", \"offset\": null", f);
-	fputs(", \"function\": ", f);
-	json_str(f, fr->function);
-	fputs(", \"file\": ", f);
-	json_str(f, fr->file);
-	fprintf(f, ", \"line\": %d, \"inlined\": %s}", fr->file ? fr->line : 0,
-		fr->inlined ? "true" : "false");
-}
-
-/*
- * Writes "site": the index in "frames" of the frame that names the code
- * that allocated (report_site: the first outside the allocator's
- * wrappers), then "frames": [...] for st: every source-level frame of every pc.
- */
-static void
-json_frames(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st)
-{
-	struct jt_sym *sym = s->sym;
-	struct jt_frame fr[REPORT_MAX_FRAMES];
-	const char *sep = "\n    ";
-	uint32_t i;
-	int n, k;
-
-	fprintf(f, "\"site\": %d, \"frames\": [", report_site(sym, s->wrap, st));
-	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(sym, st, i, fr);
-		for (k = 0; k < n; k++, sep = ",\n    ") {
-			fputs(sep, f);
-			json_frame(f, &fr[k]);
-		}
-	}
-	/* Only on a cut stack, so that every other stack reads as before. */
-	fputs(!st->truncated ? "]" : st->truncated == HEAP_CUT_DEPTH ? "], \"truncated\": true"
-								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
-}
-
-/*
- * As json_frames, with each frame given by its number in the file's frame
- * table (seen_frame): a frame's object is written once per file, in the
- * "new_frames" of the snapshot that first lists it.
- */
-static void
-json_frame_ids(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, struct jt_seen *seen)
-{
-	struct jt_frame fr[REPORT_MAX_FRAMES];
-	const char *sep = "";
-	char *text;
-	size_t len;
-	uint32_t i;
-	int n, k;
-
-	fprintf(f, "\"site\": %d, \"frames\": [", report_site(s->sym, s->wrap, st));
-	for (i = 0; i < st->depth; i++) {
-		n = report_resolve(s->sym, st, i, fr);
-		for (k = 0; k < n; k++, sep = ", ") {
-			FILE *m = open_memstream(&text, &len);
-
-			if (!m)
-				continue;
-			json_frame(m, &fr[k]);
-			if (fclose(m) == 0)
-				fprintf(f, "%s%" PRIu32, sep, seen_frame(seen, text, len));
-			free(text);
-		}
-	}
-	fputs(!st->truncated ? "]" : st->truncated == HEAP_CUT_DEPTH ? "], \"truncated\": true"
-								 : "], \"truncated\": true, \"cut_by\": \"stack-copy\"", f);
-}
 
 /* "histogram": {"16": n, ...}: the non-zero buckets, by their upper bound, smallest first. */
 static void
@@ -213,7 +74,7 @@ json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, cons
 	json_histogram(f, st);
 	if (supp) {
 		fputs(", \"suppressed\": ", f);
-		json_str(f, supp);
+		jsonval_str(f, supp);
 		/* A rule of the runtime's (stdio buffers...): the text counts these on their own line. */
 		if (supp_is_runtime(s->supp, supp))
 			fputs(", \"runtime\": true", f);
@@ -221,7 +82,7 @@ json_stack(FILE *f, const struct jt_snapshot *s, const struct jt_stack *st, cons
 	/* The frames once per file: a later entry of the stack has its figures only. */
 	if (first) {
 		fputs(",\n   ", f);
-		json_frame_ids(f, s, st, seen);
+		jsonval_frame_ids(f, s, st, seen);
 	}
 	fputc('}', f);
 }
@@ -258,7 +119,7 @@ json_invalid_frees(FILE *f, const struct jt_snapshot *s)
 
 		fprintf(f, "%s  {\"count\": %" PRIu64 ", \"inside\": %" PRIu64 ",\n   ", i ? ",\n" : "\n",
 			st->invalid_frees, st->inside_frees);
-		json_frames(f, s, st);
+		jsonval_frames(f, s, st);
 		fputc('}', f);
 	}
 	free(ids);
@@ -275,11 +136,11 @@ json_untraced(FILE *f, const struct jt_snapshot *s)
 	fputs(",\n \"untraced\": [", f);
 	for (size_t i = 0; i < s->nuntraced; i++) {
 		fputs(i ? ", {\"function\": " : "{\"function\": ", f);
-		json_str(f, alloc_fns[s->untraced[i].fn].name);
+		jsonval_str(f, alloc_fns[s->untraced[i].fn].name);
 		fputs(", \"module\": ", f);
-		json_str(f, s->untraced[i].module);
+		jsonval_str(f, s->untraced[i].module);
 		fputs(", \"reason\": ", f);
-		json_str(f, s->untraced[i].reason);
+		jsonval_str(f, s->untraced[i].reason);
 		if (s->untraced[i].missed_until_ms)
 			fprintf(f, ", \"missed_until_ms\": %" PRIu64, s->untraced[i].missed_until_ms);
 		fputc('}', f);
@@ -297,7 +158,7 @@ json_nodebug(FILE *f, const struct jt_snapshot *s)
 	fputs(",\n \"no_debug_info\": [", f);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, mods[i]);
+		jsonval_str(f, mods[i]);
 	}
 	fputc(']', f);
 }
@@ -379,7 +240,7 @@ json_totals(FILE *f, const struct jt_snapshot *s, const struct jt_heap_totals *t
 	fputs(" \"totals\": {\"calls\": {", f);
 	for (i = 0; i < s->ncalls; i++) {
 		fputs(i ? ", " : "", f);
-		json_str(f, alloc_fns[s->call_fns[i]].name);
+		jsonval_str(f, alloc_fns[s->call_fns[i]].name);
 		fprintf(f, ": %" PRIu64, s->calls[i]);
 	}
 	fprintf(f, "}, \"alloc_calls\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
@@ -482,7 +343,7 @@ json_pages(FILE *f, const struct jt_snapshot *s)
 			", \"peak_bytes\": %" PRIu64 ", \"peak_regions\": %" PRIu64 ", \"mappings\": %" PRIu64 ", ",
 			i ? ",\n  " : "\n  ", st->id, st->live_bytes, st->live_blocks, st->peak_bytes, st->peak_blocks,
 			st->alloc_calls);
-		json_frames(f, s, st);
+		jsonval_frames(f, s, st);
 		fputc('}', f);
 	}
 	fputs(n ? "\n  ]" : "]", f);
@@ -492,127 +353,24 @@ json_pages(FILE *f, const struct jt_snapshot *s)
 	fputc('}', f);
 }
 
-/* {"bytes": N, "blocks": M} */
-static void
-json_bb(FILE *f, uint64_t bytes, uint64_t blocks)
-{
-	fprintf(f, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", bytes, blocks);
-}
-
-/* "summary": memcheck's LEAK SUMMARY, suppressed records left out of their kind and counted apart. */
-static void
-json_leak_summary(FILE *f, const struct report_leak *rl)
-{
-	static const enum leak_kind order[] = { LEAK_DEFINITE, LEAK_INDIRECT, LEAK_POSSIBLE, LEAK_REACHABLE };
-	const char *sep = "";
-	unsigned i;
-
-	fputs(",\n  \"summary\": {", f);
-	for (i = 0; i < ARRAY_SIZE(order); i++) {
-		fprintf(f, "\"%s\": ", leak_kind_key(order[i]));
-		json_bb(f, rl->bytes[order[i]], rl->blocks[order[i]]);
-		fputs(", ", f);
-	}
-	fputs("\"reachable_via_heuristic\": {", f);
-	for (i = 0; i < LEAK_NHEUR; i++) {
-		if (!rl->r->heur_blocks[i])
-			continue;
-		fprintf(f, "%s\"%s\": ", sep, leak_heur_name(i));
-		json_bb(f, rl->r->heur_bytes[i], rl->r->heur_blocks[i]);
-		sep = ", ";
-	}
-	fputs("}, \"suppressed\": ", f);
-	json_bb(f, rl->supp_bytes, rl->supp_blocks);
-	fputc('}', f);
-}
-
-/* One loss record; "stack" is the index of its entry in "stacks" (null for none). */
-static void
-json_leak_record(FILE *f, const struct jt_snapshot *s, const long *pos, uint32_t npos,
-		 const struct leak_record *rec, int suppressed)
-{
-	long idx = rec->stack_id < npos ? pos[rec->stack_id] : -1;
-
-	fprintf(f, "   {\"record\": %" PRIu32 ", \"leak_kind\": \"%s\", \"stack\": ", rec->number,
-		leak_kind_key(rec->kind));
-	if (idx >= 0)
-		fprintf(f, "%ld", idx);
-	else
-		fputs("null", f);
-	fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"indirect_bytes\": %" PRIu64
-		", \"indirect_blocks\": %" PRIu64 ", \"suppressed\": %s,\n    ", rec->bytes, rec->blocks,
-		rec->ind_bytes, rec->ind_blocks, suppressed ? "true" : "false");
-	json_frames(f, s, heap_stack_get(s->heap, rec->stack_id));
-	fputc('}', f);
-}
-
-/*
- * With --leak-check, "leak_check": null when no check could run, else the
- * check's figures, the summary and every loss record (all kinds, whatever
- * --show-leak-kinds lists in text), in the result's order.
- */
-static void
-json_leak(FILE *f, const struct jt_snapshot *s, const struct json_stacks *js)
-{
-	const struct leak_result *r = s->leak;
-	uint32_t npos = heap_stack_count(s->heap);
-	struct report_leak rl;
-	const char *sep = "";
-	long *pos;
-	size_t i;
-
-	if (!s->leak_check)
-		return;
-	if (!r) {
-		fputs(",\n \"leak_check\": null", f);
-		return;
-	}
-	report_leak_init(&rl, s);
-	/* Where each stack is in "stacks", so that a record names its entry. */
-	pos = xmalloc((npos + 1) * sizeof(*pos));
-	for (i = 0; i < npos; i++)
-		pos[i] = -1;
-	for (i = 0; i < js->n; i++)
-		pos[js->ids[i]] = (long)i;
-	fprintf(f, ",\n \"leak_check\": {\"pause_us\": %" PRIu64 ", \"scan_us\": %" PRIu64
-		", \"threads\": %u, \"root_bytes\": %" PRIu64 ", \"block_bytes\": %" PRIu64
-		", \"attached\": %s, \"heuristics\": [", r->pause_us, r->scan_us, r->nthreads,
-		r->stats.root_bytes, r->stats.block_bytes, r->attached ? "true" : "false");
-	for (i = 0; i < LEAK_NHEUR; i++)
-		if (r->heuristics & (1u << i)) {
-			fprintf(f, "%s\"%s\"", sep, leak_heur_name((unsigned)i));
-			sep = ", ";
-		}
-	fputc(']', f);
-	json_leak_summary(f, &rl);
-	fputs(",\n  \"records\": [", f);
-	for (i = 0; i < r->nrecords; i++) {
-		fputs(i ? ",\n" : "\n", f);
-		json_leak_record(f, s, pos, npos, &r->records[i], rl.supp[i]);
-	}
-	fputs(r->nrecords ? "\n  ]}" : "]}", f);
-	free(pos);
-	report_leak_free(&rl);
-}
-
 static void
 json_header(FILE *f, const struct jt_snapshot *s)
 {
 	char sig[32];
 
 	fputs("{\"reason\": ", f);
-	json_str(f, s->reason);
+	jsonval_str(f, s->reason);
 	fprintf(f, ", \"pid\": %d, \"command\": ", s->pid);
-	json_str(f, s->command);
+	jsonval_str(f, s->command);
 	fputs(", \"exe\": ", f);
-	json_str(f, s->exe);
+	jsonval_str(f, s->exe);
 	fprintf(f, ", \"exited\": %s, \"exit_status\": ", s->exited ? "true" : "false");
 	if (s->exited && !s->killed_by)
 		fprintf(f, "%d", s->exit_status);
 	else
 		fputs("null", f);
 	fputs(", \"killed_by\": ", f);
-	json_str(f, s->killed_by ? report_signame(s->killed_by, sig, sizeof(sig)) : NULL);
+	jsonval_str(f, s->killed_by ? report_signame(s->killed_by, sig, sizeof(sig)) : NULL);
 	fprintf(f, ", \"attached\": %s, \"seq\": %u, \"time_ms\": %" PRIu64 ",\n",
 		s->attached ? "true" : "false", s->seq, s->time_ms);
 	/* An image after an exec: its stack ids and timeline are its own, not those of the pid's image before. */
@@ -633,7 +391,7 @@ json_due(FILE *f, const struct jt_due *d)
 	if (!d)
 		return;
 	fprintf(f, " \"due_ms\": %" PRIu64 ", \"late_ms\": %" PRIu64 ", \"late_why\": ", d->due_ms, d->late_ms);
-	json_str(f, d->late_why);
+	jsonval_str(f, d->late_why);
 	fputs(",\n", f);
 }
 
@@ -713,7 +471,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
 	json_untraced(f, s);
 	json_nodebug(f, s);
 	json_peak_timeline(f, s);
-	json_leak(f, s, &js);
+	report_leak_json(f, s, js.ids, js.n);
 	json_growth(f, s);
 	json_pages(f, s);
 	free(js.ids);

@@ -1,4 +1,4 @@
-/* report_leak.c - the leak verdict in the reports: suppressions applied to the loss records, per-stack lost figures, the text LEAK CHECK section. */
+/* report_leak.c - the leak verdict in the reports: suppressions applied to the loss records, per-stack lost figures, the text LEAK CHECK section, the JSON "leak_check". */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "leak.h"
 #include "report.h"
 #include "report_common.h"
+#include "report_jsonval.h"
 #include "report_leak.h"
 #include "supp.h"
 #include "util.h"
@@ -197,5 +198,103 @@ report_leak_text(FILE *f, const struct jt_snapshot *s)
 	}
 	leak_text_summary(f, &rl);
 	fputc('\n', f);
+	report_leak_free(&rl);
+}
+
+/* {"bytes": N, "blocks": M} */
+static void
+leak_json_bb(FILE *f, uint64_t bytes, uint64_t blocks)
+{
+	fprintf(f, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", bytes, blocks);
+}
+
+/* "summary": memcheck's LEAK SUMMARY, suppressed records left out of their kind and counted apart. */
+static void
+leak_json_summary(FILE *f, const struct report_leak *rl)
+{
+	static const enum leak_kind order[] = { LEAK_DEFINITE, LEAK_INDIRECT, LEAK_POSSIBLE, LEAK_REACHABLE };
+	const char *sep = "";
+	unsigned i;
+
+	fputs(",\n  \"summary\": {", f);
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		fprintf(f, "\"%s\": ", leak_kind_key(order[i]));
+		leak_json_bb(f, rl->bytes[order[i]], rl->blocks[order[i]]);
+		fputs(", ", f);
+	}
+	fputs("\"reachable_via_heuristic\": {", f);
+	for (i = 0; i < LEAK_NHEUR; i++) {
+		if (!rl->r->heur_blocks[i])
+			continue;
+		fprintf(f, "%s\"%s\": ", sep, leak_heur_name(i));
+		leak_json_bb(f, rl->r->heur_bytes[i], rl->r->heur_blocks[i]);
+		sep = ", ";
+	}
+	fputs("}, \"suppressed\": ", f);
+	leak_json_bb(f, rl->supp_bytes, rl->supp_blocks);
+	fputc('}', f);
+}
+
+/* One loss record; "stack" is the index of its entry in "stacks" (null for none). */
+static void
+leak_json_record(FILE *f, const struct jt_snapshot *s, const long *pos, uint32_t npos,
+		 const struct leak_record *rec, int suppressed)
+{
+	long idx = rec->stack_id < npos ? pos[rec->stack_id] : -1;
+
+	fprintf(f, "   {\"record\": %" PRIu32 ", \"leak_kind\": \"%s\", \"stack\": ", rec->number,
+		leak_kind_key(rec->kind));
+	if (idx >= 0)
+		fprintf(f, "%ld", idx);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"indirect_bytes\": %" PRIu64
+		", \"indirect_blocks\": %" PRIu64 ", \"suppressed\": %s,\n    ", rec->bytes, rec->blocks,
+		rec->ind_bytes, rec->ind_blocks, suppressed ? "true" : "false");
+	jsonval_frames(f, s, heap_stack_get(s->heap, rec->stack_id));
+	fputc('}', f);
+}
+
+void
+report_leak_json(FILE *f, const struct jt_snapshot *s, const uint32_t *ids, uint32_t n)
+{
+	const struct leak_result *r = s->leak;
+	uint32_t npos = heap_stack_count(s->heap);
+	struct report_leak rl;
+	const char *sep = "";
+	long *pos;
+	size_t i;
+
+	if (!s->leak_check)
+		return;
+	if (!r) {
+		fputs(",\n \"leak_check\": null", f);
+		return;
+	}
+	report_leak_init(&rl, s);
+	/* Where each stack is in "stacks", so that a record names its entry. */
+	pos = xmalloc((npos + 1) * sizeof(*pos));
+	for (i = 0; i < npos; i++)
+		pos[i] = -1;
+	for (i = 0; i < n; i++)
+		pos[ids[i]] = (long)i;
+	fprintf(f, ",\n \"leak_check\": {\"pause_us\": %" PRIu64 ", \"scan_us\": %" PRIu64
+		", \"threads\": %u, \"root_bytes\": %" PRIu64 ", \"block_bytes\": %" PRIu64
+		", \"attached\": %s, \"heuristics\": [", r->pause_us, r->scan_us, r->nthreads,
+		r->stats.root_bytes, r->stats.block_bytes, r->attached ? "true" : "false");
+	for (i = 0; i < LEAK_NHEUR; i++)
+		if (r->heuristics & (1u << i)) {
+			fprintf(f, "%s\"%s\"", sep, leak_heur_name((unsigned)i));
+			sep = ", ";
+		}
+	fputc(']', f);
+	leak_json_summary(f, &rl);
+	fputs(",\n  \"records\": [", f);
+	for (i = 0; i < r->nrecords; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		leak_json_record(f, s, pos, npos, &r->records[i], rl.supp[i]);
+	}
+	fputs(r->nrecords ? "\n  ]}" : "]}", f);
+	free(pos);
 	report_leak_free(&rl);
 }
