@@ -268,6 +268,12 @@ subtest '--help, the manual page and the README list every option' => sub {
 	for my $want (qw(--tracer-threads --unwinder --no-cpu-follow --no-emulate -v --verbose)) {
 		ok((grep { $_ eq $want } @names), "--help shows $want");
 	}
+	# --sections: the names --help lists are the ones the parser takes (it names them when refused).
+	my ($listed) = $help->{stdout} =~ /--sections LIST\n\s+the text report's sections, a comma list of ([^(]*?)\s*\(default/;
+	my $bad = JT::run_cmd(argv => [$JT, '--sections', 'nosuch', '--', '/bin/true'], timeout => 60);
+	my ($taken) = $bad->{stderr} =~ /give a comma list of ([^\n]*)$/m;
+	s/\s+/ /g for grep { defined } $listed, $taken;
+	is($listed, $taken, '--help lists every section name --sections takes');
 	my $man = JT::slurp(root() . '/doc/jmptrace.1') // '';
 	my $readme = JT::slurp(root() . '/README.md') // '';
 	for my $n (@names) {
