@@ -21,6 +21,7 @@
 #include "restart.h"
 #include "tracer.h"
 #include "tthread.h"
+#include "up_child.h"
 #include "uprobes.h"
 #include "util.h"
 
@@ -52,6 +53,8 @@ lifecycle_release_child(struct jt_proc *parent, pid_t pid)
 		perror_msg("child %d: cannot give its CPU affinity back", pid);
 	if (bp_restore_into(&parent->bps, pid) < 0)
 		debug_msg("could not clean breakpoints out of child %d", pid);
+	if (up_child_release(parent, pid) < 0)
+		debug_msg("could not clean the uprobes' trap bytes out of child %d", pid);
 	if (kops_request(PTRACE_DETACH, pid, 0) < 0 && errno != ESRCH)
 		perror_msg("ptrace(PTRACE_DETACH, %d)", pid);
 }

@@ -10,6 +10,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use File::Temp;
 use Test::More;
 use Time::HiRes qw(time);
 use JT;
@@ -66,6 +67,70 @@ for my $case (['allocators', 'pie', [3]], ['allocators', 'static', [3]], ['cxx',
 			is_deeply($u && JT::source_figures($u), $p && JT::source_figures($p), "$prog-$mode, $path path: the ptrace source's figures")
 				or diag(explain($u && JT::source_figures($u)), explain($p && JT::source_figures($p)));
 		}
+	}
+}
+
+# The bytes of process $pid's executable file mappings that differ from their files, or -1.
+sub code_diffs {
+	my ($pid) = @_;
+	no warnings 'portable';	# hex() of 64-bit addresses
+	open(my $maps, '<', "/proc/$pid/maps") or return -1;
+	open(my $mem, '<:raw', "/proc/$pid/mem") or return -1;
+	my $n = 0;
+	while (my $l = <$maps>) {
+		my ($lo, $hi, $perm, $off, $path) = $l =~ /^(\w+)-(\w+) (\S+) (\w+) \S+ \d+\s+(\/\S+)\n/ or next;
+		next unless $perm =~ /x/;
+		open(my $f, '<:raw', $path) or return -1;
+		my $len = hex($hi) - hex($lo);
+		sysseek($f, hex($off), 0) or return -1;
+		my $got = sysread($f, my $file, $len) // return -1;
+		sysseek($mem, hex($lo), 0) or return -1;
+		(sysread($mem, my $code, $got) // -1) == $got or return -1;
+		$n += ($code ^ $file) =~ tr/\0//c;
+	}
+	return $n;
+}
+
+# The pid of a child of process $pid that runs the program $name, not traced (jmptrace let it go), or undef.
+sub untraced_child {
+	my ($pid, $name) = @_;
+	return JT::wait_until(sub {
+		for my $c (split ' ', JT::slurp("/proc/$pid/task/$pid/children") // '') {
+			return $c if (readlink("/proc/$c/exe") // '') eq $name
+				&& (JT::slurp("/proc/$c/status") // '') =~ /^TracerPid:\s+0$/m;
+		}
+		return undef;
+	}, 60);
+}
+
+# A child forked without -f copies the parent's pages with the kernel's trap bytes, and the
+# kernel leaves them there: it trapped at every allocator call for its whole life. jmptrace
+# puts the file's bytes back into the child's copy when it lets the child go: its code is its
+# files', while the traced parent's has the trap bytes. Both paths, both link kinds.
+for my $case (['pie', 'bpf'], ['static', 'bpf'], ['pie', 'perf'], ['static', 'perf']) {
+	my ($mode, $path) = @$case;
+	SKIP: {
+		skip "this kernel takes the perf path: $no_bpf", 4 if $path eq 'bpf' && defined $no_bpf;
+		local $ENV{JMPTRACE_TEST_UPROBE_PATH};
+		$ENV{JMPTRACE_TEST_UPROBE_PATH} = 'perf' if $path eq 'perf';
+		my $dir = File::Temp::tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+		my $j = JT::spawn(argv => [$JT, '--source', 'uprobe', '-o', "$dir/r.txt", '--', prog_path('forker', $mode),
+					   'wait', "$dir/gate"], dir => $dir, name => 'jt');
+		# The program (the perf path's keeper is jmptrace's child too), and its child once let go.
+		my $prog = JT::wait_until(sub {
+			for my $c (split ' ', JT::slurp("/proc/$j->{pid}/task/$j->{pid}/children") // '') {
+				return $c if (readlink("/proc/$c/exe") // '') eq prog_path('forker', $mode);
+			}
+			return undef;
+		}, 60);
+		my $child = $prog && untraced_child($prog, prog_path('forker', $mode));
+		my ($in_parent, $in_child) = ($prog ? code_diffs($prog) : -1, $child ? code_diffs($child) : -1);
+		JT::spew("$dir/gate", '');
+		my $st = JT::reap($j, 60);
+		ok($in_parent > 0, "forker-$mode, $path path: the traced parent's code holds trap bytes ($in_parent)");
+		is($in_child, 0, "forker-$mode, $path path: the child let go has its files' code, no trap byte");
+		is($st, 0, "forker-$mode, $path path: exit 0") or diag(JT::slurp($j->{err}) // '');
+		is(JT::slurp($j->{out}), "forker: child done\nforker: child exit 7\n", "forker-$mode, $path path: the program's output");
 	}
 }
 

@@ -5,7 +5,9 @@
  * The child inherits the parent's memory, breakpoints included, so it only lives if the
  * tracer deals with fork. spawn: parent_leak(), then system("exit 3") (glibc runs it with
  * posix_spawn, a vfork-like clone that shares the parent's memory until it execs), prints
- * its status and exits 0. exec: parent_leak(), then execv(PROGRAM, ARGS).
+ * its status and exits 0. exec: parent_leak(), then execv(PROGRAM, ARGS). `forker wait GATE`:
+ * as fork, but the child waits until the file GATE exists (60 s at most) before it leaks,
+ * so that a test can look at its memory meanwhile.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,8 @@ main(int argc, char **argv)
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {
+		for (int i = 0; argc > 2 && strcmp(argv[1], "wait") == 0 && access(argv[2], F_OK) != 0 && i < 6000; i++)
+			usleep(10000);
 		child_leak();
 		say(1, "forker: child done\n");
 		_exit(7);
