@@ -259,6 +259,15 @@ shard_has(const struct live_shard *s, size_t j, uint64_t q)
 	return j < s->nslots && ent_used(&s->e[j]) && ent_q(&s->e[j]) == q;
 }
 
+/* The slot of key x's entry in s, its shard (live_get, live_take), or -1 when it has none. */
+static ptrdiff_t
+shard_find(const struct live_shard *s, uint64_t x)
+{
+	size_t j = shard_seek(s, x & Q_MASK);
+
+	return shard_has(s, j, x & Q_MASK) ? (ptrdiff_t)j : -1;
+}
+
 /* Opens slot j for a new entry by moving the run from j one slot on; -1 when it reaches the end. */
 static int
 shard_open(struct live_shard *s, size_t j)
@@ -392,9 +401,9 @@ live_set(struct jt_live *l, uint64_t addr, const struct jt_block *b, struct jt_b
 int
 live_get(const struct jt_live *l, uint64_t addr, struct jt_block *b)
 {
-	uint64_t x, q;
 	const struct live_shard *s;
-	size_t j;
+	ptrdiff_t j;
+	uint64_t x;
 
 	if (!key_of(addr, &x)) {
 		const struct jt_slot *o = table_find(&l->odd, addr);
@@ -406,9 +415,7 @@ live_get(const struct jt_live *l, uint64_t addr, struct jt_block *b)
 		return 0;
 	}
 	s = &l->sh[x >> Q_BITS];
-	q = x & Q_MASK;
-	j = shard_seek(s, q);
-	if (!shard_has(s, j, q))
+	if ((j = shard_find(s, x)) < 0)
 		return -1;
 	if (b)
 		ent_read(l, &s->e[j], addr, b);
@@ -445,21 +452,19 @@ odd_take(struct jt_live *l, uint64_t addr, struct jt_block *b)
 int
 live_take(struct jt_live *l, uint64_t addr, struct jt_block *b)
 {
-	uint64_t x, q;
 	struct live_shard *s;
-	size_t j;
+	ptrdiff_t j;
+	uint64_t x;
 
 	if (!key_of(addr, &x))
 		return odd_take(l, addr, b);
 	s = &l->sh[x >> Q_BITS];
-	q = x & Q_MASK;
-	j = shard_seek(s, q);
-	if (!shard_has(s, j, q))
+	if ((j = shard_find(s, x)) < 0)
 		return -1;
 	if (b)
 		ent_read(l, &s->e[j], addr, b);
 	ent_release(l, &s->e[j], addr);
-	shard_close(s, j);
+	shard_close(s, (size_t)j);
 	return 0;
 }
 
