@@ -74,6 +74,9 @@ struct up_grave {
 	struct up_grave *next;
 };
 
+/* Closes every definition's anchor and removes the definitions from tracefs, at the end, never in the background (uprobes_sites.c). */
+void uprobes_defs_release(struct jt_uprobes *u);
+
 /* Hands g to the closer thread, or closes it at once without one (uprobes.c). */
 void uprobes_bury(struct jt_uprobes *u, struct up_grave *g);
 
