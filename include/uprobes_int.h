@@ -66,7 +66,7 @@ struct up_link {
 	int fd;
 };
 
-/* An ended thread's event descriptors and ring, or links, waiting for up_closer (uprobes.c). */
+/* An ended thread's event descriptors and ring, or links, waiting for up_closer (uprobes_reader.c). */
 struct up_grave {
 	int *fds;
 	int nfds;
@@ -77,8 +77,17 @@ struct up_grave {
 /* Closes every definition's anchor and removes the definitions from tracefs, at the end, never in the background (uprobes_sites.c). */
 void uprobes_defs_release(struct jt_uprobes *u);
 
-/* Hands g to the closer thread, or closes it at once without one (uprobes.c). */
+/* Closes g's descriptors and ring and frees it (uprobes_reader.c). */
+void uprobes_grave_close(struct up_grave *g);
+
+/* Hands g to the closer thread, or closes it at once without one (uprobes_reader.c). */
 void uprobes_bury(struct jt_uprobes *u, struct up_grave *g);
+
+/* A ring was added (tracer lock held): the reader polls it from now on, not after its current wait (uprobes_reader.c). */
+void uprobes_wake_reader(struct jt_uprobes *u);
+
+/* Ends the reader thread and then the closer, each only if it runs (uprobes_reader.c). */
+void uprobes_stop(struct jt_uprobes *u);
 
 /*
  * Chooses the event path at the session's start: the BPF path where the
