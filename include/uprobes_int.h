@@ -1,4 +1,4 @@
-/* uprobes_int.h - private to the uprobe source (uprobes.c, uprobes_bpf.c): its session, and the BPF path's share of it. */
+/* uprobes_int.h - private to the uprobe source (uprobes*.c): its session, shared by its jobs' files, and the BPF path's share of it. */
 #ifndef JT_UPROBES_INT_H
 #define JT_UPROBES_INT_H
 
@@ -76,6 +76,15 @@ struct up_grave {
 
 /* Closes every definition's anchor and removes the definitions from tracefs, at the end, never in the background (uprobes_sites.c). */
 void uprobes_defs_release(struct jt_uprobes *u);
+
+/* Events the kernel dropped on t's perf events so far (uprobes_perf.c). */
+uint64_t uprobes_thread_lost(const struct jt_thread *t);
+
+/*
+ * Takes t's events and ring off it and closes them: by the closer when
+ * later suits, at once otherwise or without u (uprobes_perf.c).
+ */
+void uprobes_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later);
 
 /* Closes g's descriptors and ring and frees it (uprobes_reader.c). */
 void uprobes_grave_close(struct up_grave *g);

@@ -197,7 +197,7 @@ uprobes_start(struct jt_uprobes *u)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&u->reader, NULL, up_reader, u);
-	/* Without the closer, ended threads' events are closed at once (up_thread_close). */
+	/* Without the closer, ended threads' events are closed at once (uprobes_thread_close). */
 	if (!r && !u->closer_running)
 		u->closer_running = pthread_create(&u->closer, NULL, up_closer, u) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
