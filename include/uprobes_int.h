@@ -1,4 +1,4 @@
-/* uprobes_int.h - private to the uprobe source (uprobes.c, uprobes_bpf.c): its session, and the BPF path's share of it. */
+/* uprobes_int.h - private to the uprobe source (uprobes*.c): its session, shared by its jobs' files, and the BPF path's share of it. */
 #ifndef JT_UPROBES_INT_H
 #define JT_UPROBES_INT_H
 
@@ -66,7 +66,7 @@ struct up_link {
 	int fd;
 };
 
-/* An ended thread's event descriptors and ring, or links, waiting for up_closer (uprobes.c). */
+/* An ended thread's event descriptors and ring, or links, waiting for up_closer (uprobes_reader.c). */
 struct up_grave {
 	int *fds;
 	int nfds;
@@ -74,8 +74,29 @@ struct up_grave {
 	struct up_grave *next;
 };
 
-/* Hands g to the closer thread, or closes it at once without one (uprobes.c). */
+/* Closes every definition's anchor and removes the definitions from tracefs, at the end, never in the background (uprobes_sites.c). */
+void uprobes_defs_release(struct jt_uprobes *u);
+
+/* Events the kernel dropped on t's perf events so far (uprobes_perf.c). */
+uint64_t uprobes_thread_lost(const struct jt_thread *t);
+
+/*
+ * Takes t's events and ring off it and closes them: by the closer when
+ * later suits, at once otherwise or without u (uprobes_perf.c).
+ */
+void uprobes_thread_close(struct jt_uprobes *u, struct jt_thread *t, int later);
+
+/* Closes g's descriptors and ring and frees it (uprobes_reader.c). */
+void uprobes_grave_close(struct up_grave *g);
+
+/* Hands g to the closer thread, or closes it at once without one (uprobes_reader.c). */
 void uprobes_bury(struct jt_uprobes *u, struct up_grave *g);
+
+/* A ring was added (tracer lock held): the reader polls it from now on, not after its current wait (uprobes_reader.c). */
+void uprobes_wake_reader(struct jt_uprobes *u);
+
+/* Ends the reader thread and then the closer, each only if it runs (uprobes_reader.c). */
+void uprobes_stop(struct jt_uprobes *u);
 
 /*
  * Chooses the event path at the session's start: the BPF path where the
