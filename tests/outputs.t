@@ -314,7 +314,7 @@ subtest 'the status line spells figures as the report does' => sub {
 	my $dir = new_dir();
 	my $hb = "$dir/heartbeat";
 	my $p = JT::spawn(argv => [prog_path('heartbeat', 'pie'), $hb], dir => $dir, name => 'prog');
-	JT::wait_until(sub { (JT::slurp($hb) // 0) > 100 }, 30);
+	JT::wait_until(sub { JT::heartbeat($hb) > 100 }, 30);
 	my $q = sub { my $s = $_[0]; $s =~ s/'/'\\''/g; "'$s'" };
 	my $s = JT::spawn(dir => $dir, name => 'script',
 			  argv => ['script', '-qfec', join(' ', 'exec', map { $q->($_) } $JT, '-p', $p->{pid}, '-o', "$dir/r.txt"),
