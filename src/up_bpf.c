@@ -208,12 +208,11 @@ up_bpf_poll_fd(const struct up_bpf *b)
 	return ring_buffer__epoll_fd(b->rb);
 }
 
-/* The ring's consumer and producer positions now. */
-static void
-up_bpf_positions(const struct up_bpf *b, unsigned long *cons, unsigned long *prod)
+/* The ring's consumer position now, or its producer's (prod): the first word of their pages. */
+static unsigned long
+up_bpf_pos(const struct up_bpf *b, int prod)
 {
-	*cons = __atomic_load_n(&b->pos[0], __ATOMIC_ACQUIRE);
-	*prod = __atomic_load_n(&b->pos[b->pos_len / 2 / sizeof(*b->pos)], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&b->pos[prod ? b->pos_len / 2 / sizeof(*b->pos) : 0], __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -234,16 +233,17 @@ up_bpf_positions(const struct up_bpf *b, unsigned long *cons, unsigned long *pro
 void
 up_bpf_drain(struct up_bpf *b)
 {
-	unsigned long cons, prod, end;
+	unsigned long cons, end;
 
 	if (!b)
 		return;
-	up_bpf_positions(b, &cons, &end);
+	cons = up_bpf_pos(b, 0);
+	end = up_bpf_pos(b, 1);
 	for (int waits = 0; cons != end; waits++) {
 		b->budget = end - cons;
 		b->taken = 0;
 		(void)ring_buffer__consume(b->rb);
-		up_bpf_positions(b, &cons, &prod);
+		cons = up_bpf_pos(b, 0);
 		/* Past end, or stopped short by a record not submitted yet (positions only grow). */
 		if ((long)(cons - end) >= 0 || waits == 1000)
 			break;

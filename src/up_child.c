@@ -9,19 +9,6 @@
 #include "up_child.h"
 #include "uprobes.h"
 
-/*
- * fork copies the parent's pages with the kernel's uprobe trap bytes in
- * them, and on the BPF path the kernel leaves them there: uprobe_multi's
- * handler only skips a process its pid filter rejects. A child that is not
- * followed then trapped into the kernel at every allocator call for its
- * whole life (a fork child's malloc+free pair: 1,790 ns against 16
- * untraced). (On the perf path the kernel takes a site's byte out of the
- * child at its first hit there, which its filter refuses.) Its copy gets
- * the file's bytes back, as the ptrace source's breakpoints do
- * (bp_restore_into): the write makes the page the child's own. The kernel
- * does not mind: a probe's removal that finds no trap byte in a process
- * leaves its page alone.
- */
 /* Puts the file's byte back at addr in child when a trap byte is there; -1 when it cannot. */
 static int
 up_child_clean(struct jt_proc *parent, pid_t child, uint64_t addr)
@@ -42,14 +29,28 @@ up_child_clean(struct jt_proc *parent, pid_t child, uint64_t addr)
 	return mem_write(child, addr, &orig, 1);
 }
 
+/*
+ * fork copies the parent's pages with the kernel's uprobe trap bytes in
+ * them, and on the BPF path the kernel leaves them there: uprobe_multi's
+ * handler only skips a process its pid filter rejects. A child that is not
+ * followed then trapped into the kernel at every allocator call for its
+ * whole life (a fork child's malloc+free pair: 1,790 ns against 16
+ * untraced). (On the perf path the kernel takes a site's byte out of the
+ * child at its first hit there, which its filter refuses.) Its copy gets
+ * the file's bytes back, as the ptrace source's breakpoints do
+ * (bp_restore_into): the write makes the page the child's own. The kernel
+ * does not mind: a probe's removal that finds no trap byte in a process
+ * leaves its page alone.
+ */
 int
 up_child_release(struct jt_proc *parent, pid_t child)
 {
 	int failed = 0;
 
 	/*
-	 * A return probe sits at the entry or at the entry's site (uprobes.c,
-	 * its jt_usite.site is the entry either way): both are looked at.
+	 * A return probe sits at the entry or at the entry's site
+	 * (uprobes_sites.c; its jt_usite.site is the entry either way): both
+	 * are looked at.
 	 */
 	for (size_t i = 0; i < parent->nusites; i++) {
 		const struct jt_usite *s = parent->usites[i];
