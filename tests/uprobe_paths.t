@@ -91,22 +91,24 @@ sub code_diffs {
 	return $n;
 }
 
-# The pid of a child of process $pid that runs the program $name, not traced (jmptrace let it go), or undef.
-sub untraced_child {
-	my ($pid, $name) = @_;
+# The pid of a child of process $pid that runs the program $exe (and is not traced, when
+# $untraced: jmptrace let it go), once there is one; undef after 60 s.
+sub child_running {
+	my ($pid, $exe, $untraced) = @_;
 	return JT::wait_until(sub {
 		for my $c (split ' ', JT::slurp("/proc/$pid/task/$pid/children") // '') {
-			return $c if (readlink("/proc/$c/exe") // '') eq $name
-				&& (JT::slurp("/proc/$c/status") // '') =~ /^TracerPid:\s+0$/m;
+			return $c if (readlink("/proc/$c/exe") // '') eq $exe
+				&& (!$untraced || (JT::slurp("/proc/$c/status") // '') =~ /^TracerPid:\s+0$/m);
 		}
 		return undef;
 	}, 60);
 }
 
-# A child forked without -f copies the parent's pages with the kernel's trap bytes, and the
-# kernel leaves them there: it trapped at every allocator call for its whole life. jmptrace
-# puts the file's bytes back into the child's copy when it lets the child go: its code is its
-# files', while the traced parent's has the trap bytes. Both paths, both link kinds.
+# A child forked without -f copies the parent's pages with the kernel's trap bytes; on the BPF
+# path the kernel leaves them there, and it trapped at every allocator call for its whole life
+# (the perf path's filter takes each out at its first hit). jmptrace puts the file's bytes
+# back into the child's copy when it lets the child go: its code is its files', while the
+# traced parent's has the trap bytes. Both paths, both link kinds.
 for my $case (['pie', 'bpf'], ['static', 'bpf'], ['pie', 'perf'], ['static', 'perf']) {
 	my ($mode, $path) = @$case;
 	SKIP: {
@@ -117,13 +119,8 @@ for my $case (['pie', 'bpf'], ['static', 'bpf'], ['pie', 'perf'], ['static', 'pe
 		my $j = JT::spawn(argv => [$JT, '--source', 'uprobe', '-o', "$dir/r.txt", '--', prog_path('forker', $mode),
 					   'wait', "$dir/gate"], dir => $dir, name => 'jt');
 		# The program (the perf path's keeper is jmptrace's child too), and its child once let go.
-		my $prog = JT::wait_until(sub {
-			for my $c (split ' ', JT::slurp("/proc/$j->{pid}/task/$j->{pid}/children") // '') {
-				return $c if (readlink("/proc/$c/exe") // '') eq prog_path('forker', $mode);
-			}
-			return undef;
-		}, 60);
-		my $child = $prog && untraced_child($prog, prog_path('forker', $mode));
+		my $prog = child_running($j->{pid}, prog_path('forker', $mode), 0);
+		my $child = $prog && child_running($prog, prog_path('forker', $mode), 1);
 		my ($in_parent, $in_child) = ($prog ? code_diffs($prog) : -1, $child ? code_diffs($child) : -1);
 		JT::spew("$dir/gate", '');
 		my $st = JT::reap($j, 60);
