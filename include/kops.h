@@ -18,6 +18,8 @@
 struct jt_kops {
 	/* wait4(pid, status, options, NULL). */
 	pid_t (*wait)(pid_t pid, int *status, int options);
+	/* wake_wait (wake.h): the same, unless the calling thread was woken since its wake_arm. */
+	pid_t (*wait_unless_woken)(pid_t pid, int *status, int options);
 	/* ptrace(req, tid, addr, data): one request, its result, -1 with errno set. */
 	long (*ptrace)(int req, pid_t tid, void *addr, void *data);
 	/* arch_regs_get and arch_regs_set (regs.h). */

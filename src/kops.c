@@ -11,6 +11,7 @@
 #include "mem.h"
 #include "procfs.h"
 #include "regs.h"
+#include "wake.h"
 
 static pid_t
 kops_kernel_wait(pid_t pid, int *status, int options)
@@ -38,6 +39,7 @@ kops_kernel_kcmp_vm(pid_t a, pid_t b)
 
 const struct jt_kops kops_kernel = {
 	.wait = kops_kernel_wait,
+	.wait_unless_woken = wake_wait,
 	.ptrace = kops_kernel_ptrace,
 	.getregs = arch_regs_get,
 	.setregs = arch_regs_set,

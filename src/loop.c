@@ -32,6 +32,7 @@
 #include "tthread.h"
 #include "uprobes.h"
 #include "util.h"
+#include "wake.h"
 
 void
 loop_install_signals(void)
@@ -250,8 +251,12 @@ loop_wait_next(struct jt_tracer *tr, struct jt_tthread *tt, int *status)
 	tthread_unlock(&tr->tthreads);
 	restart_held(tt);
 	waited = util_now_us();
-	/* __WNOTHREAD: only our own tracees; the other tracer threads wait for theirs. */
-	tid = kops->wait(-1, status, __WALL | __WNOTHREAD);
+	/*
+	 * __WNOTHREAD: only our own tracees; the other tracer threads wait for
+	 * theirs. Not once woken since the loop's wake_arm (wake.h): a thread
+	 * handed over or a stop passed on since we looked has no wait4 to end.
+	 */
+	tid = kops->wait_unless_woken(-1, status, __WALL | __WNOTHREAD);
 	tt->regs_tid = 0;
 	if (tid > 0 && WIFSTOPPED(*status) && WSTOPSIG(*status) == SIGTRAP && (*status >> 16) == 0 &&
 	    kops->getregs(tid, &tt->regs) == 0)
@@ -351,6 +356,8 @@ loop_tthread(void *arg)
 		int status;
 		pid_t tid;
 
+		/* Before looking at the work: a wake from here on ends the wait below. */
+		wake_arm();
 		handover_receive(tt);
 		loop_reports_due(tr);
 		handover_serve_recall(tr, tt);
@@ -456,6 +463,8 @@ loop_run(struct jt_tracer *tr)
 		int status;
 		pid_t tid;
 
+		/* Before looking at the work and the signals' flags: a wake from here on ends the wait below. */
+		wake_arm();
 		due_check(tr);
 		if (tr->detached)
 			break;

@@ -6,6 +6,7 @@
 #include "emerg.h"
 #include "selfsig.h"
 #include "util.h"
+#include "wake.h"
 
 /* Set by the handler; signals are process-wide, so these are globals. */
 static volatile sig_atomic_t got_snapshot, got_stop, got_fatal, got_tstp;
@@ -66,7 +67,8 @@ selfsig_fault(int sig)
 static void
 selfsig_on_signal(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
+	/* Each of them is for the loop to look at: its wait must not start, or must end. */
+	wake_note(uc);
 	if (sig == SELFSIG_TICK)
 		return;	/* only to interrupt wait4 */
 	switch (sig) {

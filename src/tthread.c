@@ -7,6 +7,7 @@
 
 #include "tthread.h"
 #include "util.h"
+#include "wake.h"
 
 /*
  * Which jt_tthread the calling thread is. Thread-local by nature: it names
@@ -84,9 +85,11 @@ tthread_is_first(struct jt_tthreads *set)
 }
 
 static void
-tthread_on_wake(int sig)
+tthread_on_wake(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
+	(void)si;
+	wake_note(uc);
 }
 
 void
@@ -120,9 +123,10 @@ tthread_init(struct jt_tthreads *set, struct jt_tracer *tr, int prio_inherit)
 	pthread_cond_init(&set->cond, NULL);
 	pthread_cond_init(&set->unwound, NULL);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = tthread_on_wake;
+	sa.sa_sigaction = tthread_on_wake;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: the point is to make wait4 return EINTR. */
+	/* No SA_RESTART: the point is to make wait4 return EINTR (wake.h: or not start). */
 	sigaction(TTHREAD_WAKE_SIG, &sa, NULL);
 }
 

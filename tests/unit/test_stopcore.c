@@ -221,6 +221,7 @@ fk_kcmp_vm(pid_t a, pid_t b)
 
 static const struct jt_kops fk_kops = {
 	.wait = fk_wait,
+	.wait_unless_woken = fk_wait,
 	.ptrace = fk_ptrace,
 	.getregs = fk_getregs,
 	.setregs = fk_setregs,

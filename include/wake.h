@@ -1,0 +1,29 @@
+/* wake.h - waking a tracer thread out of its wait for a stop, without a wake ever being lost. */
+#ifndef JT_WAKE_H
+#define JT_WAKE_H
+
+#include <sys/types.h>
+
+/*
+ * A tracer thread looks at its work (threads handed to it, stops passed on
+ * to it, a recall, the signals' flags), then waits in wait4 for its own
+ * tracees. A wake is a signal that interrupts that wait: but one handled
+ * after the look and before the wait began was lost, and the thread waited
+ * for a stop that would never come (a stop another tracer thread took and
+ * passed on: the program stayed stopped for ever). So the handler sets the
+ * thread's flag, and the wait does not start once it is set.
+ */
+
+/* Clears the calling thread's flag: call it before looking at the work. */
+void wake_arm(void);
+
+/* From a signal handler that wakes the thread it runs in (its third argument, the ucontext). */
+void wake_note(void *ucontext);
+
+/*
+ * wait4(pid, status, options, NULL) unless a wake was noted in the calling
+ * thread since its wake_arm: then -1 with errno EINTR, at once.
+ */
+pid_t wake_wait(pid_t pid, int *status, int options);
+
+#endif
