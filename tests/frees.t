@@ -31,7 +31,8 @@ sub frees_run {
 	is($r->{exit}, 0, "$name: exit 0");
 	is($r->{stdout}, "frees: done\n", "$name: stdout");
 	my $s = snapshot_of($r, $name) or return;
-	is_deeply($s->{invalid_frees}, [], "$name: no invalid frees");
+	# Its stack tells a free of glibc's teardown not recognised (own.c) from a hit counted twice.
+	is_deeply($s->{invalid_frees}, [], "$name: no invalid frees") or diag(explain($s->{invalid_frees}));
 	check_gone($s, $name, 'fr_churn');
 	return $s;
 }
