@@ -79,6 +79,7 @@ struct jt_thread {
 	int nufds;
 	struct up_ring *uring;
 	int uhook;			/* the BPF path: fn + 1 of the hook whose SIGTRAP is on its way to it, else 0 */
+	uint64_t utop;			/* the BPF path: the stack top the program has for it (uprobes_bpf_top), else 0 */
 };
 
 /*

@@ -58,6 +58,18 @@ int up_bpf_poll_fd(const struct up_bpf *b);
 /* Hands every record the ring holds to the open's fn, in the ring's order (one order for all threads). */
 void up_bpf_drain(struct up_bpf *b);
 
+/*
+ * Thread tid's stack top: the address above its outermost frame. Its hits
+ * at a site that copies stack copy from the stack pointer up to there (at
+ * most UP_BPF_STACK_MAX bytes, the innermost), whatever the site's cookie
+ * says. Returns 0, or -1 with errno set (E2BIG: UP_BPF_TOPS_MAX threads
+ * have one; that thread copies what its sites say).
+ */
+int up_bpf_set_top(struct up_bpf *b, pid_t tid, uint64_t top);
+
+/* Forgets tid's stack top (it exited, or exec'd onto a new stack). */
+void up_bpf_drop_top(struct up_bpf *b, pid_t tid);
+
 /* Records the full ring refused so far. */
 uint64_t up_bpf_lost(const struct up_bpf *b);
 

@@ -42,6 +42,16 @@ struct up_bpf_rec {
 	__u64 regs[UP_BPF_NREGS];
 };
 
+/*
+ * How far below its thread's top a stack pointer is taken to be on that
+ * thread's stack (a stack deeper than UP_BPF_STACK_MAX copies its innermost
+ * part), glibc's default stack size; farther, it is on another stack.
+ */
+#define UP_BPF_STACK_SPAN	(8ULL << 20)
+
+/* Threads whose stack top the "tops" map holds at once: past that, a new thread copies what its sites say. */
+#define UP_BPF_TOPS_MAX		65536
+
 /* Index of the one element of the "lost" array map: reserves the ring refused. */
 #define UP_BPF_LOST_KEY		0
 

@@ -145,6 +145,8 @@ int uprobes_hook_of(struct jt_uprobes *u, struct jt_thread *t);
 
 /* Bytes of stack a free's sample copies (at most --stack-copy). */
 #define UPROBES_FREE_COPY 512
+/* A site's stack copy without --stack-copy, where the BPF path knows no stack top (the perf path's always). */
+#define UPROBES_STACK_DEFAULT 4096
 
 /* The smallest ring a thread gets when the rings' budget (--buffer-total) is spent. */
 #define UPROBES_RING_MIN ((uint64_t)512 << 10)

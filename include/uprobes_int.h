@@ -22,13 +22,16 @@ struct up_def {
 	char name[16];
 };
 
+struct jt_maps;
+
 struct jt_uprobes {
 	struct jt_tracer *tr;
 	uprobes_apply_fn apply;	/* what each sample means (uevent_apply) */
 	char tracefs[64];		/* where uprobe_events is */
 	char group[32];			/* jmptrace_PID */
 	pid_t keeper;			/* the child the anchors are opened on */
-	uint32_t stack_copy;
+	uint32_t stack_copy;		/* bytes of stack a site copies (--stack-copy, else UPROBES_STACK_DEFAULT) */
+	int stack_whole;		/* no --stack-copy: the BPF path copies each thread's whole stack (uprobes_bpf_top) */
 	uint64_t ring_bytes;
 	uint64_t ring_total;		/* what the rings of all threads may take (--buffer-total) */
 	uint64_t ring_used;		/* what they take now: atomic (a stand-in opens rings without the lock) */
@@ -46,6 +49,7 @@ struct jt_uprobes {
 	struct up_link *links;		/* every process's links, closed at its exec and at the end */
 	size_t nlinks;
 	uint64_t lost, samples;
+	uint64_t stack_bytes;		/* of stack the samples carried (the BPF path's; -v says it per sample) */
 	uint64_t reader_cpu_ns;		/* the reader thread's CPU time, taken as it ends */
 	int draining;			/* in up_ring_merge, where the lock cannot be let go (uprobes_open_pending asserts) */
 	pthread_t reader;
@@ -116,6 +120,22 @@ void uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later);
  * whose record came before it (its SIGTRAP is ours), else -1.
  */
 int uprobes_bpf_hook_of(struct jt_thread *t, int code);
+
+/*
+ * The BPF path, without --stack-copy: gives the program t's stack top, so
+ * that its hits copy every frame up to main or the thread's start and no
+ * more. fresh: t is at its first stop, its stack pointer at the top of a
+ * stack it has not used yet. Else the top is the process's start of stack
+ * (main's, or a fork child's of it) when the stack pointer is below it and
+ * near, or the end of the mapping that holds the stack pointer (maps: the
+ * process's mappings, read at the first need and kept for the caller's
+ * next thread; NULL when fresh). A thread that is not stopped, or has one
+ * already, is left alone.
+ */
+void uprobes_bpf_top(struct jt_uprobes *u, struct jt_thread *t, int fresh, struct jt_maps *maps);
+
+/* t ended, or exec'd onto a new stack: the program forgets its top. */
+void uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t);
 
 /* Applies every record of the ring (tracer lock held). */
 void uprobes_bpf_drain(struct jt_uprobes *u);

@@ -349,8 +349,6 @@ cmdline_parse(int argc, char **argv, struct jt_options *o)
 		 * thread wait 30-400 ms for it (uprobes_start).
 		 */
 		o->no_cpu_follow = 1;
-		if (!o->stack_copy)
-			o->stack_copy = 4096;
 		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
 		/*
 		 * The kernel keeps a ring's pages from its mmap on: a sixteenth

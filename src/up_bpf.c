@@ -27,6 +27,7 @@ struct up_bpf {
 	struct bpf_object *obj;
 	int prog_fd;
 	int lost_fd;
+	int tops_fd;
 	struct ring_buffer *rb;
 	/* The ring's consumer and producer positions, read-only: the bound of a drain (up_bpf_drain). */
 	const volatile unsigned long *pos;
@@ -112,7 +113,7 @@ static int
 up_bpf_load(struct up_bpf *b, uint64_t ring_bytes, char *why, size_t size)
 {
 	struct bpf_program *prog;
-	struct bpf_map *ring, *lost;
+	struct bpf_map *ring, *lost, *tops;
 	int e;
 
 	b->obj = bpf_object__open_mem(up_bpf_obj, (size_t)(up_bpf_obj_end - up_bpf_obj), NULL);
@@ -123,7 +124,8 @@ up_bpf_load(struct up_bpf *b, uint64_t ring_bytes, char *why, size_t size)
 	prog = bpf_object__find_program_by_name(b->obj, "up_hit");
 	ring = bpf_object__find_map_by_name(b->obj, "ring");
 	lost = bpf_object__find_map_by_name(b->obj, "lost");
-	if (!prog || !ring || !lost) {
+	tops = bpf_object__find_map_by_name(b->obj, "tops");
+	if (!prog || !ring || !lost || !tops) {
 		snprintf(why, size, "its BPF object lacks the program or a map");
 		return -1;
 	}
@@ -137,6 +139,7 @@ up_bpf_load(struct up_bpf *b, uint64_t ring_bytes, char *why, size_t size)
 	}
 	b->prog_fd = bpf_program__fd(prog);
 	b->lost_fd = bpf_map__fd(lost);
+	b->tops_fd = bpf_map__fd(tops);
 	if (!(b->rb = ring_buffer__new(bpf_map__fd(ring), up_bpf_record, b, NULL))) {
 		snprintf(why, size, "cannot map its ring: %s", strerror(errno));
 		return -1;
@@ -159,7 +162,7 @@ up_bpf_open(uint64_t ring_bytes, up_bpf_fn fn, void *arg, char *why, size_t size
 
 	b->fn = fn;
 	b->arg = arg;
-	b->prog_fd = b->lost_fd = -1;
+	b->prog_fd = b->lost_fd = b->tops_fd = -1;
 	libbpf_set_print(up_bpf_print);
 	if (ring_bytes > ((uint64_t)1 << 31)) {
 		snprintf(why, size, "a BPF ring holds at most 2 GiB (--buffer-size)");
@@ -250,6 +253,22 @@ up_bpf_drain(struct up_bpf *b)
 		if (waits > 0)
 			usleep(100);
 	}
+}
+
+int
+up_bpf_set_top(struct up_bpf *b, pid_t tid, uint64_t top)
+{
+	uint32_t key = (uint32_t)tid;
+
+	return bpf_map_update_elem(b->tops_fd, &key, &top, BPF_ANY);
+}
+
+void
+up_bpf_drop_top(struct up_bpf *b, pid_t tid)
+{
+	uint32_t key = (uint32_t)tid;
+
+	(void)bpf_map_delete_elem(b->tops_fd, &key);
 }
 
 uint64_t

@@ -59,6 +59,7 @@ static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
 	uprobes_thread_close(tr->uprobes, t, 1);
+	uprobes_bpf_top_drop(tr->uprobes, t);
 	if (tr->uprobes && tr->uprobes->bpf && t->proc->nthreads == 0)
 		uprobes_bpf_unlink(tr->uprobes, t->proc->pid, 1);
 }
@@ -84,6 +85,9 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 		free(u);
 		return NULL;
 	}
+	/* 0, the default: each thread's whole stack where the BPF path knows its top. */
+	u->stack_whole = stack_copy == 0;
+	u->stack_copy = stack_copy ? stack_copy : UPROBES_STACK_DEFAULT;
 	/* The BPF path needs no definition, hence no anchor and no keeper. */
 	uprobes_bpf_choose(u, ring_bytes);
 	if (!u->bpf && (u->keeper = up_keeper()) < 0) {
@@ -92,7 +96,6 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 		free(u);
 		return NULL;
 	}
-	u->stack_copy = stack_copy;
 	u->ring_bytes = ring_bytes;
 	u->ring_total = ring_total;
 	u->ctx = unwind_ctx_new();

@@ -7,8 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kops.h"
+#include "maps.h"
 #include "perf_regs.h"
 #include "proc.h"
+#include "procfs.h"
+#include "regs.h"
 #include "thread.h"
 #include "tracer.h"
 #include "up_bpf.h"
@@ -45,6 +49,7 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 		s.stack_len = ev->stack_len;
 	}
 	u->samples++;
+	u->stack_bytes += ev->stack_len;
 	if (u->apply(u->tr, u->ctx, &s))
 		u->tr->events++;
 }
@@ -199,6 +204,63 @@ uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later)
 	uprobes_bpf_close_all(g->fds, g->nfds);
 	free(g->fds);
 	free(g);
+}
+
+/*
+ * How far below the start of stack a stack pointer may be and still be
+ * taken for one of main's frames (a fork child's copy of them included):
+ * a thread's own stack is a mapping elsewhere, most often far below.
+ */
+#define UP_TOP_NEAR ((uint64_t)64 << 20)
+
+/* The end of the mapping of pid that holds addr, or 0; maps is read at the first call. */
+static uint64_t
+uprobes_bpf_mapping_end(pid_t pid, uint64_t addr, struct jt_maps *maps)
+{
+	ssize_t i;
+
+	if (!maps || (!maps->v && maps_read(pid, maps) < 0))
+		return 0;
+	return (i = maps_find(maps, addr)) >= 0 ? maps->v[i].end : 0;
+}
+
+void
+uprobes_bpf_top(struct jt_uprobes *u, struct jt_thread *t, int fresh, struct jt_maps *maps)
+{
+	unsigned long long start;
+	uint64_t sp, top;
+	arch_regs r;
+
+	/* A thread that runs has no registers to read: it gets its top at the next link, or never. */
+	if (!u || !u->bpf || !u->stack_whole || t->utop || kops->getregs(t->tid, &r) < 0)
+		return;
+	sp = arch_sp(&r);
+	/* The start of stack is the stack pointer _start began with: main's frames are all below it. */
+	if (procfs_stat_field(t->proc->pid, 28, &start) == 0 && sp <= start && start - sp < UP_TOP_NEAR)
+		top = start;
+	else if (fresh)
+		top = sp;	/* a new thread: everything above is its thread block, not frames */
+	else
+		top = uprobes_bpf_mapping_end(t->proc->pid, sp, maps);
+	if (!top)
+		return;
+	if (up_bpf_set_top(u->bpf, t->tid, top) < 0) {
+		debug_msg("thread %d: no stack top for the BPF program (%s): its hits copy %u bytes of stack",
+			  t->tid, strerror(errno), u->stack_copy);
+		return;
+	}
+	t->utop = top;
+	debug_msg("thread %d: its hits copy its stack up to %#llx (%llu bytes above its stack pointer now)", t->tid,
+		  (unsigned long long)top, (unsigned long long)(top - sp));
+}
+
+void
+uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t)
+{
+	if (!u || !u->bpf || !t->utop)
+		return;
+	up_bpf_drop_top(u->bpf, t->tid);
+	t->utop = 0;
 }
 
 /*

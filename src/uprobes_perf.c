@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
+#include "maps.h"
 #include "perf_regs.h"
 #include "proc.h"
 #include "tracer.h"
@@ -300,6 +301,9 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	uint64_t *ids;
 	int r = 0;
 
+	/* Before it runs: its first hit copies its whole stack already. */
+	if (!p->vfork_child)
+		uprobes_bpf_top(u, t, 1, NULL);
 	if (p->vfork_child || n == 0)
 		return 0;
 	sites = xmalloc(n * sizeof(*sites));
@@ -347,6 +351,7 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 {
 	struct jt_usite **sites = NULL;
 	struct up_pend *th = NULL;
+	struct jt_maps maps = { 0 };
 	size_t ns = 0, nt = 0;
 	int *err;
 
@@ -369,6 +374,12 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 						   .ids = xcalloc(ns, sizeof(uint64_t)) };
 			nt++;
 		}
+	/* Before the links: their first hits copy whole stacks already. */
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads) && u->bpf && !p->vfork_child; i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			if (t->proc == p)
+				uprobes_bpf_top(u, t, 0, &maps);
+	maps_clear(&maps);
 	err = xcalloc(ns, sizeof(*err));
 	tthread_unlock(&u->tr->tthreads);
 	if (u->bpf)
@@ -425,6 +436,11 @@ uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 	/* The BPF path's links would go on probing the new image's copy of the same files. */
 	if (u->bpf)
 		uprobes_bpf_unlink(u, p->pid, 1);
+	/* The exec left one thread, on a new stack: its top comes with the new image's links. */
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			if (t->proc == p)
+				uprobes_bpf_top_drop(u, t);
 	free(p->usites);
 	p->usites = NULL;
 	p->nusites = 0;

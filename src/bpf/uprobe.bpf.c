@@ -10,12 +10,31 @@
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define UP_PAGE 4096ULL
+/* The piece a stack with holes is read in: a divisor of the page, so that no piece spans two. */
+#define UP_PIECE 512ULL
 
 /* Every thread of every traced process writes here, in one order; jmptrace sets the size before the load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 25);
 } ring SEC(".maps");
+
+/*
+ * Each traced thread's stack top, as jmptrace found it (up_bpf.h's
+ * up_bpf_set_top): the address above its outermost frame. A hit whose
+ * site copies stack copies from the stack pointer to there, so that every
+ * frame up to main or the thread's start is in the record, and no more.
+ * A thread without one, or a stack pointer not in the UP_BPF_STACK_SPAN
+ * below it (another stack: a signal stack, a coroutine's), copies what the
+ * site's cookie says.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UP_BPF_TOPS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u64);
+} tops SEC(".maps");
 
 /* Hits whose record the full ring refused: the reports' lost events. */
 struct {
@@ -26,13 +45,44 @@ struct {
 } lost SEC(".maps");
 
 /*
+ * A stack up to its thread's top (want is top - sp, below cap - UP_PIECE)
+ * whose read failed: it has pages that are not there, the untouched middle
+ * of a big local (a read cannot fault them in). Its frames' return
+ * addresses and saved registers are on pages that are: read in pieces that
+ * never span two pages, a missing one left zero (a failed read zeroes its
+ * destination). Returns want.
+ */
+static __always_inline __u64
+up_copy_holes(__u8 *dst, __u64 sp, __u64 want, const __u64 cap)
+{
+	__u64 head = UP_PIECE - (sp & (UP_PIECE - 1));
+
+	if (head > want)
+		head = want;
+	if (head > UP_PIECE)
+		return 0;
+	bpf_probe_read_user(dst, head, (const void *)sp);
+#pragma clang loop unroll(disable)
+	for (__u64 k = 0; k < cap / UP_PIECE; k++) {
+		__u64 off = head + k * UP_PIECE;
+
+		if (off >= want || off > cap - UP_PIECE)
+			break;
+		bpf_probe_read_user(dst + off, UP_PIECE, (const void *)(sp + off));
+	}
+	return want;
+}
+
+/*
  * Copies up to want bytes of stack from sp into dst (room for cap), and
  * returns how many. A read of a fixed size fails whole when the stack ends
  * sooner (a thread near the top of its stack, main's frame): then the
- * first page past sp that cannot be read is where the copy ends.
+ * first page past sp that cannot be read is where the copy ends. A copy up
+ * to the thread's known top (whole) cannot run past its stack: a failure
+ * there is a hole (up_copy_holes).
  */
 static __always_inline __u64
-up_copy_stack(__u8 *dst, __u64 sp, __u64 want, const __u64 cap)
+up_copy_stack(__u8 *dst, __u64 sp, __u64 want, const __u64 cap, int whole)
 {
 	__u64 n = want < cap ? want : cap, end = 0;
 
@@ -40,6 +90,8 @@ up_copy_stack(__u8 *dst, __u64 sp, __u64 want, const __u64 cap)
 		return 0;
 	if (bpf_probe_read_user(dst, n, (const void *)sp) == 0)
 		return n;
+	if (whole && cap >= UP_PIECE)
+		return up_copy_holes(dst, sp, n, cap);
 	for (__u64 k = 1; k <= cap / UP_PAGE + 1; k++) {
 		__u64 page = (sp & ~(UP_PAGE - 1)) + k * UP_PAGE;
 		char c;
@@ -98,7 +150,7 @@ up_regs(struct up_bpf_rec *r, const void *ctx, __u64 cookie)
  * stop drains the ring first.
  */
 static __always_inline int
-up_emit(const void *ctx, __u64 cookie, const __u64 cap)
+up_emit(const void *ctx, __u64 cookie, __u64 want, int whole, const __u64 cap)
 {
 	__u64 pt = bpf_get_current_pid_tgid(), avail, size;
 	struct up_bpf_rec *r = bpf_ringbuf_reserve(&ring, sizeof(*r) + cap, 0);
@@ -117,7 +169,7 @@ up_emit(const void *ctx, __u64 cookie, const __u64 cap)
 	r->tid = (__u32)pt;
 	up_regs(r, ctx, cookie);
 	r->stack_len = (__u32)up_copy_stack((__u8 *)(r + 1), *(const __u64 *)((const char *)ctx + ARCH_BPF_SP),
-					    cookie >> UP_BPF_STACK_SHIFT, cap);
+					    want, cap, whole);
 	avail = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA);
 	size = bpf_ringbuf_query(&ring, BPF_RB_RING_SIZE);
 	bpf_ringbuf_submit(r, avail > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
@@ -128,8 +180,8 @@ up_emit(const void *ctx, __u64 cookie, const __u64 cap)
 
 /* One function per size of copy, so that each reservation's size is a constant of its own. */
 #define UP_EMIT_CAP(cap) \
-	static __attribute__((noinline)) int up_emit_##cap(const void *ctx, __u64 cookie) \
-	{ return up_emit(ctx, cookie, cap); }
+	static __attribute__((noinline)) int up_emit_##cap(const void *ctx, __u64 cookie, __u64 want, int whole) \
+	{ return up_emit(ctx, cookie, want, whole, cap); }
 UP_EMIT_CAP(0)
 UP_EMIT_CAP(512)
 UP_EMIT_CAP(1024)
@@ -140,28 +192,51 @@ UP_EMIT_CAP(16384)
 UP_EMIT_CAP(32768)
 UP_EMIT_CAP(65536)
 
-/* Every site of every link: the cookie says which, what to copy, and how much. */
+/*
+ * The room for want bytes: a whole stack may be read in pieces
+ * (up_copy_holes), which end UP_PIECE short of the room.
+ */
+#define UP_FITS(want, whole, cap) ((want) + ((whole) ? UP_PIECE : 0) <= (cap))
+
+/*
+ * Every site of every link: the cookie says which, what to copy, and how
+ * much; a thread whose top jmptrace gave copies its whole stack instead.
+ */
 SEC("uprobe")
 int
 up_hit(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), want = cookie >> UP_BPF_STACK_SHIFT;
+	int whole = 0;
 
+	/* Not a free's short copy: it needs only the nearest frames (uprobes_sites.c). */
+	if (want != 0 && ((cookie >> UP_BPF_KIND_SHIFT) & 3) != UP_BPF_REGS_FREE) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+		__u64 *top = bpf_map_lookup_elem(&tops, &tid);
+		__u64 sp = *(volatile const __u64 *)((const char *)ctx + ARCH_BPF_SP);
+
+		if (top && *top > sp && *top - sp <= UP_BPF_STACK_MAX - UP_PIECE) {
+			want = (*top - sp + 7) & ~7ULL;
+			whole = 1;
+		} else if (top && *top > sp && *top - sp < UP_BPF_STACK_SPAN) {
+			want = UP_BPF_STACK_MAX;	/* deeper than the most we copy: its innermost part */
+		}
+	}
 	if (want == 0)
-		return up_emit_0(ctx, cookie);
-	if (want <= 512)
-		return up_emit_512(ctx, cookie);
-	if (want <= 1024)
-		return up_emit_1024(ctx, cookie);
-	if (want <= 2048)
-		return up_emit_2048(ctx, cookie);
-	if (want <= 4096)
-		return up_emit_4096(ctx, cookie);
-	if (want <= 8192)
-		return up_emit_8192(ctx, cookie);
-	if (want <= 16384)
-		return up_emit_16384(ctx, cookie);
-	if (want <= 32768)
-		return up_emit_32768(ctx, cookie);
-	return up_emit_65536(ctx, cookie);
+		return up_emit_0(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 512))
+		return up_emit_512(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 1024))
+		return up_emit_1024(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 2048))
+		return up_emit_2048(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 4096))
+		return up_emit_4096(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 8192))
+		return up_emit_8192(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 16384))
+		return up_emit_16384(ctx, cookie, want, whole);
+	if (UP_FITS(want, whole, 32768))
+		return up_emit_32768(ctx, cookie, want, whole);
+	return up_emit_65536(ctx, cookie, want, whole);
 }
