@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
 
 #include "cpu.h"
 #include "procfs.h"
@@ -93,6 +96,37 @@ cpu_policy_for(struct jt_cpu *c, int running)
 	return c->saturated >= CPU_SATURATED_SAMPLES ? SCHED_OTHER : SCHED_IDLE;
 }
 
+/*
+ * Whether a thread of ours may leave SCHED_IDLE again: the kernel lets it
+ * only with CAP_SYS_NICE, or when RLIMIT_NICE allows its nice value (20 -
+ * nice at most; the default limit, 0, does not). A plain user's tracer
+ * thread that went idle stayed so for good: starved on a loaded host, and
+ * every thread it made with an explicit SCHED_OTHER (the report writer) was
+ * refused, EPERM: no report was written at all. Asked once.
+ */
+static int
+cpu_idle_reversible(void)
+{
+	static int known, yes;
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit rl;
+	int nice;
+
+	if (known)
+		return yes;
+	known = 1;
+	if (syscall(SYS_capget, &h, d) == 0 && (d[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32)) & 1)
+		return yes = 1;
+	nice = getpriority(PRIO_PROCESS, 0);
+	yes = getrlimit(RLIMIT_NICE, &rl) == 0 &&
+	      (rl.rlim_cur == RLIM_INFINITY || (rlim_t)(20 - nice) <= rl.rlim_cur);
+	if (!yes)
+		debug_msg("tracer threads stay in SCHED_OTHER: without CAP_SYS_NICE or RLIMIT_NICE %d, SCHED_IDLE could "
+			  "not be left", 20 - nice);
+	return yes;
+}
+
 int
 cpu_adapt(struct jt_cpu *c)
 {
@@ -102,6 +136,8 @@ cpu_adapt(struct jt_cpu *c)
 	if (cpu_save(c) < 0)
 		return -1;
 	want = cpu_policy_for(c, cpu_runnable());
+	if (want == SCHED_IDLE && !cpu_idle_reversible())
+		want = SCHED_OTHER;
 	if (__atomic_load_n(&c->hurry, __ATOMIC_RELAXED))
 		want = SCHED_OTHER;
 	if (want == sched_getscheduler(0))

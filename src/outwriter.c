@@ -344,6 +344,11 @@ outq_wake(void)
 			pthread_attr_setaffinity_np(&attr, sizeof(outq_cpus), &outq_cpus);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		err = pthread_create(&t, &attr, outq_main, NULL);
+		if (err == EPERM) {
+			/* An idle-class caller that may not leave it (jmptrace run under chrt --idle): its class. */
+			pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
+			err = pthread_create(&t, &attr, outq_main, NULL);
+		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
 		if (err)
