@@ -139,7 +139,7 @@ start_workload() {
 start_attached() {
 	local c=$1
 	start_workload "$c" || { echo "  $c: the workload did not start" >&2; return 1; }
-	"$JT" -v -p "$WPID" --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" \
+	"$JT" --source ptrace -v -p "$WPID" --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" \
 		2>"$TMP/$c.err" 3>&- &
 	JPID=$!
 	wait_line "$TMP/$c.err" 'attached to process' 30 "$JPID" ||
@@ -153,7 +153,7 @@ start_launched() {
 	mkfifo "$TMP/fifo" || die "mkfifo"
 	exec 3<>"$TMP/fifo"
 	read -ra ARGS <<<"$(case_args "$c")"
-	"$JT" -v --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" -- "$LP" "${ARGS[@]}" \
+	"$JT" --source ptrace -v --leak-check --json "$TMP/$c.json" -o "$TMP/$c.txt" -- "$LP" "${ARGS[@]}" \
 		<"$TMP/fifo" >"$TMP/$c.out" 2>"$TMP/$c.err" 3>&- &
 	JPID=$!
 	wait_line "$TMP/$c.out" '^attach ' 30 "$JPID" ||

@@ -119,7 +119,7 @@ tool_cmd() {
 	case $1 in
 	untraced)	CMD=() ;;
 	uprobe)		CMD=("$JT" --source uprobe --leak-check -o "$TMP/report.txt" --) ;;
-	ptrace)		CMD=("$JT" -o "$TMP/report.txt" --) ;;
+	ptrace)		CMD=("$JT" --source ptrace -o "$TMP/report.txt" --) ;;
 	valgrind)	CMD=(valgrind --leak-check=full --log-file="$TMP/valgrind.log") ;;
 	heaptrack)	CMD=(heaptrack -o "$TMP/ht") ;;
 	esac
@@ -322,7 +322,7 @@ run_redis() {
 	: >"$TMP/redis.err"
 	for ((r = 1; r <= RUNS; r++)); do
 		printf '  redis round %d/%d: ptrace' "$r" "$RUNS" >&2
-		redis_pair ptrace
+		redis_pair ptrace --source ptrace
 		if [ $UPROBE = 1 ]; then
 			printf ' uprobe' >&2
 			redis_pair uprobe --source uprobe

@@ -105,10 +105,10 @@ tool_cmd() {
 	case $1 in
 	untraced)	CMD=() ;;
 	floor)		CMD=("$FLOOR" -v --) ;;
-	jmptrace)	CMD=("$JT" --verbose -o /dev/null --) ;;
-	jmptrace-pin)	CMD=("$JT" --verbose --pin -o /dev/null --) ;;
-	jmptrace2)	CMD=("$JT2" --verbose -o /dev/null --) ;;
-	jmptrace-1tt)	CMD=("$JT" --verbose --tracer-threads 1 -o /dev/null --) ;;
+	jmptrace)	CMD=("$JT" --source ptrace --verbose -o /dev/null --) ;;
+	jmptrace-pin)	CMD=("$JT" --source ptrace --verbose --pin -o /dev/null --) ;;
+	jmptrace2)	CMD=("$JT2" --source ptrace --verbose -o /dev/null --) ;;
+	jmptrace-1tt)	CMD=("$JT" --source ptrace --verbose --tracer-threads 1 -o /dev/null --) ;;
 	# The report is kept: its totals say how many events the kernel dropped.
 	uprobe)		CMD=("$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;
 	uprobe-perf)	CMD=(env JMPTRACE_TEST_UPROBE_PATH=perf "$JT" --source uprobe --verbose -o "$TMP/report.txt" --) ;;

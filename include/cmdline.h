@@ -15,4 +15,11 @@
  */
 int cmdline_parse(int argc, char **argv, struct jt_options *o);
 
+/*
+ * What the uprobe source implies for the other options (one tracer thread,
+ * no CPU following, the rings' sizes): cmdline_parse applies it for
+ * --source uprobe, main.c once --source auto has chosen that source.
+ */
+void cmdline_uprobe_defaults(struct jt_options *o);
+
 #endif

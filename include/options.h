@@ -27,6 +27,7 @@ struct jt_options {
 	int no_cpu_follow;		/* --no-cpu-follow: leave scheduling alone (for measurements) */
 	int no_emulate;			/* --no-emulate: step over every displaced instruction */
 	int source_uprobe;		/* --source uprobe: allocator events from kernel uprobes (uprobes.h) */
+	int source_auto;		/* --source auto, the default: main.c chooses (main_auto_source) */
 	uint32_t stack_copy;		/* --stack-copy: bytes of user stack each uprobe sample copies */
 	uint64_t buffer_size;		/* --buffer-size: bytes of ring buffer per thread */
 	uint64_t buffer_total;		/* --buffer-total: bytes of the rings of all threads together */

@@ -86,10 +86,12 @@ int uprobes_usable(const char **why);
  * stack per entry sample, ring_bytes per traced thread (a power of two of
  * pages) while the rings of all threads stay within ring_total; past it a
  * new thread's ring is halved until it fits, down to UPROBES_RING_MIN.
- * Returns NULL after saying why.
+ * Returns NULL after saying why. bpf_only (--source auto): NULL, said
+ * only under -v, unless the BPF path is taken (the perf path costs a
+ * second or more per traced process).
  */
 struct jt_uprobes *uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy,
-			       uint64_t ring_bytes, uint64_t ring_total);
+			       uint64_t ring_bytes, uint64_t ring_total, int bpf_only);
 /*
  * The way out of a dying jmptrace (emerg.c), once its tracees are let go:
  * async-signal-safe, it unmaps every ring, closes every descriptor but the

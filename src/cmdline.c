@@ -255,8 +255,9 @@ parse_one(int c, const char *arg, struct jt_options *o)
 		o->show_leak_kinds = (unsigned)r;
 		return 0;
 	case OPT_SOURCE:
-		if (strcmp(arg, "ptrace") && strcmp(arg, "uprobe"))
-			return bad_value(c, arg, "give ptrace or uprobe");
+		if (strcmp(arg, "auto") && strcmp(arg, "ptrace") && strcmp(arg, "uprobe"))
+			return bad_value(c, arg, "give auto, ptrace or uprobe");
+		o->source_auto = strcmp(arg, "auto") == 0;
 		o->source_uprobe = strcmp(arg, "uprobe") == 0;
 		return 0;
 	case OPT_STACK_COPY:
@@ -299,6 +300,34 @@ parse_one(int c, const char *arg, struct jt_options *o)
 	}
 }
 
+void
+cmdline_uprobe_defaults(struct jt_options *o)
+{
+	/* One reader of the rings; the ptrace side sees only rare stops, which one tracer thread keeps up with. */
+	o->tracer_threads = 1;
+	/*
+	 * Following the tracee's CPU, and SCHED_IDLE while a CPU is
+	 * spare, make a stop's round trip short when stops are all
+	 * there is. Here a stop is rare and its work long (a new
+	 * thread's events): idle-class and bound to one CPU among the
+	 * program's busy threads, the tracer thread made the stopped
+	 * thread wait 30-400 ms for it (uprobes_start).
+	 */
+	o->no_cpu_follow = 1;
+	o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
+	/*
+	 * The kernel keeps a ring's pages from its mmap on: a sixteenth
+	 * of the memory (48 rings of 32 MiB on 24 GiB), but never fewer
+	 * than 16 full rings, so that a small machine still gives a
+	 * program of a few busy threads the rings it had before.
+	 */
+	if (!o->buffer_total) {
+		o->buffer_total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 16;
+		if (o->buffer_total < 16 * o->buffer_size)
+			o->buffer_total = 16 * o->buffer_size;
+	}
+}
+
 int
 cmdline_parse(int argc, char **argv, struct jt_options *o)
 {
@@ -307,6 +336,7 @@ cmdline_parse(int argc, char **argv, struct jt_options *o)
 	o->top = 10;
 	o->top_rest = 3;
 	o->depth = 64;
+	o->source_auto = 1;
 	o->leak_heuristics = LEAK_HEUR_ALL;
 	o->show_leak_kinds = 1u << LEAK_DEFINITE | 1u << LEAK_POSSIBLE;
 	/* getopt's messages begin with argv[0]: "jmptrace:", not the path it was run by. */
@@ -315,6 +345,14 @@ cmdline_parse(int argc, char **argv, struct jt_options *o)
 		if ((r = parse_one(c, optarg, o)) != 0)
 			return r;
 	o->argv = argv + optind;
+	if (o->source_auto && (o->stack_copy || o->buffer_size || o->buffer_total)) {
+		/* Options of the uprobe source alone ask for it: an error where it cannot be had. */
+		o->source_auto = 0;
+		o->source_uprobe = 1;
+	} else if (o->source_auto && (o->tracer_threads || o->pin || o->no_emulate)) {
+		/* And those of the ptrace source for that one. */
+		o->source_auto = 0;
+	}
 	if (o->max_size && o->min_size > o->max_size) {
 		error_msg("--min-size %" PRIu64 " is above --max-size %" PRIu64 ": no allocation would be broken down",
 			  o->min_size, o->max_size);
@@ -337,31 +375,8 @@ cmdline_parse(int argc, char **argv, struct jt_options *o)
 		error_msg("--stack-copy, --buffer-size and --buffer-total need --source uprobe");
 		return -1;
 	}
-	if (o->source_uprobe) {
-		/* One reader of the rings; the ptrace side sees only rare stops, which one tracer thread keeps up with. */
-		o->tracer_threads = 1;
-		/*
-		 * Following the tracee's CPU, and SCHED_IDLE while a CPU is
-		 * spare, make a stop's round trip short when stops are all
-		 * there is. Here a stop is rare and its work long (a new
-		 * thread's events): idle-class and bound to one CPU among the
-		 * program's busy threads, the tracer thread made the stopped
-		 * thread wait 30-400 ms for it (uprobes_start).
-		 */
-		o->no_cpu_follow = 1;
-		o->buffer_size = util_pow2_pages(o->buffer_size ? o->buffer_size : (uint64_t)32 << 20);
-		/*
-		 * The kernel keeps a ring's pages from its mmap on: a sixteenth
-		 * of the memory (48 rings of 32 MiB on 24 GiB), but never fewer
-		 * than 16 full rings, so that a small machine still gives a
-		 * program of a few busy threads the rings it had before.
-		 */
-		if (!o->buffer_total) {
-			o->buffer_total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 16;
-			if (o->buffer_total < 16 * o->buffer_size)
-				o->buffer_total = 16 * o->buffer_size;
-		}
-	}
+	if (o->source_uprobe)
+		cmdline_uprobe_defaults(o);
 	if (o->duration > 0 && !o->attach_pid) {
 		/* A launched program is traced to its end: that is when its report is written. */
 		error_msg("--duration needs -p PID: a launched program is traced until it exits");

@@ -246,6 +246,29 @@ main_end(struct jt_tracer *tr, int status)
 	util_die_by_signal(sig);
 }
 
+/*
+ * --source auto, the default: the uprobe source where it can be had and
+ * takes its BPF path (root or CAP_BPF and CAP_PERFMON, Linux 6.6 on), for
+ * its cost per event is a fraction of a stop's; else ptrace, without a
+ * word but under -v. The uprobe source's session is made here, so that
+ * the choice is the path that will run.
+ */
+static void
+main_auto_source(struct jt_tracer *tr, struct jt_options *opt)
+{
+	struct jt_options u = *opt;
+
+	u.source_auto = 0;
+	u.source_uprobe = 1;
+	cmdline_uprobe_defaults(&u);
+	if ((tr->uprobes = uprobes_new(tr, uevent_apply, u.stack_copy, u.buffer_size, u.buffer_total, 1))) {
+		*opt = u;
+		debug_msg("source: uprobe (--source auto: root, and the kernel makes uprobe_multi links)");
+	} else {
+		opt->source_auto = 0;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -264,12 +287,14 @@ main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	jt_debug = opt.verbose;
 	tr.opt = &opt;
+	if (opt.source_auto)
+		main_auto_source(&tr, &opt);
 	tthread_init(&tr.tthreads, &tr, opt.source_uprobe);
 	/* From the first breakpoint on, neither a fault nor an exhausted allocator may leave one behind. */
 	emerg_init(&tr);
 	util_on_oom(main_oom);
 	tr.ptrace_options = LAUNCH_PTRACE_OPTIONS;
-	if (opt.source_uprobe && uprobes_usable(&why) < 0) {
+	if (opt.source_uprobe && !tr.uprobes && uprobes_usable(&why) < 0) {
 		error_msg("--source uprobe: %s", why);
 		return 2;
 	}
@@ -277,7 +302,8 @@ main(int argc, char **argv)
 		close_outputs(&tr);
 		return 1;
 	}
-	if (opt.source_uprobe && !(tr.uprobes = uprobes_new(&tr, uevent_apply, opt.stack_copy, opt.buffer_size, opt.buffer_total))) {
+	if (opt.source_uprobe && !tr.uprobes &&
+	    !(tr.uprobes = uprobes_new(&tr, uevent_apply, opt.stack_copy, opt.buffer_size, opt.buffer_total, 0))) {
 		close_outputs(&tr);
 		return 1;
 	}

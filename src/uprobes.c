@@ -66,13 +66,16 @@ up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 
 struct jt_uprobes *
 uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, uint64_t ring_bytes,
-	    uint64_t ring_total)
+	    uint64_t ring_total, int bpf_only)
 {
 	struct jt_uprobes *u = xcalloc(1, sizeof(*u));
 	const char *why = "tracefs cannot be used";
 
 	if (uprobes_usable(&why) < 0 || up_tracefs_find(u->tracefs, sizeof(u->tracefs)) < 0) {
-		error_msg("--source uprobe: %s", why);
+		if (bpf_only)
+			debug_msg("source: ptrace, the uprobe source cannot be had: %s", why);
+		else
+			error_msg("--source uprobe: %s", why);
 		free(u);
 		return NULL;
 	}
@@ -90,6 +93,12 @@ uprobes_new(struct jt_tracer *tr, uprobes_apply_fn apply, uint32_t stack_copy, u
 	u->stack_copy = stack_copy ? stack_copy : UPROBES_STACK_DEFAULT;
 	/* The BPF path needs no definition, hence no anchor and no keeper. */
 	uprobes_bpf_choose(u, ring_bytes);
+	if (bpf_only && !u->bpf) {
+		debug_msg("source: ptrace, the uprobe source would take its perf path");
+		close(u->wake);
+		free(u);
+		return NULL;
+	}
 	if (!u->bpf && (u->keeper = up_keeper()) < 0) {
 		perror_msg("--source uprobe: fork");
 		close(u->wake);

@@ -317,7 +317,7 @@ subtest 'the status line spells figures as the report does' => sub {
 	JT::wait_until(sub { JT::heartbeat($hb) > 100 }, 30);
 	my $q = sub { my $s = $_[0]; $s =~ s/'/'\\''/g; "'$s'" };
 	my $s = JT::spawn(dir => $dir, name => 'script',
-			  argv => ['script', '-qfec', join(' ', 'exec', map { $q->($_) } $JT, '-p', $p->{pid}, '-o', "$dir/r.txt"),
+			  argv => ['script', '-qfec', join(' ', 'exec', map { $q->($_) } $JT, '--source', JT::source(), '-p', $p->{pid}, '-o', "$dir/r.txt"),
 				   '/dev/null']);
 	my $num = qr/\d{1,3}(?:,\d{3})*/;
 	my $grouped = JT::wait_until(sub { (JT::slurp($s->{out}) // '') =~ /, live \d{1,3},\d{3} bytes/ }, 120);

@@ -140,6 +140,23 @@ sub wait_timeout {
 # Runs argv with stdin from the string opts{stdin} (default empty), stdout and stderr to
 # files, in its own process group, without core dumps, in a scratch directory. Returns
 # { status, exit (or undef), signal (or undef), stdout, stderr, timed_out, dir }.
+# argv with the suites' source made explicit: jmptrace's default (--source auto) takes the
+# uprobe source as root, and the suites are about the source they name (JT_SOURCE's, else
+# ptrace). jmptrace may come after a wrapper (env, setpriv). An argv that names a source,
+# `jmptrace diff`, or opts{auto} is left as it is.
+sub with_source {
+	my ($o, @argv) = @_;
+	return @argv if $o->{auto};
+	my ($bin, $wrapper) = (jmptrace_bin(), jmptrace());
+	my ($i) = grep { $argv[$_] eq $bin || $argv[$_] eq $wrapper } 0 .. $#argv;
+	return @argv if !defined $i || $i == $#argv || $argv[$i + 1] eq 'diff';
+	for my $a (@argv[$i + 1 .. $#argv]) {
+		last if $a eq '--';
+		return @argv if $a eq '--source' || $a =~ /^--source=/;
+	}
+	return (@argv[0 .. $i], '--source', source(), @argv[$i + 1 .. $#argv]);
+}
+
 sub run_cmd {
 	my (%o) = @_;
 	my $dir = $o{dir} // tempdir('jt-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -155,7 +172,7 @@ sub run_cmd {
 		open(STDERR, '>', "$dir/stderr") or POSIX::_exit(120);
 		# sh replaces itself with argv: only the core-size limit is left behind.
 		no warnings q(exec);
-		exec('/bin/sh', '-c', 'ulimit -c 0; exec "$@"', 'sh', @{ $o{argv} });
+		exec('/bin/sh', '-c', 'ulimit -c 0; exec "$@"', 'sh', with_source(\%o, @{ $o{argv} }));
 		POSIX::_exit(127);
 	}
 	setpgid($pid, $pid);	# also in the parent, so a kill can never miss the group
@@ -212,7 +229,8 @@ sub spawn {
 		syscall(157, 0x59616d61, -1);	# SYS_prctl on x86-64
 		no warnings 'exec';
 		# The block form: a one-element argv is never split at spaces (a $TMPDIR with one).
-		exec { $o{argv}[0] } @{ $o{argv} };
+		my @argv = with_source(\%o, @{ $o{argv} });
+		exec { $argv[0] } @argv;
 		POSIX::_exit(127);
 	}
 	setpgid($pid, $pid);
