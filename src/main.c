@@ -247,11 +247,11 @@ main_end(struct jt_tracer *tr, int status)
 }
 
 /*
- * --source auto, the default: the uprobe source where it can be had and
- * takes its BPF path (root or CAP_BPF and CAP_PERFMON, Linux 6.6 on), for
- * its cost per event is a fraction of a stop's; else ptrace, without a
- * word but under -v. The uprobe source's session is made here, so that
- * the choice is the path that will run.
+ * --source auto, the default: the uprobe source where it can be had (as
+ * root: tracefs and the BPF program) and takes its BPF path (Linux 6.6
+ * on), for its cost per event is a fraction of a stop's; else ptrace,
+ * without a word but under -v. The uprobe source's session is made here,
+ * so that the choice is the path that will run.
  */
 static void
 main_auto_source(struct jt_tracer *tr, struct jt_options *opt)
