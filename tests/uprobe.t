@@ -199,7 +199,7 @@ for my $run (1 .. 3) {
 	is($r->{exit}, 2, '--buffer-total without --source uprobe: exit 2');
 	$r = run_cmd(argv => [$JT, '--source', 'bpf', '--', '/bin/true']);
 	is($r->{exit}, 2, '--source bpf: exit 2');
-	like($r->{stderr}, qr/invalid value 'bpf' for option --source: give ptrace or uprobe/, '... said');
+	like($r->{stderr}, qr/invalid value 'bpf' for option --source: give auto, ptrace or uprobe/, '... said');
 	$r = run_cmd(argv => [$JT, '--source', 'uprobe', '--stack-copy', '100k', '--', '/bin/true']);
 	is($r->{exit}, 2, '--stack-copy 100k: exit 2');
 	$r = run_cmd(argv => [$JT, '--source', 'uprobe', '--buffer-size', '1k', '--', '/bin/true']);
