@@ -235,11 +235,15 @@ uprobes_bpf_top(struct jt_uprobes *u, struct jt_thread *t, int fresh, struct jt_
 	if (!u || !u->bpf || !u->stack_whole || t->utop || kops->getregs(t->tid, &r) < 0)
 		return;
 	sp = arch_sp(&r);
-	/* The start of stack is the stack pointer _start began with: main's frames are all below it. */
-	if (procfs_stat_field(t->proc->pid, 28, &start) == 0 && sp <= start && start - sp < UP_TOP_NEAR)
+	/*
+	 * A new thread: everything above is its thread block, not frames (no
+	 * read of /proc for it). The start of stack is the stack pointer
+	 * _start began with: main's frames are all below it.
+	 */
+	if (fresh)
+		top = sp;
+	else if (procfs_stat_field(t->proc->pid, 28, &start) == 0 && sp <= start && start - sp < UP_TOP_NEAR)
 		top = start;
-	else if (fresh)
-		top = sp;	/* a new thread: everything above is its thread block, not frames */
 	else
 		top = uprobes_bpf_mapping_end(t->proc->pid, sp, maps);
 	if (!top)

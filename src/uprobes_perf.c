@@ -301,10 +301,11 @@ uprobes_thread_add(struct jt_uprobes *u, struct jt_thread *t)
 	uint64_t *ids;
 	int r = 0;
 
+	if (p->vfork_child)
+		return 0;
 	/* Before it runs: its first hit copies its whole stack already. */
-	if (!p->vfork_child)
-		uprobes_bpf_top(u, t, 1, NULL);
-	if (p->vfork_child || n == 0)
+	uprobes_bpf_top(u, t, 1, NULL);
+	if (n == 0)
 		return 0;
 	sites = xmalloc(n * sizeof(*sites));
 	memcpy(sites, p->usites, n * sizeof(*sites));
@@ -369,16 +370,13 @@ uprobes_open_pending(struct jt_uprobes *u, struct jt_proc *p,
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
 			if (t->proc != p)
 				continue;
+			/* The BPF path, before the links: their first hits copy whole stacks already. */
+			uprobes_bpf_top(u, t, 0, &maps);
 			th = xrealloc(th, (nt + 1) * sizeof(*th));
 			th[nt] = (struct up_pend){ .t = t, .tmp = { .tid = t->tid, .proc = p, .uring = t->uring },
 						   .ids = xcalloc(ns, sizeof(uint64_t)) };
 			nt++;
 		}
-	/* Before the links: their first hits copy whole stacks already. */
-	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads) && u->bpf && !p->vfork_child; i++)
-		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p)
-				uprobes_bpf_top(u, t, 0, &maps);
 	maps_clear(&maps);
 	err = xcalloc(ns, sizeof(*err));
 	tthread_unlock(&u->tr->tthreads);
@@ -424,23 +422,23 @@ uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 	 * of a probe on a live process waits for a grace period (the kernel
 	 * takes the probe out of its memory), on a dead one it does not. The
 	 * new image's events get a ring of their own (everything in the old
-	 * one was applied at the exec stop).
+	 * one was applied at the exec stop). On the BPF path the exec left one
+	 * thread, on a new stack: its top comes with the new image's links.
 	 */
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
-		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p && t->uring) {
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
+			if (t->proc != p)
+				continue;
+			uprobes_bpf_top_drop(u, t);
+			if (t->uring) {
 				up_ring_give(u, t->uring->size);
 				up_ring_close(t->uring);
 				t->uring = NULL;
 			}
+		}
 	/* The BPF path's links would go on probing the new image's copy of the same files. */
 	if (u->bpf)
 		uprobes_bpf_unlink(u, p->pid, 1);
-	/* The exec left one thread, on a new stack: its top comes with the new image's links. */
-	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
-		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
-			if (t->proc == p)
-				uprobes_bpf_top_drop(u, t);
 	free(p->usites);
 	p->usites = NULL;
 	p->nusites = 0;
