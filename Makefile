@@ -89,7 +89,7 @@ UPROBE_SUITES = tests/integration.t tests/lifecycle.t tests/sigtrap.t tests/leak
 
 check-uprobe: all progs samples-build
 	@if [ "$$(id -u)" = 0 ]; then \
-	  JT_SOURCE=uprobe JMPTRACE=$(CURDIR)/jmptrace prove $(UPROBE_SUITES); \
+	  JT_SOURCE=uprobe JMPTRACE=$(CURDIR)/jmptrace bash tests/prove.sh $(UPROBE_SUITES); \
 	else echo "check-uprobe: skipped: the uprobe source needs root"; fi
 
 # The module graph has no cycle (but the known ones the script lists), and a
@@ -108,9 +108,9 @@ PARALLEL_SUITES = $(filter-out $(SERIAL_SUITES),$(wildcard tests/*.t))
 CHECK_JOBS ?= 2
 
 check-plain: check-graph all unit progs samples-build
-	prove --exec '' -j$(CHECK_JOBS) $(UNIT_BINS)
-	JMPTRACE=$(CURDIR)/jmptrace prove -j$(CHECK_JOBS) $(PARALLEL_SUITES)
-	JMPTRACE=$(CURDIR)/jmptrace prove $(SERIAL_SUITES)
+	bash tests/prove.sh --exec '' -j$(CHECK_JOBS) $(UNIT_BINS)
+	JMPTRACE=$(CURDIR)/jmptrace bash tests/prove.sh -j$(CHECK_JOBS) $(PARALLEL_SUITES)
+	JMPTRACE=$(CURDIR)/jmptrace bash tests/prove.sh $(SERIAL_SUITES)
 
 # The sanitizer variant builds in its own tree so the normal binary stays untouched.
 # It runs the unit tests and the suites that take jmptrace's memory handling through
@@ -130,9 +130,9 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_
 check-asan:
 	$(MAKE) BUILD=build-asan EXTRA_CFLAGS="$(SAN_FLAGS)" build-asan/jmptrace asan-unit progs
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  prove --exec '' -j$(CHECK_JOBS) $(UNIT_SRCS:tests/unit/%.c=build-asan/unit/%)
-	$(ASAN_ENV) prove -j$(CHECK_JOBS) $(ASAN_SUITES)
-	@if [ "$$(id -u)" = 0 ]; then $(ASAN_ENV) JT_SOURCE=uprobe prove $(ASAN_UPROBE_SUITES); \
+	  bash tests/prove.sh --exec '' -j$(CHECK_JOBS) $(UNIT_SRCS:tests/unit/%.c=build-asan/unit/%)
+	$(ASAN_ENV) bash tests/prove.sh -j$(CHECK_JOBS) $(ASAN_SUITES)
+	@if [ "$$(id -u)" = 0 ]; then $(ASAN_ENV) JT_SOURCE=uprobe bash tests/prove.sh $(ASAN_UPROBE_SUITES); \
 	else echo "check-asan: the uprobe source skipped: it needs root"; fi
 
 asan-unit: $(UNIT_BINS)
