@@ -22,6 +22,8 @@ struct jt_kops {
 	pid_t (*wait_unless_woken)(pid_t pid, int *status, int options);
 	/* ptrace(req, tid, addr, data): one request, its result, -1 with errno set. */
 	long (*ptrace)(int req, pid_t tid, void *addr, void *data);
+	/* wake_ptrace (wake.h): the same, unless the calling thread was woken since its wake_arm. */
+	long (*ptrace_unless_woken)(int req, pid_t tid, void *addr, void *data);
 	/* arch_regs_get and arch_regs_set (regs.h). */
 	int (*getregs)(pid_t tid, arch_regs *regs);
 	int (*setregs)(pid_t tid, const arch_regs *regs);

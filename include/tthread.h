@@ -65,6 +65,9 @@ struct jt_tthread {
 	 */
 	struct jt_waited *waited;
 	size_t nwaited, waited_cap;
+	/* tthread_alarm's timer, made at its first use. */
+	timer_t alarm;
+	int has_alarm;
 };
 
 /*
@@ -130,6 +133,14 @@ void tthread_wake(struct jt_tthread *tt);
 /* Interrupts tracer thread 0's wait4 (from another thread: a no-op from itself), for work it alone does. */
 void tthread_wake_first(struct jt_tthreads *set);
 void tthread_wake_all(struct jt_tthreads *set);
+
+/*
+ * Sends the calling tracer thread tt its own wake signal in ms milliseconds
+ * (0: cancels it), so that a system call that may block for long in the
+ * kernel (handover.c's PTRACE_SEIZE, through wake_ptrace) ends. Returns 0,
+ * or -1 when no timer can be made.
+ */
+int tthread_alarm(struct jt_tthread *tt, unsigned ms);
 
 /* The tracer thread with the fewest active tracees. */
 struct jt_tthread *tthread_least_loaded(struct jt_tthreads *set);

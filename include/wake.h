@@ -14,8 +14,12 @@
  * thread's flag, and the wait does not start once it is set.
  */
 
-/* Clears the calling thread's flag: call it before looking at the work. */
-void wake_arm(void);
+/*
+ * Clears the calling thread's flag: call it before looking at the work.
+ * Returns whether a wake was noted (for one who puts it back with
+ * wake_note(NULL) after a call that must be made whatever came before).
+ */
+int wake_arm(void);
 
 /* From a signal handler that wakes the thread it runs in (its third argument, the ucontext). */
 void wake_note(void *ucontext);
@@ -25,5 +29,15 @@ void wake_note(void *ucontext);
  * thread since its wake_arm: then -1 with errno EINTR, at once.
  */
 pid_t wake_wait(pid_t pid, int *status, int options);
+
+/*
+ * ptrace(req, tid, addr, data) as the system call makes it (no PEEK
+ * requests: their result is the word read), unless a wake was noted: then
+ * -1 with errno EINTR. A wake ends it even where the kernel would restart
+ * it: PTRACE_SEIZE waits for the lock an exec holds until every other
+ * thread of the process is reaped, perhaps by the very tracer thread that
+ * waits (handover.c).
+ */
+long wake_ptrace(int req, pid_t tid, void *addr, void *data);
 
 #endif

@@ -16,6 +16,7 @@
 #include "sigsafe.h"
 #include "tracer.h"
 #include "util.h"
+#include "wake.h"
 
 /*
  * Where a parked thread waits, with every signal blocked: on a system call
@@ -78,15 +79,47 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 	return 0;
 }
 
-/* Takes t over from its parked state. Returns 0 with t stopped under us, or -1 when it is gone. */
-static int
-handover_seize(struct jt_tracer *tr, struct jt_thread *t)
-{
-	int status, group;
+/*
+ * How long one PTRACE_SEIZE of a parked thread may wait. It waits only when
+ * another thread of the process is in exec: the exec holds the lock that
+ * PTRACE_SEIZE takes until every other thread of the process is reaped,
+ * some perhaps by the tracer thread that waits (a deadlock, seen in
+ * exec.t's "a thread other than main execs"). The kernel restarts the
+ * request after any signal, so only wake_ptrace's window ends it.
+ */
+#define HANDOVER_SEIZE_MS 10
 
-	if (kops_request(PTRACE_SEIZE, t->tid, tr->ptrace_options) < 0) {
-		if (errno != ESRCH)
+static void handover_reap_own(struct jt_tracer *tr, struct jt_tthread *self);
+
+/*
+ * Takes t over from its parked state, as tracer thread tt. Returns 0 with
+ * t stopped under us, -1 when it is gone, or 1 when the seize waited
+ * HANDOVER_SEIZE_MS in vain (t is still parked: try again later).
+ */
+static int
+handover_seize(struct jt_tracer *tr, struct jt_tthread *tt, struct jt_thread *t)
+{
+	int status, group, woken, err;
+	long r;
+
+	/* A wake noted before must not end the seize at once; it is noted again after. */
+	woken = wake_arm();
+	tthread_alarm(tt, HANDOVER_SEIZE_MS);
+	r = kops->ptrace_unless_woken(PTRACE_SEIZE, t->tid, NULL, (void *)(long)tr->ptrace_options);
+	err = errno;
+	tthread_alarm(tt, 0);
+	if (woken)
+		wake_note(NULL);
+	if (r < 0 && err == EINTR) {
+		debug_msg("thread %d: not taken over yet (PTRACE_SEIZE waited %d ms: an exec in its process)", t->tid,
+			  HANDOVER_SEIZE_MS);
+		return 1;
+	}
+	if (r < 0) {
+		if (err != ESRCH) {
+			errno = err;
 			perror_msg("thread %d: cannot take it over (PTRACE_SEIZE)", t->tid);
+		}
 		return -1;
 	}
 	kops_request(PTRACE_INTERRUPT, t->tid, 0);
@@ -110,11 +143,24 @@ void
 handover_receive(struct jt_tthread *tt)
 {
 	struct jt_thread *t;
+	int r;
 
 	while ((t = tt->inbox)) {
 		tt->inbox = t->inext;
 		t->inext = NULL;
-		if (handover_seize(tt->tr, t) < 0) {
+		if ((r = handover_seize(tt->tr, tt, t)) > 0) {
+			/*
+			 * Kept for the next look. Meanwhile the exec must go on:
+			 * our own threads that it killed are reaped, and the lock
+			 * is left to the other tracer threads, which reap theirs.
+			 */
+			t->inext = tt->inbox;
+			tt->inbox = t;
+			handover_reap_own(tt->tr, tt);
+			handover_wait(tt->tr, HANDOVER_SEIZE_MS);
+			return;
+		}
+		if (r < 0) {
 			thread_free(tt->tr, t);
 			continue;
 		}

@@ -41,6 +41,7 @@ const struct jt_kops kops_kernel = {
 	.wait = kops_kernel_wait,
 	.wait_unless_woken = wake_wait,
 	.ptrace = kops_kernel_ptrace,
+	.ptrace_unless_woken = wake_ptrace,
 	.getregs = arch_regs_get,
 	.setregs = arch_regs_set,
 	.read = mem_read,

@@ -417,8 +417,13 @@ loop_stop_tthreads(struct jt_tracer *tr)
 	}
 	tr->tthreads.quit = 1;
 	tthread_join_all(&tr->tthreads);
-	/* What came back stopped runs on under tracer thread 0, which is the only tracer thread now. */
-	handover_receive(self);
+	/*
+	 * What came back stopped runs on under tracer thread 0, which is the
+	 * only tracer thread now: taken over whatever the rounds an exec in
+	 * its process makes it wait (handover_receive), 10 s at most.
+	 */
+	for (int rounds = 0; self->inbox && rounds < 500; rounds++)
+		handover_receive(self);
 	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
 		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext)
 			if (thread_is_stopped(t) && !t->step_pending && !tr->detached && !tr->main_exited)

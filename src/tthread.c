@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tthread.h"
@@ -245,8 +246,33 @@ tthread_join_all(struct jt_tthreads *set)
 		pthread_join(tt->thread, NULL);
 		tthread_lock(set);
 		tt->running = 0;
+		if (tt->has_alarm)
+			timer_delete(tt->alarm);
+		tt->has_alarm = 0;
 	}
 	set->n = 1;
+}
+
+int
+tthread_alarm(struct jt_tthread *tt, unsigned ms)
+{
+	struct itimerspec its = { .it_value = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 } };
+
+	if (!tt->has_alarm) {
+		struct sigevent sev;
+
+		if (!ms)
+			return 0;
+		memset(&sev, 0, sizeof(sev));
+		/* To this thread alone: a process-wide timer's signal could go to any thread. */
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = TTHREAD_WAKE_SIG;
+		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+		if (timer_create(CLOCK_MONOTONIC, &sev, &tt->alarm) < 0)
+			return -1;
+		tt->has_alarm = 1;
+	}
+	return timer_settime(tt->alarm, 0, &its, NULL);
 }
 
 struct jt_tthread *

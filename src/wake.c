@@ -1,17 +1,22 @@
-/* wake.c - waking a tracer thread out of its wait for a stop: a flag per thread, checked in the same window as the system call (arch waitcp.h). */
+/* wake.c - waking a tracer thread out of its wait for a stop: a flag per thread, checked in the same window as the system call (arch syscallcp.h). */
 #include <errno.h>
 #include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
 
-#include "waitcp.h"
+#include "syscallcp.h"
 #include "wake.h"
 
 /* A thread's own, written by its own signal handler: static TLS, safe there. */
 static __thread volatile sig_atomic_t wake_flag;
 
-void
+int
 wake_arm(void)
 {
+	int was = wake_flag;
+
 	wake_flag = 0;
+	return was;
 }
 
 void
@@ -19,17 +24,29 @@ wake_note(void *ucontext)
 {
 	wake_flag = 1;
 	if (ucontext)
-		arch_waitcp_cancel(ucontext);
+		arch_syscallcp_cancel(ucontext);
 }
 
 pid_t
 wake_wait(pid_t pid, int *status, int options)
 {
-	long r = arch_waitcp(&wake_flag, pid, status, options);
+	long r = arch_syscallcp(&wake_flag, SYS_wait4, pid, (long)status, options, 0);
 
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
 	}
 	return (pid_t)r;
+}
+
+long
+wake_ptrace(int req, pid_t tid, void *addr, void *data)
+{
+	long r = arch_syscallcp(&wake_flag, SYS_ptrace, req, tid, (long)addr, (long)data);
+
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
 }

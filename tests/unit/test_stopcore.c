@@ -223,6 +223,7 @@ static const struct jt_kops fk_kops = {
 	.wait = fk_wait,
 	.wait_unless_woken = fk_wait,
 	.ptrace = fk_ptrace,
+	.ptrace_unless_woken = fk_ptrace,
 	.getregs = fk_getregs,
 	.setregs = fk_setregs,
 	.read = fk_read,

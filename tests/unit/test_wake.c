@@ -5,13 +5,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
-#include "waitcp.h"
+#include "syscallcp.h"
+#include "tthread.h"
 #include "wake.h"
 
 #define WAKE_SIG (SIGRTMIN + 1)
@@ -56,7 +60,7 @@ static void
 test_window(void)
 {
 #if defined(__x86_64__)
-	const uint8_t *fn = (const uint8_t *)(uintptr_t)arch_waitcp, *sc = NULL;
+	const uint8_t *fn = (const uint8_t *)(uintptr_t)arch_syscallcp, *sc = NULL;
 	uintptr_t first = 0, last = 0, to = 0;
 	int moved = 0, gaps = 0, other_to = 0;
 	ucontext_t uc;
@@ -64,13 +68,13 @@ test_window(void)
 	for (int i = 0; i + 1 < 64 && !sc; i++)
 		if (fn[i] == 0x0f && fn[i + 1] == 0x05)
 			sc = fn + i;
-	ok(sc != NULL, "arch_waitcp has a syscall instruction");
+	ok(sc != NULL, "arch_syscallcp has a syscall instruction");
 	if (!sc)
 		return;
 	for (const uint8_t *pc = fn; pc < sc + 16; pc++) {
 		memset(&uc, 0, sizeof(uc));
 		uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)pc;
-		arch_waitcp_cancel(&uc);
+		arch_syscallcp_cancel(&uc);
 		if ((uintptr_t)uc.uc_mcontext.gregs[REG_RIP] == (uintptr_t)pc)
 			continue;
 		if (moved && (uintptr_t)pc != last + 1)
@@ -89,7 +93,7 @@ test_window(void)
 	ok(to > (uintptr_t)sc + 1, "the way out is past the system call (at +%#lx)", (unsigned long)(to - (uintptr_t)fn));
 	memset(&uc, 0, sizeof(uc));
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)(sc + 2);
-	arch_waitcp_cancel(&uc);
+	arch_syscallcp_cancel(&uc);
 	ok((uintptr_t)uc.uc_mcontext.gregs[REG_RIP] == (uintptr_t)(sc + 2),
 	   "a pc after the system call stays: the wait's own result stands");
 #else
@@ -165,6 +169,119 @@ test_race(void)
 	   ROUNDS, race_eintr, race_other);
 }
 
+/*
+ * The deadlock of handover.c's seize, made on purpose: a process of two
+ * threads, the second traced by us; the main thread execs. The exec kills
+ * the second, which stays a zombie until we reap it, and holds the lock
+ * that PTRACE_SEIZE takes until then. A seize of the main thread now waits
+ * for ever in the kernel (a signal restarts it), unless wake_ptrace's
+ * window lets tthread_alarm end it. Then we reap, and the exec finishes.
+ */
+static void *
+exec_second(void *arg)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (write(*(int *)arg, &tid, sizeof(tid)) != sizeof(tid))
+		_exit(126);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* The state letter of thread tid of pid, or 0 when it is gone. */
+static char
+thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return (p = strrchr(buf, ')')) && p[1] == ' ' ? p[2] : 0;
+}
+
+static void *
+seizer(void *arg)
+{
+	struct jt_tthread tt;
+	long *res = arg;
+	sigset_t set;
+
+	memset(&tt, 0, sizeof(tt));
+	sigemptyset(&set);
+	sigaddset(&set, WAKE_SIG);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	wake_arm();
+	tthread_alarm(&tt, 10);
+	res[0] = wake_ptrace(PTRACE_SEIZE, (pid_t)res[2], NULL, NULL);
+	res[1] = errno;
+	tthread_alarm(&tt, 0);
+	if (tt.has_alarm)
+		timer_delete(tt.alarm);
+	return NULL;
+}
+
+static void
+test_seize_exec(void)
+{
+	int up[2], go[2], status = -1, tries = 0;
+	long res[3] = { 0, 0, 0 };
+	pid_t pid, second = 0, r;
+	pthread_t t;
+	char st = 0;
+
+	if (pipe(up) < 0 || pipe(go) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		pthread_t b;
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pthread_create(&b, NULL, exec_second, &up[1]);
+		if (read(go[0], &c, 1) == 1)
+			execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (read(up[0], &second, sizeof(second)) != sizeof(second) ||
+	    ptrace(PTRACE_SEIZE, second, 0L, 0L) < 0) {
+		ok(0, "a traced second thread (%s)", strerror(errno));
+		kill(pid, SIGKILL);
+		return;
+	}
+	if (write(go[1], "x", 1) != 1)
+		return;
+	/* The exec killed it: a zombie that waits for us, its tracer. */
+	for (int i = 0; i < 5000 && (st = thread_state(pid, second)) != 'Z'; i++)
+		usleep(1000);
+	ok(st == 'Z', "the exec left the traced thread a zombie (state %c)", st ? st : '-');
+	res[2] = pid;
+	pthread_create(&t, NULL, seizer, res);
+	pthread_join(t, NULL);
+	ok(res[0] == 0 || res[1] == EINTR,
+	   "PTRACE_SEIZE during the exec ends: %s", res[0] == 0 ? "taken (this kernel does not wait)" :
+	   res[1] == EINTR ? "EINTR at the alarm" : strerror((int)res[1]));
+	r = waitpid(second, &status, __WALL);
+	ok(r == second && (WIFSIGNALED(status) || WIFEXITED(status)), "the zombie reaped (%d)", (int)r);
+	/* Now the exec goes on; the seize is taken (or the program is gone already). */
+	while (res[0] != 0 && res[1] == EINTR && tries++ < 500) {
+		pthread_create(&t, NULL, seizer, res);
+		pthread_join(t, NULL);
+	}
+	ok(res[0] == 0 || res[1] == ESRCH, "after the reap the seize is taken, %d tries (%s)", tries,
+	   res[0] == 0 ? "ok" : strerror((int)res[1]));
+	while ((r = waitpid(pid, &status, __WALL)) == pid && WIFSTOPPED(status))
+		ptrace(PTRACE_CONT, pid, 0L, 0L);
+	ok(r == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the exec finished: /bin/true exits 0");
+	close(up[0]), close(up[1]), close(go[0]), close(go[1]);
+}
+
 int
 main(void)
 {
@@ -182,6 +299,8 @@ main(void)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	child = fork();
 	if (child == 0) {
+		/* A test ended by SIGALRM must not leave it behind, holding prove's pipe. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		for (;;)
 			pause();
 	}
@@ -190,6 +309,7 @@ main(void)
 	test_flag();
 	test_window();
 	test_race();
+	test_seize_exec();
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	return tap_done();
