@@ -41,6 +41,8 @@ text_header(FILE *f, const struct jt_snapshot *s)
 	fprintf(f, "command:  %s\n", s->command ? s->command : "(unknown)");
 	fprintf(f, "exe:      %s\n", s->exe ? s->exe : "(unknown)");
 	fprintf(f, "pid:      %d\n", s->pid);
+	/* Which source counted the events (--source auto chooses one): the figures' provenance. */
+	fprintf(f, "source:   %s\n", s->source_uprobe ? "uprobe" : "ptrace");
 	fprintf(f, "snapshot: %s\n", s->reason ? s->reason : "(unknown)");
 	text_status(f, s);
 	if (s->older_than_ms)

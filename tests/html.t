@@ -314,7 +314,7 @@ SKIP: {
 	$wsite{wr_spike} = site_line('wrapped/main.c', 'SITE:wr_spike');
 	is_deeply(\@leg, [map { "$_ main.c:$wsite{$_} (stack $by{$_}{id})" } qw(wr_spike wr_cache wr_parse wr_small)],
 		  'the chart\'s legend names the callers too: ' . join(', ', @leg));
-	like($res->[3], qr/^pid \d+, exit at [\d,]+ ms: 10,024 bytes live in 14 blocks from 3 stacks, runtime \Q${\ commify($rtb)}\E bytes in 1 block; peak 1,048,576 bytes; 16 allocation calls, 1,062,696 bytes allocated, 1 free$/,
+	like($res->[3], qr/^pid \d+, exit at [\d,]+ ms: 10,024 bytes live in 14 blocks from 3 stacks, runtime \Q${\ commify($rtb)}\E bytes in 1 block; peak 1,048,576 bytes; 16 allocation calls, 1,062,696 bytes allocated, 1 free; source: \Q${\ JT::source()}\E$/,
 	     "the header has the text report's figures, the runtime's stdout buffer apart ($res->[3])");
 	is($res->[4], 10024, 'the flame graph of live bytes counts the program\'s 10,024 bytes, not the runtime\'s');
 	is_deeply([map { s/^(?:at|by) 0x[0-9a-f]+: //r =~ s/ \(.*//r } @{ $res->[6] }[0 .. 3]], [qw(cw_raw cw_alloc wr_cache main)],

@@ -47,6 +47,7 @@ subtest "root, no --source: $want" => sub {
 	is($r->{exit}, $native->{exit}, "exit status the program's ($native->{exit})");
 	is($r->{stdout}, $native->{stdout}, 'stdout the program\'s');
 	is(source_of($r), $want, "\"source\": \"$want\"");
+	like($r->{report} // '', qr/^pid:      \d+\nsource:   \Q$want\E\n/m, "the text report's header: source:   $want");
 	like($r->{stderr} // '', $bpf ? qr/^jmptrace: source: uprobe \(--source auto/m : qr/^jmptrace: source: ptrace/m,
 	     '-v says which source and why');
 	is(figures($r), figures($ptrace), 'the same figures as --source ptrace');
@@ -86,6 +87,7 @@ SKIP: {
 		my $s = $text && eval { JT::decode_report($text)->{snapshots}[-1] };
 		ok($s, 'the JSON report written') or return;
 		is($s->{totals}{source}, 'ptrace', '"source": "ptrace"');
+		like(JT::slurp("$dir/r.txt") // '', qr/^source:   ptrace$/m, 'the text report\'s header: source:   ptrace');
 		is(figures({ json => { snapshots => [$s] } }), figures($ptrace), 'the same figures as root\'s --source ptrace');
 		like(JT::slurp("$dir/r.txt") // '', qr/^==== jmptrace heap report ====$/m, 'the text report written');
 		my $v = run_cmd(dir => $dir, argv => [@as, "$dir/jmptrace", '-v', '-o', "$dir/v.txt", '--', "$dir/leak"]);
