@@ -98,6 +98,8 @@ struct jt_snapshot {
 	unsigned seq;		/* the snapshot's number in this run, from 1 */
 	uint64_t time_ms;	/* when it was taken, in the heap's clock (ms since tracing began) */
 	const struct jt_due *due;	/* a scheduled snapshot's due time, or NULL */
+	unsigned skipped;	/* --interval's snapshots passed over until now: writing one took longer than the interval */
+	uint64_t longest_write_ms;	/* the longest a snapshot took to write until now (with skipped) */
 	int leak_check;		/* --leak-check was given */
 	const struct leak_result *leak;	/* its verdict (leak.h), or NULL when no check could run */
 	unsigned show_leak_kinds;	/* --show-leak-kinds: 1 << enum leak_kind per kind the text lists */

@@ -59,6 +59,8 @@ struct jt_tracer {
 	int due_armed;			/* the timer is set for due_ms itself, not a little before */
 	char late_why[96];		/* the work that ran past due_ms and for how long; "" while none did */
 	const struct jt_due *due;	/* while a scheduled snapshot is written: when it was due */
+	unsigned due_skipped;		/* --interval's times passed over: a snapshot took longer to write (due.c) */
+	uint64_t due_longest_ms;	/* the longest time a snapshot took to write, in ms */
 	/*
 	 * What every thread handed to a tracer thread gets on arrival, in every
 	 * handover_receive (a recall's too): loop.c's pins it (--pin) and then

@@ -146,6 +146,42 @@ due_schedule(struct jt_tracer *tr, uint64_t after_ms)
 		due_arm(tr, tr->due_armed ? tr->due_ms : tr->due_ms - hurry);
 }
 
+/*
+ * Where the next due time is looked for once snapshots were written from
+ * now_ms to end_ms: past end_ms by as long again, so that the program runs
+ * at least as long as a snapshot took (half the time, at worst). Due at
+ * once instead, a snapshot that took longer than --interval was followed
+ * by the next with no wait4 between (the tick's wake ended each at once):
+ * the program's stops, its exit too, waited for ever, and so did SIGINT.
+ * The interval's times passed over are counted, and said once on stderr.
+ */
+static uint64_t
+due_spaced(struct jt_tracer *tr, uint64_t now_ms, uint64_t end_ms)
+{
+	uint64_t took = end_ms - now_ms, after = end_ms + took, iv = due_secs_ms(tr->opt->interval);
+	uint64_t end = due_duration_end(tr), plain = due_next(tr, now_ms), spaced;
+	unsigned passed;
+
+	if (took > tr->due_longest_ms)
+		tr->due_longest_ms = took;
+	/* --duration's end stays due when it comes. */
+	if (end > now_ms && after >= end)
+		after = end - 1;
+	spaced = due_next(tr, after);
+	if (!iv || !plain || spaced <= plain)
+		return after;
+	passed = (unsigned)((spaced - plain + iv - 1) / iv);
+	if (!tr->due_skipped) {
+		char a[32];
+
+		error_msg("writing a snapshot took %s ms, more than --interval allows: the next ones come after the "
+			  "program has run as long again (the text report counts the snapshots passed over)",
+			  util_num(a, took));
+	}
+	tr->due_skipped += passed;
+	return after;
+}
+
 /* Close to the due time: out of SCHED_IDLE, and the timer set for the due time itself. */
 static void
 due_hurry(struct jt_tracer *tr, uint64_t now_ms)
@@ -279,7 +315,7 @@ due_check(struct jt_tracer *tr)
 		wrote = 1;
 	}
 	if (due)
-		due_schedule(tr, now);
+		due_schedule(tr, wrote ? due_spaced(tr, now, due_time_ms(tr)) : now);
 	if (wrote)
 		due_work_done(tr, tr->opt->leak_check ? "the snapshot before it, with its leak check,"
 			      : "the snapshot before it", since);

@@ -499,6 +499,12 @@ loop_run(struct jt_tracer *tr)
 	/* Events lost since stderr last said so, said now whatever the rate limit. */
 	tr->lost_said_ms = tr->lost_check_ms = 0;
 	loop_lost_say(tr, util_now_ms());
+	if (tr->due_skipped) {
+		char a[32];
+
+		error_msg("%u --interval snapshot%s passed over in all: writing one took up to %s ms", tr->due_skipped,
+			  tr->due_skipped == 1 ? "" : "s", util_num(a, tr->due_longest_ms));
+	}
 	due_stop();
 	loop_stop_tthreads(tr);
 	loop_reports_due(tr);

@@ -45,6 +45,13 @@ text_header(FILE *f, const struct jt_snapshot *s)
 	fprintf(f, "source:   %s\n", s->source_uprobe ? "uprobe" : "ptrace");
 	fprintf(f, "snapshot: %s\n", s->reason ? s->reason : "(unknown)");
 	text_status(f, s);
+	if (s->skipped) {
+		char a[32];
+
+		fprintf(f, "interval: %u %s passed over until now: writing one took up to %s ms, longer than\n"
+			"          --interval allows, so each came after the program ran as long again\n",
+			s->skipped, report_plural(s->skipped, "snapshot", "snapshots"), util_num(a, s->longest_write_ms));
+	}
 	if (s->older_than_ms)
 		fprintf(f, "age:      only the blocks allocated at least %s ms before this snapshot\n"
 			"          count as live (--older-than); the peak and the timeline count all\n",

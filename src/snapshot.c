@@ -15,6 +15,7 @@
 #include "report.h"
 #include "snapshot.h"
 #include "sym.h"
+#include "testfault.h"
 #include "tracer.h"
 #include "uprobes.h"
 #include "util.h"
@@ -169,6 +170,7 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 
 	/* --source uprobe: the snapshot counts every event made until now. */
 	uprobes_drain(tr->uprobes);
+	testfault_slow("snapshot");
 	/* And it says which breakpoints the kernel took since the last tick (of a running image). */
 	if (!p->exited && !p->image_ended)
 		image_check_taken(tr, p);
@@ -232,6 +234,8 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	}
 	s.growth = p->growth;
 	s.due = tr->due;
+	s.skipped = tr->due_skipped;
+	s.longest_write_ms = tr->due_longest_ms;
 	/* Every writer reads the live figures of this view: the blocks' ages, --older-than's filter. */
 	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);
 	/* GROWTH counts the blocks every other figure of the snapshot counts: the view's. */
