@@ -1,4 +1,4 @@
-/* testfault.h - the tests' way to make jmptrace fault at a chosen point, for its way out (emerg.c) to be tested. */
+/* testfault.h - the tests' way to make jmptrace fault, or dawdle, at a chosen point: for its way out (emerg.c) and its slow paths to be tested. */
 #ifndef JT_TESTFAULT_H
 #define JT_TESTFAULT_H
 
@@ -13,5 +13,12 @@
  */
 void testfault_init(void);
 void testfault_point(const char *where);
+
+/*
+ * With JMPTRACE_TEST_SLOW=WHERE:MS, every call of testfault_slow(WHERE)
+ * sleeps MS milliseconds: "snapshot" (a snapshot being made, the tracer
+ * lock held: as one of a big program takes). A test hook too.
+ */
+void testfault_slow(const char *where);
 
 #endif

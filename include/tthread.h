@@ -96,6 +96,8 @@ struct jt_tthreads {
  */
 void tthread_lock(struct jt_tthreads *set);
 void tthread_unlock(struct jt_tthreads *set);
+/* tthread_lock, but giving up after ms milliseconds: 0 when held, -1 when not. */
+int tthread_lock_within(struct jt_tthreads *set, unsigned ms);
 int tthread_wait(struct jt_tthreads *set, pthread_cond_t *cond, const struct timespec *ts);
 
 #ifdef JT_DEBUG

@@ -55,8 +55,23 @@ int up_bpf_link(struct up_bpf *b, pid_t pid, const char *path, const uint64_t *o
 /* A descriptor that polls readable when the ring has records to read. */
 int up_bpf_poll_fd(const struct up_bpf *b);
 
-/* Hands every record the ring holds to the open's fn, in the ring's order (one order for all threads). */
+/*
+ * Hands every record the ring holds to the open's fn, in the ring's order
+ * (one order for all threads), after those the stash holds.
+ */
 void up_bpf_drain(struct up_bpf *b);
+
+/*
+ * Copies the records the ring holds into the stash, to be applied by the
+ * next drain, unless the stash is full (16 rings' worth, 512 MiB at least): for the
+ * reader, while the records cannot be applied (the tracer lock is held for
+ * long: a snapshot being written), so that the ring never fills meanwhile.
+ * Returns the bytes copied. Safe beside a drain in another thread.
+ */
+uint64_t up_bpf_stash(struct up_bpf *b);
+
+/* The bytes the stash took in all, for -v. */
+uint64_t up_bpf_stashed(struct up_bpf *b);
 
 /*
  * Thread tid's stack top: the address above its outermost frame. Its hits

@@ -49,6 +49,27 @@ tthread_lock(struct jt_tthreads *set)
 	tthread_note(set, 1);
 }
 
+int
+tthread_lock_within(struct jt_tthreads *set, unsigned ms)
+{
+	struct timespec ts;
+	int r;
+
+	/*
+	 * pthread_mutex_timedlock's clock is CLOCK_REALTIME, the one a PI
+	 * mutex's futex takes on every kernel: a step of it makes one wait
+	 * shorter or longer, and the caller tries again.
+	 */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	ts.tv_sec += (time_t)(ms / 1000) + ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	if ((r = pthread_mutex_timedlock(&set->lock, &ts)) != 0)
+		return -1;
+	tthread_note(set, 1);
+	return 0;
+}
+
 void
 tthread_unlock(struct jt_tthreads *set)
 {

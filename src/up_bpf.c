@@ -1,5 +1,6 @@
 /* up_bpf.c - the uprobe source's BPF path: loads the program built into jmptrace, makes its uprobe_multi links, reads its ring. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,40 @@ struct up_bpf {
 	uint64_t budget, taken;	/* a drain's bytes to take, and those taken */
 	up_bpf_fn fn;
 	void *arg;
+	/*
+	 * The ring has one consumer at a time: a drain, which applies, or a
+	 * stash, which copies the records out to apply later (up_bpf_stash).
+	 * The stash's records are older than the ring's: a drain applies
+	 * them first.
+	 */
+	pthread_mutex_t consume;
+	int stashing;			/* the record callback copies instead of applying */
+	struct up_stash *stash, *stash_tail;
+	uint64_t stash_bytes;		/* held in the stash now */
+	uint64_t stash_max;		/* past it, records stay in the ring (which may fill) */
+	uint64_t stashed;		/* taken into it in all (-v) */
 };
+
+/*
+ * A piece of the stash: records as the ring holds them, each a size_t
+ * length and its bytes, 8-aligned: a record takes the room it took in the
+ * ring (BPF_RINGBUF_HDR_SZ is 8). Applied from start, added to at used.
+ */
+struct up_stash {
+	struct up_stash *next;
+	size_t start, used, cap;
+	unsigned char data[];
+};
+
+#define UP_STASH_PIECE ((size_t)1 << 20)
+#define UP_STASH_ROOM(size) ((sizeof(size_t) + (size) + 7) / 8 * 8)
+/*
+ * What the stash may hold: 16 rings' worth, and 512 MiB at least (8
+ * threads allocating as fast as they can on 2 CPUs leave 150 MB under a
+ * snapshot of 300 ms). Beyond, the ring fills and drops, counted as lost.
+ */
+#define UP_STASH_RINGS 16
+#define UP_STASH_MIN ((uint64_t)512 << 20)
 
 /* libbpf's messages (a verifier's refusal among them) only with -v: a fallback is no error. */
 static int
@@ -88,24 +122,103 @@ up_bpf_probe(int prog_fd, char *why, size_t size)
 	return -1;
 }
 
-static int
-up_bpf_record(void *arg, void *data, size_t size)
+/* Hands one record of the program's to fn. */
+static void
+up_bpf_apply(struct up_bpf *b, const void *data, size_t size)
 {
-	struct up_bpf *b = arg;
 	const struct up_bpf_rec *r = data;
 	struct up_bpf_event ev;
 
 	if (size < sizeof(*r) || r->nregs > UP_BPF_NREGS || r->stack_len > size - sizeof(*r))
-		return 0;
+		return;
 	ev = (struct up_bpf_event){
 		.site = (uint32_t)(r->cookie & UP_BPF_SITE_MASK), .pid = (pid_t)r->pid, .tid = (pid_t)r->tid,
 		.time = r->time, .regs = (const uint64_t *)r->regs, .nregs = r->nregs,
 		.stack = r->stack_len ? (const uint8_t *)(r + 1) : NULL, .stack_len = r->stack_len,
 	};
 	b->fn(b->arg, &ev);
+}
+
+/* Copies one record to the stash's end. */
+static void
+up_bpf_keep(struct up_bpf *b, const void *data, size_t size)
+{
+	size_t need = UP_STASH_ROOM(size);
+	struct up_stash *s = b->stash_tail;
+
+	if (!s || s->cap - s->used < need) {
+		size_t cap = need > UP_STASH_PIECE ? need : UP_STASH_PIECE;
+
+		s = xmalloc(sizeof(*s) + cap);
+		*s = (struct up_stash){ .cap = cap };
+		if (b->stash_tail)
+			b->stash_tail->next = s;
+		else
+			b->stash = s;
+		b->stash_tail = s;
+	}
+	memcpy(s->data + s->used, &size, sizeof(size));
+	memcpy(s->data + s->used + sizeof(size), data, size);
+	s->used += need;
+	b->stash_bytes += need;
+	b->stashed += need;
+}
+
+static int
+up_bpf_record(void *arg, void *data, size_t size)
+{
+	struct up_bpf *b = arg;
+
+	if (b->stashing)
+		up_bpf_keep(b, data, size);
+	else
+		up_bpf_apply(b, data, size);
 	/* A record's room in the ring: its header and length, to 8 bytes (the kernel's BPF_RINGBUF_HDR_SZ). */
 	b->taken += (size + BPF_RINGBUF_HDR_SZ + 7) / 8 * 8;
 	return b->taken >= b->budget ? -1 : 0;
+}
+
+static void up_bpf_consume(struct up_bpf *b, int wait);
+
+/* Moves the records the ring holds to the stash's end, unless the stash is full (b->consume held). */
+static void
+up_bpf_move(struct up_bpf *b, int wait)
+{
+	if (b->stash_bytes >= b->stash_max)
+		return;
+	b->stashing = 1;
+	up_bpf_consume(b, wait);
+	b->stashing = 0;
+}
+
+/*
+ * Applies the stash's oldest max bytes of records (b->consume held).
+ * Between two pieces the ring's records join the stash's end: applying a
+ * long stash takes long, and the ring must not fill meanwhile.
+ */
+static void
+up_bpf_unstash(struct up_bpf *b, uint64_t max)
+{
+	struct up_stash *s;
+
+	while (max > 0 && (s = b->stash)) {
+		while (s->start < s->used && max > 0) {
+			size_t size, room;
+
+			memcpy(&size, s->data + s->start, sizeof(size));
+			room = UP_STASH_ROOM(size);
+			up_bpf_apply(b, s->data + s->start + sizeof(size), size);
+			s->start += room;
+			b->stash_bytes -= room;
+			max = max > room ? max - room : 0;
+		}
+		if (s->start < s->used)
+			break;
+		if (!(b->stash = s->next))
+			b->stash_tail = NULL;
+		free(s);
+		up_bpf_move(b, 0);
+	}
 }
 
 /* Opens and loads the object with a ring of ring_bytes. Returns 0, or -1 with why written. */
@@ -163,6 +276,8 @@ up_bpf_open(uint64_t ring_bytes, up_bpf_fn fn, void *arg, char *why, size_t size
 	b->fn = fn;
 	b->arg = arg;
 	b->prog_fd = b->lost_fd = b->tops_fd = -1;
+	b->stash_max = ring_bytes * UP_STASH_RINGS > UP_STASH_MIN ? ring_bytes * UP_STASH_RINGS : UP_STASH_MIN;
+	pthread_mutex_init(&b->consume, NULL);
 	libbpf_set_print(up_bpf_print);
 	if (ring_bytes > ((uint64_t)1 << 31)) {
 		snprintf(why, size, "a BPF ring holds at most 2 GiB (--buffer-size)");
@@ -185,6 +300,11 @@ up_bpf_close(struct up_bpf *b)
 		munmap((void *)b->pos, b->pos_len);
 	ring_buffer__free(b->rb);
 	bpf_object__close(b->obj);
+	for (struct up_stash *s = b->stash, *next; s; s = next) {
+		next = s->next;
+		free(s);
+	}
+	pthread_mutex_destroy(&b->consume);
 	free(b);
 }
 
@@ -233,26 +353,72 @@ up_bpf_pos(const struct up_bpf *b, int prod)
  * must be applied before its stop is. So the drain waits for that record,
  * up to 100 ms; a writer kept off the CPU longer leaves them to the next.
  */
-void
-up_bpf_drain(struct up_bpf *b)
+/* Takes what the ring held at the start, waiting for a record reserved but not submitted as the comment above says when wait. */
+static void
+up_bpf_consume(struct up_bpf *b, int wait)
 {
-	unsigned long cons, end;
+	unsigned long cons = up_bpf_pos(b, 0), end = up_bpf_pos(b, 1);
 
-	if (!b)
-		return;
-	cons = up_bpf_pos(b, 0);
-	end = up_bpf_pos(b, 1);
 	for (int waits = 0; cons != end; waits++) {
 		b->budget = end - cons;
 		b->taken = 0;
 		(void)ring_buffer__consume(b->rb);
 		cons = up_bpf_pos(b, 0);
 		/* Past end, or stopped short by a record not submitted yet (positions only grow). */
-		if ((long)(cons - end) >= 0 || waits == 1000)
+		if ((long)(cons - end) >= 0 || waits == 1000 || !wait)
 			break;
 		if (waits > 0)
 			usleep(100);
 	}
+}
+
+void
+up_bpf_drain(struct up_bpf *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&b->consume);
+	if (b->stash) {
+		/*
+		 * The ring's records come after the stash's: they join it, and
+		 * what it holds now (all that came before the drain) is applied;
+		 * what comes during it is the next drain's, as in the ring.
+		 */
+		up_bpf_move(b, 1);
+		up_bpf_unstash(b, b->stash_bytes);
+	}
+	/* The ring itself only once the stash is empty: its records are the later ones. */
+	if (!b->stash)
+		up_bpf_consume(b, 1);
+	pthread_mutex_unlock(&b->consume);
+}
+
+uint64_t
+up_bpf_stash(struct up_bpf *b)
+{
+	uint64_t before;
+
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->consume);
+	before = b->stashed;
+	up_bpf_move(b, 0);
+	before = b->stashed - before;
+	pthread_mutex_unlock(&b->consume);
+	return before;
+}
+
+uint64_t
+up_bpf_stashed(struct up_bpf *b)
+{
+	uint64_t n;
+
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->consume);
+	n = b->stashed;
+	pthread_mutex_unlock(&b->consume);
+	return n;
 }
 
 int

@@ -131,6 +131,41 @@ SKIP: {
 		or diag($r->{stderr});
 }
 
+# Snapshots that take longer to write than --interval (a test hook makes each take 300 ms,
+# the lock held, as a big program's do; 8 threads allocate meanwhile): the BPF ring is read
+# throughout (its records kept aside, applied after: 0 lost), and the next snapshot comes after
+# the program ran as long again. Before, the ring filled under each snapshot (the default
+# 32 MiB ring lost 790,106 events of this run), and each snapshot was due at once after the
+# last: the loop never waited again, and the program's exit, and SIGINT, waited for ever.
+SKIP: {
+	my $probe = run_jt('leak', 'pie', args => [3, 0], jt_args => ['--source', 'uprobe', '-v']);
+	skip 'no BPF path here: only its ring is read while a snapshot is written', 8
+		unless ($probe->{stderr} // '') =~ /uprobe source: the BPF path/;
+	my @args = (60000, 5, 40);
+	my ($want) = run_source('ptrace', 'threads', 'pie', \@args);
+	local $ENV{JMPTRACE_TEST_SLOW} = 'snapshot:300';
+	my $r = run_jt('threads', 'pie', args => \@args, timeout => 120,
+		       jt_args => ['--source', 'uprobe', '--interval', '0.1', '-v']);
+	is($r->{exit}, 0, 'slow snapshots: exit 0') or diag($r->{stderr});
+	my $s = last_snapshot($r) // {};
+	is($s->{totals}{lost_events}, 0, 'slow snapshots: 0 events lost');
+	is(JT::source_figures($s)->{calls}{malloc}, JT::source_figures($want // {})->{calls}{malloc},
+	   'slow snapshots: every malloc counted, as the ptrace source counts them');
+	my $err = $r->{stderr} // '';
+	my @once = $err =~ /^jmptrace: writing a snapshot took [\d,]+ ms, more than --interval allows: the next ones come after the program has run as long again/mg;
+	is(scalar(@once), 1, 'stderr says once that snapshots are spaced out') or diag($err);
+	my ($passed) = $err =~ /^jmptrace: ([\d,]+) --interval snapshots? passed over in all: writing one took up to [\d,]+ ms$/m;
+	ok(($passed // 0) > 0, 'and at the end how many were passed over (' . ($passed // 'none') . ')');
+	my @snaps = @{ ($r->{json} // {})->{snapshots} // [] };
+	ok(@snaps >= 2 && @snaps <= 40, scalar(@snaps) . ' snapshots: as many as the spacing lets happen, not one after another');
+	my $last = @snaps ? JT::slurp("$r->{dir}/report." . scalar(@snaps) . '.txt') : undef;
+	like($last // '', qr/^interval: \Q$passed\E snapshots? passed over until now: writing one took up to [\d,]+ ms, longer than$/m,
+	     'the text report says it under its header') if defined $passed;
+	my ($kept) = $err =~ /uprobe source: ([\d,]+) bytes of records kept aside/;
+	$kept =~ s/,//g if defined $kept;
+	ok(($kept // 0) > 0, 'the ring was read while the snapshots held the lock (' . ($kept // 'not said') . ' bytes kept aside)');
+}
+
 # A program that raises SIGTRAP for itself and catches it: the hooks' SIGTRAPs are dropped,
 # the program's own is delivered, exactly as untraced.
 {
