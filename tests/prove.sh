@@ -6,12 +6,13 @@
 set -u
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-prove "$@" 2>&1 | tee "$log"
+prove --failures "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" != 0 ]; then
 	echo "---- the failures' diagnostics, again ----"
-	# A failure's block: its "Failed test" line and the "#" lines after it (got, expected, diag).
-	awk '/^[ \t]*#[ \t]+Failed test/ { n = 15 }
+	# A failure's block: its "not ok" or "Failed test" line and the "#" lines after it (got, expected, diag).
+	awk '/^[ \t]*not ok / { print; n = 15; next }
+	     /^[ \t]*#[ \t]+Failed test/ { n = 15 }
 	     n > 0 && /^[ \t]*#/ { print; n--; next }
 	     { n = 0 }' "$log" | tail -n 40
 	echo "Result: FAIL"
