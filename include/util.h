@@ -112,4 +112,11 @@ uint64_t util_wall_ns(void);
 /* n rounded up to a power of two of pages (at least one page). */
 uint64_t util_pow2_pages(uint64_t n);
 
+/*
+ * The length of the well-formed UTF-8 sequence at p (2 to 4), or 0: an
+ * ASCII byte, a stray or truncated sequence, an overlong form, a surrogate
+ * or a code point past U+10FFFF (which JSON and XML parsers reject).
+ */
+int util_utf8_len(const unsigned char *p);
+
 #endif

@@ -33,19 +33,6 @@ static const struct {
 	[COST_DEFINITELY_LOST] = { "bytes definitely lost", "byte", "bytes" },
 };
 
-/* The length of the well-formed UTF-8 sequence at s, or 0 (an XML parser would reject the file). */
-static int
-flame_utf8_len(const unsigned char *s)
-{
-	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 :
-		s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* Writes at most len bytes of s as XML character data: markup escaped, broken UTF-8 as '?'. */
 static void
 flame_xml(FILE *f, const char *s, size_t len)
@@ -63,7 +50,7 @@ flame_xml(FILE *f, const char *s, size_t len)
 		default:
 			if (*p < 0x80) {
 				fputc(*p, f);
-			} else if ((n = flame_utf8_len(p)) && p + n <= end) {
+			} else if ((n = util_utf8_len(p)) && p + n <= end) {
 				fwrite(p, 1, (size_t)n, f);
 				p += n - 1;
 			} else {

@@ -9,30 +9,7 @@
 #include "report_jsonval.h"
 #include "report_seen.h"
 #include "sym.h"
-
-/* Length of the valid UTF-8 sequence at p, or 0 when the bytes there are not one. */
-static int
-jsonval_utf8_len(const unsigned char *p)
-{
-	int len, i;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong 3- and 4-byte forms, surrogates and code points past U+10FFFF. */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0)
-	    || (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return len;
-}
+#include "util.h"
 
 void
 jsonval_str(FILE *f, const char *str)
@@ -58,7 +35,7 @@ jsonval_str(FILE *f, const char *str)
 			fprintf(f, "\\u%04x", *p);
 		else if (*p < 0x80)
 			fputc(*p, f);
-		else if ((len = jsonval_utf8_len(p)) > 0) {
+		else if ((len = util_utf8_len(p)) > 0) {
 			fwrite(p, 1, len, f);
 			p += len - 1;
 		} else

@@ -248,3 +248,26 @@ util_pow2_pages(uint64_t n)
 		r <<= 1;
 	return r;
 }
+
+int
+util_utf8_len(const unsigned char *p)
+{
+	int len;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	for (int i = 1; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong 3- and 4-byte forms, surrogates and code points past U+10FFFF. */
+	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) || (p[0] == 0xf0 && p[1] < 0x90) ||
+	    (p[0] == 0xf4 && p[1] >= 0x90))
+		return 0;
+	return len;
+}

@@ -407,7 +407,7 @@ test_text(struct jt_snapshot *snap, uint64_t newaddr)
 	char want[2048], *text = tr_text(snap), *line, *save = NULL;
 	const char *p1, *p2, *p3;
 
-	tr_has_lines(text, "command:  ./leaky --fast\nexe:      /usr/bin/leaky\npid:      4242\nsnapshot: exit\n"
+	tr_has_lines(text, "command:  ./leaky --fast\nexe:      /usr/bin/leaky\npid:      4242\nsource:   ptrace\nsnapshot: exit\n"
 		     "process:  exited with status 3\n", "the header");
 	tr_has_lines(text, "calls:\n"
 		     "  malloc                              6\n"
@@ -908,6 +908,31 @@ test_free_kinds(void)
 	heap_destroy(h);
 }
 
+/* util_utf8_len, the one check of the JSON and flame graph writers: what a strict parser accepts. */
+static void
+test_utf8(void)
+{
+	static const struct { const char *bytes; int len; const char *what; } cases[] = {
+		{ "a", 0, "ASCII is no sequence" },
+		{ "\xc3\xa9", 2, "U+00E9" },
+		{ "\xe2\x82\xac", 3, "U+20AC" },
+		{ "\xf0\x9f\x98\x80", 4, "U+1F600" },
+		{ "\xc0\xaf", 0, "overlong 2-byte" },
+		{ "\xe0\x80\xaf", 0, "overlong 3-byte" },
+		{ "\xf0\x80\x80\xaf", 0, "overlong 4-byte" },
+		{ "\xed\xa0\x80", 0, "a surrogate (U+D800)" },
+		{ "\xf4\x90\x80\x80", 0, "past U+10FFFF" },
+		{ "\xe2\x82", 0, "truncated" },
+		{ "\x80", 0, "a stray continuation byte" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = util_utf8_len((const unsigned char *)cases[i].bytes);
+
+		ok(n == cases[i].len, "util_utf8_len: %s: %d (got %d)", cases[i].what, cases[i].len, n);
+	}
+}
+
 int
 main(void)
 {
@@ -939,6 +964,7 @@ main(void)
 	test_temporary(s);
 	test_signal_frame(s);
 	test_free_kinds();
+	test_utf8();
 	heap_destroy(h);
 	sym_destroy(s);
 	return tap_done();
