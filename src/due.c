@@ -148,12 +148,14 @@ due_schedule(struct jt_tracer *tr, uint64_t after_ms)
 
 /*
  * Where the next due time is looked for once snapshots were written from
- * now_ms to end_ms: past end_ms by as long again, so that the program runs
- * at least as long as a snapshot took (half the time, at worst). Due at
- * once instead, a snapshot that took longer than --interval was followed
- * by the next with no wait4 between (the tick's wake ended each at once):
- * the program's stops, its exit too, waited for ever, and so did SIGINT.
- * The interval's times passed over are counted, and said once on stderr.
+ * now_ms to end_ms. Shorter than --interval, from now_ms: the next due time
+ * after it, even if it passed meanwhile. Longer, past end_ms by as long
+ * again, so that the program runs at least as long as a snapshot took
+ * (half the time, at worst): due at once instead, such a snapshot was
+ * followed by the next with no wait4 between (the tick's wake ended each
+ * at once), and the program's stops, its exit too, waited for ever, and so
+ * did SIGINT. The interval's times passed over so are counted, and said
+ * once on stderr.
  */
 static uint64_t
 due_spaced(struct jt_tracer *tr, uint64_t now_ms, uint64_t end_ms)
@@ -162,6 +164,8 @@ due_spaced(struct jt_tracer *tr, uint64_t now_ms, uint64_t end_ms)
 	uint64_t end = due_duration_end(tr), plain = due_next(tr, now_ms), spaced;
 	unsigned passed;
 
+	if (!iv || took < iv)
+		return now_ms;
 	if (took > tr->due_longest_ms)
 		tr->due_longest_ms = took;
 	/* --duration's end stays due when it comes. */
