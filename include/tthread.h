@@ -144,6 +144,17 @@ void tthread_wake_all(struct jt_tthreads *set);
  */
 int tthread_alarm(struct jt_tthread *tt, unsigned ms);
 
+/*
+ * PTRACE_SEIZE of tid with options by the calling tracer thread tt, for at
+ * most ms milliseconds. It waits in the kernel while another thread of
+ * tid's process is in exec, and the exec waits until every other thread of
+ * the process is reaped, perhaps by tt itself: a deadlock that a signal
+ * does not end (the kernel restarts the request). Returns 0, or -1 with
+ * errno set: EINTR when the time ran out (reap what is tt's, try again).
+ * A wake noted before the call stays noted.
+ */
+int tthread_seize(struct jt_tthread *tt, pid_t tid, long options, unsigned ms);
+
 /* The tracer thread with the fewest active tracees. */
 struct jt_tthread *tthread_least_loaded(struct jt_tthreads *set);
 

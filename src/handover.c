@@ -16,7 +16,6 @@
 #include "sigsafe.h"
 #include "tracer.h"
 #include "util.h"
-#include "wake.h"
 
 /*
  * Where a parked thread waits, with every signal blocked: on a system call
@@ -99,27 +98,16 @@ static void handover_reap_own(struct jt_tracer *tr, struct jt_tthread *self);
 static int
 handover_seize(struct jt_tracer *tr, struct jt_tthread *tt, struct jt_thread *t)
 {
-	int status, group, woken, err;
-	long r;
+	int status, group;
 
-	/* A wake noted before must not end the seize at once; it is noted again after. */
-	woken = wake_arm();
-	tthread_alarm(tt, HANDOVER_SEIZE_MS);
-	r = kops->ptrace_unless_woken(PTRACE_SEIZE, t->tid, NULL, (void *)(long)tr->ptrace_options);
-	err = errno;
-	tthread_alarm(tt, 0);
-	if (woken)
-		wake_note(NULL);
-	if (r < 0 && err == EINTR) {
-		debug_msg("thread %d: not taken over yet (PTRACE_SEIZE waited %d ms: an exec in its process)", t->tid,
-			  HANDOVER_SEIZE_MS);
-		return 1;
-	}
-	if (r < 0) {
-		if (err != ESRCH) {
-			errno = err;
-			perror_msg("thread %d: cannot take it over (PTRACE_SEIZE)", t->tid);
+	if (tthread_seize(tt, t->tid, (long)tr->ptrace_options, HANDOVER_SEIZE_MS) < 0) {
+		if (errno == EINTR) {
+			debug_msg("thread %d: not taken over yet (PTRACE_SEIZE waited %d ms: an exec in its process)",
+				  t->tid, HANDOVER_SEIZE_MS);
+			return 1;
 		}
+		if (errno != ESRCH)
+			perror_msg("thread %d: cannot take it over (PTRACE_SEIZE)", t->tid);
 		return -1;
 	}
 	kops_request(PTRACE_INTERRUPT, t->tid, 0);

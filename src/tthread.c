@@ -1,11 +1,14 @@
 /* tthread.c - tracer threads: starting, waking and joining them; which one the caller is. */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "kops.h"
 #include "tthread.h"
 #include "util.h"
 #include "wake.h"
@@ -294,6 +297,24 @@ tthread_alarm(struct jt_tthread *tt, unsigned ms)
 		tt->has_alarm = 1;
 	}
 	return timer_settime(tt->alarm, 0, &its, NULL);
+}
+
+int
+tthread_seize(struct jt_tthread *tt, pid_t tid, long options, unsigned ms)
+{
+	int woken, err;
+	long r;
+
+	/* A wake noted before must not end the seize at once; it is noted again after. */
+	woken = wake_arm();
+	tthread_alarm(tt, ms);
+	r = kops->ptrace_unless_woken(PTRACE_SEIZE, tid, NULL, (void *)options);
+	err = errno;
+	tthread_alarm(tt, 0);
+	if (woken)
+		wake_note(NULL);
+	errno = err;
+	return r < 0 ? -1 : 0;
 }
 
 struct jt_tthread *
