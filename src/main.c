@@ -117,6 +117,14 @@ attach_setup(struct jt_tracer *tr, pid_t pid, struct jt_proc **pp)
 	struct jt_proc *p;
 	struct jt_thread *t;
 
+	/*
+	 * Before the attach: an exec met while the threads are stopped is the
+	 * main process's (not an unfollowed child's, which is let go and
+	 * forgotten: the attach then failed without a word), and its image is
+	 * not the launch's first (which a failed setup may kill).
+	 */
+	tr->main_pid = pid;
+	tr->image_seen = 1;
 	if (attach_process(tr, pid, pp) < 0)
 		return 1;
 	p = *pp;
@@ -124,7 +132,6 @@ attach_setup(struct jt_tracer *tr, pid_t pid, struct jt_proc **pp)
 		detach_all(tr);
 		return 1;
 	}
-	tr->main_pid = pid;
 	/* A thread may be in its SIGTRAP handler already: learn the handler to keep. */
 	if ((t = thread_find(tr, pid)) && t->state != TS_GROUP_STOPPED)
 		sigtrap_learn(t);
@@ -177,7 +184,6 @@ run_attached(struct jt_tracer *tr, pid_t pid)
 		error_msg("attached to process %d (%s), %d thread%s; Ctrl-C, SIGTERM or SIGHUP detaches; "
 			  "never SIGKILL jmptrace (pid %d): that would kill process %d",
 			  pid, p->command, p->nthreads, p->nthreads == 1 ? "" : "s", (int)getpid(), pid);
-	tr->image_seen = 1;
 	tr->show_status = isatty(STDERR_FILENO);
 	loop_install_signals();
 	loop_run(tr);
