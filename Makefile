@@ -141,6 +141,7 @@ bench: all
 	bash bench/run.sh
 	bash bench/programs.sh
 	bash bench/leak_pause.sh
+	bash bench/soak.sh
 
 install: all
 	install -D -m 755 jmptrace $(DESTDIR)$(PREFIX)/bin/jmptrace

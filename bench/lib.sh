@@ -1,4 +1,4 @@
-# lib.sh - what bench/run.sh and bench/programs.sh share: installing packages, the uprobe source's availability and its lost events.
+# lib.sh - what bench/run.sh, programs.sh and soak.sh share: installing packages, the uprobe source's availability and its lost events, a redis-server's port.
 # Sourced, not run. The caller defines die() and sets JT (the jmptrace) and TMP (a scratch directory).
 
 # Installs the Debian packages named, as root or with sudo; apt-get update only runs when
@@ -36,3 +36,22 @@ lost_in() {
 	awk '/lost events/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9][0-9,]*$/) {
 		gsub(",", "", $i); print $i; exit } }' "$1"
 }
+
+# A TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+		LocalPort => 0, Listen => 1, ReuseAddr => 1) or die "$!\n"; print $s->sockport, "\n"'
+}
+
+# Polls a shell condition every 50 ms for at most S seconds.
+wait_for() {
+	local s=$1 i
+	shift
+	for ((i = 0; i < s * 20; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+redis_up() { [ "$(redis-cli -p "$PORT" ping 2>/dev/null)" = PONG ]; }

@@ -238,24 +238,6 @@ cell() {
 
 # ---------------------------------------------------------------- redis-server
 
-# A TCP port on 127.0.0.1 that nothing listens on now.
-free_port() {
-	perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
-		LocalPort => 0, Listen => 1, ReuseAddr => 1) or die "$!\n"; print $s->sockport, "\n"'
-}
-
-# Polls a shell condition every 50 ms for at most S seconds.
-wait_for() {
-	local s=$1 i
-	shift
-	for ((i = 0; i < s * 20; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-redis_up() { [ "$(redis-cli -p "$PORT" ping 2>/dev/null)" = PONG ]; }
 
 # True once jmptrace has written a snapshot to its JSON file: it asks for one on SIGUSR1
 # (handled once the attach is done), so a snapshot means every thread is attached.

@@ -5,7 +5,8 @@
 # after the SIGINT detach with more keys than before (DBSIZE) and is traced by no one,
 # jmptrace exits 0, the uprobe source lost no event, and the top 3 live stacks by bytes are
 # the same functions with both sources, one of them through setKey (where SET stores a new
-# key). The request rates, untraced just before and attached, are printed as diagnostics
+# key). Then a short soak with the default source, --interval, --json and --html: nothing
+# lost, files that grow by what changed. The request rates, untraced just before and attached, are printed as diagnostics
 # only: speed is bench/programs.sh's to show, never a test's to assert.
 # Root only; skipped without redis-server and redis-tools or the kernel's uprobe PMU.
 use strict;
@@ -143,6 +144,37 @@ if ($ptrace && $uprobe) {
 } else {
 	fail('the top 3 live stacks of both sources (a run above failed)');
 }
+
+# A soak in short (bench/soak.sh is the long one): the default source, attached with
+# --interval 0.5 --json --html while three benchmarks run. No event lost; the JSON grows by
+# at most 30 KB a snapshot after the first (it names frames once per file and lists only what
+# changed); the page is the JSON and at most 2 MB of its own; the server keeps its keys.
+subtest 'redis-server under jmptrace -p, default source, --interval 0.5 --json --html' => sub {
+	is(cli('flushall'), 'OK', 'FLUSHALL empties the server');
+	my ($json, $html) = ("$dir/soak.json", "$dir/soak.html");
+	my $j = spawn(argv => [$JT, '-p', $srv->{pid}, '--interval', '0.5', '--json', $json, '--html', $html,
+			       '-o', "$dir/soak.txt"], dir => $dir, name => 'jt-soak');
+	ok(wait_until(sub { attach_done($j) }, 60), 'jmptrace attached') or diag(JT::slurp($j->{err}) // '');
+	my $first = wait_until(sub { my $x = read_json($json); $x && @{ $x->{snapshots} // [] } == 1 ? -s $json : 0 }, 60);
+	my @errors = map { benchmark()->{errors} } 1 .. 3;
+	is(join('', @errors), '', 'three benchmarks attached: no error');
+	kill 'INT', $j->{pid};
+	my $st = reap($j, 300);
+	ok(defined $st && WIFEXITED($st) && WEXITSTATUS($st) == 0, 'jmptrace exits 0 after SIGINT')
+		or diag(JT::slurp($j->{err}) // '');
+	my $report = read_json($json);
+	my $n = scalar @{ ($report // {})->{snapshots} // [] };
+	ok($n >= 4, "$n snapshots");
+	my @lost = values_of($report, 'lost_events');
+	ok(@lost && !grep({ !defined || $_ != 0 } @lost), "lost_events is 0 in every snapshot ($n)")
+		or diag('lost_events: ' . join(', ', map { $_ // 'null' } @lost));
+	my ($js, $hs) = (-s $json // 0, -s $html // 0);
+	my $per = $first && $n > 1 ? int(($js - $first) / ($n - 1)) : -1;
+	ok($per >= 0 && $per <= 30_000, "the JSON grew by $per bytes a snapshot after the first ($first, then $js in all)");
+	ok($hs > 0 && $hs <= $js + 2_000_000, "the page: $hs bytes, the JSON's $js and at most 2 MB more");
+	ok(cli('dbsize') =~ /^[1-9]\d*$/, 'DBSIZE answers after the detach, with the keys SET while attached');
+	is(join(',', traced_threads($srv->{pid})), '', 'no thread of redis-server is traced');
+};
 
 cli('shutdown', 'nosave');
 reap($srv, 60);
