@@ -329,6 +329,18 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 	if (t->owner) {
 		t->owner->ntracees--;
 		t->owner->nactive -= t->active;
+		/*
+		 * On its way to t->owner, it waits in that tracer thread's
+		 * inbox: out of it too. An exec frees the threads it killed,
+		 * parked ones among them, and a seize that waited for that
+		 * exec puts its thread back in the inbox (handover_receive).
+		 */
+		if (thread_in_transit(t))
+			for (pp = &t->owner->inbox; *pp; pp = &(*pp)->inext)
+				if (*pp == t) {
+					*pp = t->inext;
+					break;
+				}
 	}
 	if (tr->thread_gone)
 		tr->thread_gone(tr, t);

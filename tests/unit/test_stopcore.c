@@ -446,6 +446,38 @@ test_handover_races_signal(void)
 }
 
 /*
+ * (c2) A thread freed while in transit (an exec killed it, parked): it
+ * leaves the inbox it waited in. It stayed there, and the receiver's next
+ * look read freed memory (ASan in CI's exec.t, "a thread other than main
+ * execs": jmptrace exited 1 and the program was killed with it).
+ */
+static void
+test_handover_freed_in_transit(void)
+{
+	struct jt_proc *p;
+	struct jt_thread *t, *u;
+
+	world_reset();
+	p = handover_proc();
+	t = thread_make(p, TID(1), TS_STOPPED);
+	u = thread_make(p, TID(2), TS_STOPPED);
+	t->owner = u->owner = &tr.tthreads.t[1];
+	arch_set_pc(fk_regs_of(TID(1)), MEM_BASE + 0x10);
+	arch_set_pc(fk_regs_of(TID(2)), MEM_BASE + 0x20);
+	ok(handover_send(t, &tr.tthreads.t[0]) == 0 && handover_send(u, &tr.tthreads.t[0]) == 0,
+	   "two threads handed to tracer thread 0");
+	ok(tr.tthreads.t[0].inbox == u && u->inext == t, "both wait in its inbox, the later first");
+	thread_free(&tr, u);
+	ok(tr.tthreads.t[0].inbox == t && !t->inext, "the one freed (the inbox's head) is out of it");
+	thread_free(&tr, t);
+	ok(tr.tthreads.t[0].inbox == NULL, "and the other too: the inbox is empty");
+	log_clear();
+	handover_receive(&tr.tthreads.t[0]);
+	ok(fk.log[0] == 0, "the receiver seizes nothing (%s)", fk.log);
+	world_free();
+}
+
+/*
  * (d) A vfork parent while its child is held. Collecting the process, a
  * thread stops at its vfork event: the child is adopted (sharing the
  * parent's memory) and its first stop kept, so the child stays held; the
@@ -567,6 +599,7 @@ main(void)
 	test_exit_during_stopall();
 	test_exit_hit_while_collecting();
 	test_handover_races_signal();
+	test_handover_freed_in_transit();
 	test_vfork_parent_child_held();
 	test_child_exit_during_stopall();
 	test_clone_child_first();
