@@ -277,7 +277,21 @@ up_bpf_open(uint64_t ring_bytes, up_bpf_fn fn, void *arg, char *why, size_t size
 	b->arg = arg;
 	b->prog_fd = b->lost_fd = b->tops_fd = -1;
 	b->stash_max = ring_bytes * UP_STASH_RINGS > UP_STASH_MIN ? ring_bytes * UP_STASH_RINGS : UP_STASH_MIN;
-	pthread_mutex_init(&b->consume, NULL);
+	{
+		pthread_mutexattr_t ma;
+
+		/*
+		 * A drain holds it for as long as it applies, in a tracer thread
+		 * of ordinary (or idle) priority: the real-time reader waiting
+		 * for it lends that thread its priority, as it does through the
+		 * tracer lock (tthread.c), or the ring fills behind a drain that
+		 * the program's busy threads keep off the CPU.
+		 */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&b->consume, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	libbpf_set_print(up_bpf_print);
 	if (ring_bytes > ((uint64_t)1 << 31)) {
 		snprintf(why, size, "a BPF ring holds at most 2 GiB (--buffer-size)");
