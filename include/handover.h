@@ -31,6 +31,26 @@ int handover_send(struct jt_thread *t, struct jt_tthread *to);
 void handover_receive(struct jt_tthread *tt);
 
 /*
+ * How long one PTRACE_SEIZE of a thread may wait (tthread_seize). It waits
+ * only when another thread of the process is in exec: the exec holds the
+ * lock that PTRACE_SEIZE takes until every other thread of the process is
+ * reaped, some perhaps by the tracer thread that waits (a deadlock, seen
+ * in exec.t's "a thread other than main execs", possible in an attach
+ * too). The kernel restarts the request after any signal, so only
+ * wake_ptrace's window ends it. Between tries: handover_reap_own.
+ */
+#define HANDOVER_SEIZE_MS 10
+
+/*
+ * Takes what self's own tracees report, without waiting: kept for its
+ * loop, or passed on when it is another tracer thread's. So a thread that
+ * exited is reaped: while a recall waits, or a seize waits for an exec. A
+ * thread that execs waits in the kernel until every other thread of its
+ * process is reaped, and cannot stop before.
+ */
+void handover_reap_own(struct jt_tracer *tr, struct jt_tthread *self);
+
+/*
  * Where t, stopped and about to be restarted, should go to keep the busy
  * threads spread over the tracer threads: the one with the fewest active
  * tracees when t's own has two more; NULL to stay. The main thread of each

@@ -13,7 +13,7 @@
 #include "attach.h"
 #include "detach.h"
 #include "elfhdr.h"
-#include "kops.h"
+#include "handover.h"
 #include "proc.h"
 #include "procfs.h"
 #include "stopall.h"
@@ -133,27 +133,24 @@ attach_refused(pid_t tid)
 }
 
 /*
- * PTRACE_SEIZE of tid, 10 ms at a time: while another thread of the
- * process is in exec, the request waits until the exec ends, and the exec
- * until every other thread is reaped, those we seized already by us alone
- * (a deadlock that hung the attach and the program's exec with it). So
- * between tries our own tracees' exits and stops are taken, and kept for
- * stopall_wait; 10 s at most.
+ * PTRACE_SEIZE of tid, HANDOVER_SEIZE_MS at a time (handover.h): while
+ * another thread of the process is in exec, the request waits until the
+ * exec ends, and the exec until every other thread is reaped, those we
+ * seized already by us alone (a deadlock that hung the attach and the
+ * program's exec with it). So between tries our own tracees' exits and
+ * stops are taken, and kept for stopall_wait; 10 s at most.
  */
 static int
-attach_seize(pid_t tid)
+attach_seize(struct jt_tracer *tr, pid_t tid)
 {
 	struct jt_tthread *self = tthread_self();
-	int status;
-	pid_t got;
 
 	for (int tries = 0; tries < 1000; tries++) {
-		if (tthread_seize(self, tid, (long)ATTACH_PTRACE_OPTIONS, 10) == 0)
+		if (tthread_seize(self, tid, (long)ATTACH_PTRACE_OPTIONS, HANDOVER_SEIZE_MS) == 0)
 			return 0;
 		if (errno != EINTR)
 			return -1;
-		while ((got = kops->wait(-1, &status, __WALL | __WNOTHREAD | WNOHANG)) > 0)
-			tthread_keep_waited(self, got, status);
+		handover_reap_own(tr, self);
 	}
 	errno = EBUSY;
 	return -1;
@@ -180,7 +177,7 @@ attach_seize_tasks(struct jt_tracer *tr, struct jt_proc *p, pid_t *failed)
 
 		if (tid <= 0 || thread_find(tr, tid))
 			continue;
-		if (attach_seize(tid) < 0) {
+		if (attach_seize(tr, tid) < 0) {
 			int err = errno;
 			int why = err == EPERM ? attach_refused(tid) : err == ESRCH ? 0 : -1;
 

@@ -79,18 +79,6 @@ handover_send(struct jt_thread *t, struct jt_tthread *to)
 }
 
 /*
- * How long one PTRACE_SEIZE of a parked thread may wait. It waits only when
- * another thread of the process is in exec: the exec holds the lock that
- * PTRACE_SEIZE takes until every other thread of the process is reaped,
- * some perhaps by the tracer thread that waits (a deadlock, seen in
- * exec.t's "a thread other than main execs"). The kernel restarts the
- * request after any signal, so only wake_ptrace's window ends it.
- */
-#define HANDOVER_SEIZE_MS 10
-
-static void handover_reap_own(struct jt_tracer *tr, struct jt_tthread *self);
-
-/*
  * Takes t over from its parked state, as tracer thread tt. Returns 0 with
  * t stopped under us, -1 when it is gone, or 1 when the seize waited
  * HANDOVER_SEIZE_MS in vain (t is still parked: try again later).
@@ -246,14 +234,7 @@ handover_pass_on(struct jt_tthread *tt, struct jt_tthread *to, pid_t tid, int st
 	tthread_wake(to);
 }
 
-/*
- * While a recall waits: what tracer thread 0's own tracees report is taken
- * (kept for its loop, or passed on when it is another's), so that a thread
- * of the process that exits is reaped. A thread of it that execs on
- * another tracer thread waits in the kernel until every other thread of
- * the process is reaped, and cannot stop for the recall before.
- */
-static void
+void
 handover_reap_own(struct jt_tracer *tr, struct jt_tthread *self)
 {
 	struct jt_tthread *to;
