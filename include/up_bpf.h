@@ -66,9 +66,9 @@ void up_bpf_drain(struct up_bpf *b);
  * next drain, unless the stash is full (16 rings' worth, 512 MiB at least): for the
  * reader, while the records cannot be applied (the tracer lock is held for
  * long: a snapshot being written), so that the ring never fills meanwhile.
- * Returns the bytes copied. Safe beside a drain in another thread.
+ * Safe beside a drain in another thread.
  */
-uint64_t up_bpf_stash(struct up_bpf *b);
+void up_bpf_stash(struct up_bpf *b);
 
 /* The bytes the stash took in all, for -v. */
 uint64_t up_bpf_stashed(struct up_bpf *b);

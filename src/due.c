@@ -172,7 +172,7 @@ due_spaced(struct jt_tracer *tr, uint64_t now_ms, uint64_t end_ms)
 	if (end > now_ms && after >= end)
 		after = end - 1;
 	spaced = due_next(tr, after);
-	if (!iv || !plain || spaced <= plain)
+	if (!plain || spaced <= plain)
 		return after;
 	passed = (unsigned)((spaced - plain + iv - 1) / iv);
 	if (!tr->due_skipped) {

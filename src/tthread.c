@@ -56,7 +56,6 @@ int
 tthread_lock_within(struct jt_tthreads *set, unsigned ms)
 {
 	struct timespec ts;
-	int r;
 
 	/*
 	 * pthread_mutex_timedlock's clock is CLOCK_REALTIME, the one a PI
@@ -67,7 +66,7 @@ tthread_lock_within(struct jt_tthreads *set, unsigned ms)
 	ts.tv_nsec += (long)(ms % 1000) * 1000000;
 	ts.tv_sec += (time_t)(ms / 1000) + ts.tv_nsec / 1000000000;
 	ts.tv_nsec %= 1000000000;
-	if ((r = pthread_mutex_timedlock(&set->lock, &ts)) != 0)
+	if (pthread_mutex_timedlock(&set->lock, &ts) != 0)
 		return -1;
 	tthread_note(set, 1);
 	return 0;

@@ -365,9 +365,9 @@ up_bpf_pos(const struct up_bpf *b, int prod)
  * it was preempted there), and the records after it, a stopped thread's
  * among them (a hook's, which tells its SIGTRAP from the program's own),
  * must be applied before its stop is. So the drain waits for that record,
- * up to 100 ms; a writer kept off the CPU longer leaves them to the next.
+ * up to 100 ms (when wait; a stash takes what it can at once); a writer
+ * kept off the CPU longer leaves them to the next.
  */
-/* Takes what the ring held at the start, waiting for a record reserved but not submitted as the comment above says when wait. */
 static void
 up_bpf_consume(struct up_bpf *b, int wait)
 {
@@ -407,19 +407,14 @@ up_bpf_drain(struct up_bpf *b)
 	pthread_mutex_unlock(&b->consume);
 }
 
-uint64_t
+void
 up_bpf_stash(struct up_bpf *b)
 {
-	uint64_t before;
-
 	if (!b)
-		return 0;
+		return;
 	pthread_mutex_lock(&b->consume);
-	before = b->stashed;
 	up_bpf_move(b, 0);
-	before = b->stashed - before;
 	pthread_mutex_unlock(&b->consume);
-	return before;
 }
 
 uint64_t

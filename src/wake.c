@@ -27,26 +27,27 @@ wake_note(void *ucontext)
 		arch_syscallcp_cancel(ucontext);
 }
 
-pid_t
-wake_wait(pid_t pid, int *status, int options)
+/* System call nr unless woken (arch_syscallcp), its result as libc gives it: -1 with errno set. */
+static long
+wake_syscall(long nr, long a1, long a2, long a3, long a4)
 {
-	long r = arch_syscallcp(&wake_flag, SYS_wait4, pid, (long)status, options, 0);
-
-	if (r < 0) {
-		errno = (int)-r;
-		return -1;
-	}
-	return (pid_t)r;
-}
-
-long
-wake_ptrace(int req, pid_t tid, void *addr, void *data)
-{
-	long r = arch_syscallcp(&wake_flag, SYS_ptrace, req, tid, (long)addr, (long)data);
+	long r = arch_syscallcp(&wake_flag, nr, a1, a2, a3, a4);
 
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
 	}
 	return r;
+}
+
+pid_t
+wake_wait(pid_t pid, int *status, int options)
+{
+	return (pid_t)wake_syscall(SYS_wait4, pid, (long)status, options, 0);
+}
+
+long
+wake_ptrace(int req, pid_t tid, void *addr, void *data)
+{
+	return wake_syscall(SYS_ptrace, req, tid, (long)addr, (long)data);
 }
