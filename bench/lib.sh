@@ -55,3 +55,14 @@ wait_for() {
 }
 
 redis_up() { [ "$(redis-cli -p "$PORT" ping 2>/dev/null)" = PONG ]; }
+
+# Starts redis-server on a free loopback port, its files in TMP/redis, no persistence: sets
+# PORT and RPID, and returns once it answers (dies after 30 s).
+redis_start() {
+	PORT=$(free_port) || die "no free port"
+	mkdir -p "$TMP/redis"
+	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" \
+		--daemonize no >"$TMP/redis/log" 2>&1 &
+	RPID=$!
+	wait_for 30 redis_up || die "redis-server did not answer on port $PORT: $(tail -3 "$TMP/redis/log")"
+}

@@ -295,12 +295,7 @@ redis_pair() {
 
 run_redis() {
 	local r
-	PORT=$(free_port) || die "no free port"
-	mkdir -p "$TMP/redis"
-	redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" \
-		--daemonize no >"$TMP/redis/log" 2>&1 &
-	RPID=$!
-	wait_for 30 redis_up || die "redis-server did not answer on port $PORT: $(tail -3 "$TMP/redis/log")"
+	redis_start
 	: >"$TMP/redis.err"
 	for ((r = 1; r <= RUNS; r++)); do
 		printf '  redis round %d/%d: ptrace' "$r" "$RUNS" >&2

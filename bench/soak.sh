@@ -64,12 +64,7 @@ load_loop() {
 	done
 }
 
-PORT=$(free_port) || die "no free port"
-mkdir -p "$TMP/redis"
-redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/redis" \
-	--daemonize no >"$TMP/redis/log" 2>&1 &
-RPID=$!
-wait_for 30 redis_up || die "redis-server did not answer on port $PORT: $(tail -3 "$TMP/redis/log")"
+redis_start
 
 untraced=$(for i in 1 2 3; do load_once; done | sort -n | awk '{ v[NR] = $1 } END { print v[2] }')
 [ -n "$untraced" ] || die "redis-benchmark gave no rate: $(tail -3 "$TMP/load.err")"
