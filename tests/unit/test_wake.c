@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -13,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "tap.h"
 #include "syscallcp.h"
 #include "tthread.h"
@@ -189,38 +189,13 @@ exec_second(void *arg)
 	return NULL;
 }
 
-/* The state letter of thread tid of pid, or 0 when it is gone. */
-static char
-thread_state(pid_t pid, pid_t tid)
+/* Line key of /proc/TID/status (procfs.h; a thread's too), or "" when it is gone. */
+static const char *
+status_of(pid_t tid, const char *key, char buf[64])
 {
-	char path[64], buf[256], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return (p = strrchr(buf, ')')) && p[1] == ' ' ? p[2] : 0;
-}
-
-/* Non-zero when /proc/PID/comm is name. */
-static int
-proc_comm_is(pid_t pid, const char *name)
-{
-	char path[64], buf[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return strcmp(buf, name) == 0;
+	if (procfs_status_field(tid, key, buf, 64) < 0)
+		buf[0] = '\0';
+	return buf;
 }
 
 static void *
@@ -251,7 +226,7 @@ test_seize_exec(void)
 	long res[3] = { 0, 0, 0 };
 	pid_t pid, second = 0, r;
 	pthread_t t;
-	char st = 0;
+	char st = 0, buf[64];
 
 	if (pipe(up) < 0 || pipe(go) < 0)
 		return;
@@ -275,7 +250,7 @@ test_seize_exec(void)
 	if (write(go[1], "x", 1) != 1)
 		return;
 	/* The exec killed it: a zombie that waits for us, its tracer. */
-	for (int i = 0; i < 5000 && (st = thread_state(pid, second)) != 'Z'; i++)
+	for (int i = 0; i < 5000 && (st = status_of(second, "State", buf)[0]) != 'Z'; i++)
 		usleep(1000);
 	ok(st == 'Z', "the exec left the traced thread a zombie (state %c)", st ? st : '-');
 	res[2] = pid;
@@ -294,9 +269,9 @@ test_seize_exec(void)
 	ok(res[0] == 0, "after the reap the seize is taken, %d tries (%s)", tries,
 	   res[0] == 0 ? "ok" : strerror((int)res[1]));
 	/* At once where the seize waited for the exec's end; a kernel whose seize does not wait: soon. */
-	for (int i = 0; i < 5000 && !proc_comm_is(pid, "sleep"); i++)
+	for (int i = 0; i < 5000 && strcmp(status_of(pid, "Name", buf), "sleep") != 0; i++)
 		usleep(1000);
-	ok(proc_comm_is(pid, "sleep"), "the exec finished: the process runs sleep");
+	ok(strcmp(status_of(pid, "Name", buf), "sleep") == 0, "the exec finished: the process runs sleep");
 	kill(pid, SIGKILL);
 	while ((r = waitpid(pid, &status, __WALL)) == pid && WIFSTOPPED(status))
 		ptrace(PTRACE_CONT, pid, 0L, 0L);
