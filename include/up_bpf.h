@@ -63,10 +63,11 @@ void up_bpf_drain(struct up_bpf *b);
 
 /*
  * Copies the records the ring holds into the stash, to be applied by the
- * next drain, unless the stash is full (16 rings' worth, 512 MiB at least): for the
- * reader, while the records cannot be applied (the tracer lock is held for
- * long: a snapshot being written), so that the ring never fills meanwhile.
- * Safe beside a drain in another thread.
+ * next drain, once the ring is half full and unless the stash is full (16
+ * rings' worth, 512 MiB at least): for the reader, while the records
+ * cannot be applied (the tracer lock is held for long: a snapshot being
+ * written), so that the ring never fills meanwhile. Safe beside a drain
+ * in another thread.
  */
 void up_bpf_stash(struct up_bpf *b);
 
