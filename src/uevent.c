@@ -5,7 +5,6 @@
 
 #include "alias.h"
 #include "alloc.h"
-#include "call.h"
 #include "heap.h"
 #include "maps.h"
 #include "modules.h"
