@@ -20,16 +20,41 @@
 # order: printed as known, they do not fail the check; any other cycle does,
 # and so does a known one that is gone (take it off the list).
 #
+# The folders of src/ are layers too (@FOLDERS below, lowest first): a file
+# may include a header of its own folder or of a folder of a lower rank,
+# never one of its rank or above. A header still in include/ counts as its
+# module's folder (the folder of the module's source). And the tree's
+# limits: at most 20 sources in a folder, 6 in src/ itself, no source or
+# header over 600 lines. (While include/ is there, the files are on their
+# way: src/ itself is not checked.)
+#
 # Usage: tests/modgraph.pl [--edges] [ROOT]
 # Prints each layer (layer 1 includes nothing of the project; a module sits
 # one above the highest module it includes), then with --edges every edge.
-# Exits 1 naming the modules of every cycle not in KNOWN, 0 when the graph
-# is layered but for those.
+# Exits 1 naming the modules of every cycle not in KNOWN, every include that
+# goes up or across the folders and every limit passed; 0 otherwise.
 use strict;
 use warnings;
 
 # None left: add one here only while it is being untied, with why.
 my @KNOWN = ();
+
+# The folders, lowest rank first; folders of one rank know nothing of each
+# other. doc/internals.md draws them.
+my @FOLDERS = (
+	[qw(base)],		# utilities, tables, /proc, a process's memory
+	[qw(arch)],		# the machine: src/arch/ARCH
+	[qw(target heap)],	# the target's images, symbols, unwinders; the heap model
+	[qw(leak)],		# the leak check's analysis
+	[qw(report tracer)],	# reports and formats; the tracer's processes, threads, tracer threads
+	[qw(diff uprobe)],	# jmptrace diff; the kernel event source
+	[qw(ptrace)],		# the ptrace event source: stops, calls, images, the leak check's stops
+	[qw(session)],		# a traced run's start and end: launch, attach, detach, the way out
+	[qw(src)],		# the command and its loop: src/ itself
+);
+my $MAX_FOLDER_SOURCES = 20;
+my $MAX_TOP_SOURCES = 6;
+my $MAX_LINES = 600;
 
 my $show_edges = @ARGV && $ARGV[0] eq '--edges' ? shift @ARGV : 0;
 my $root = shift @ARGV // '.';
@@ -38,7 +63,8 @@ my $archdir = "src/arch/$arch";
 
 # Every file with the module name its base name gives before ownership rules.
 my %files;    # path -> base name (arch files carry an "arch/" prefix)
-for my $f (glob("$root/include/*.h $root/src/*.c")) {
+for my $f (glob("$root/include/*.h $root/src/*.[ch] $root/src/*/*.[ch]")) {
+	next if $f =~ m{/src/arch/|\.bpf\.c$};
 	my ($base) = $f =~ m{/([^/]+)\.[ch]$};
 	$files{$f} = $base;
 }
@@ -203,5 +229,65 @@ for my $scc (@cycles) {
 for my $gone (sort keys %known) {
 	print STDERR "modgraph: the known cycle '$gone' is gone: take it off \@KNOWN\n";
 	$failed = 1;
+}
+
+# The folders: each file's, a header in include/ taking its module's.
+my %rank;
+for my $r (0 .. $#FOLDERS) { $rank{$_} = $r for @{ $FOLDERS[$r] } }
+sub folder_of_path {
+	my ($f) = @_;
+	return 'arch' if $f =~ m{/src/arch/};
+	return $1 if $f =~ m{/src/([^/]+)/[^/]+$};
+	return 'src' if $f =~ m{/src/[^/]+$};
+	return undef;
+}
+my %module_folder;
+for my $f (grep { /\.c$/ } keys %files) {
+	$module_folder{ $module_of{$f} } //= folder_of_path($f);
+}
+my %folder;
+for my $f (keys %files) {
+	$folder{$f} = folder_of_path($f) // $module_folder{ $module_of{$f} };
+}
+my %header_folder;
+for my $f (grep { /\.h$/ } keys %files) {
+	$header_folder{$1} = $folder{$f} if $f =~ m{/([^/]+\.h)$};
+}
+my %sources;
+for my $f (sort keys %files) {
+	(my $short = $f) =~ s{^\Q$root\E/}{};
+	my $from = $folder{$f};
+	if (defined $from && !defined $rank{$from}) {
+		print STDERR "modgraph: $short: the folder '$from' is not in \@FOLDERS\n";
+		$failed = 1;
+		next;
+	}
+	$sources{$from}++ if defined $from && $f =~ /\.c$/;
+	open(my $fh, '<', $f) or die "modgraph: $f: $!\n";
+	my $lines = 0;
+	while (my $line = <$fh>) {
+		$lines++;
+		next unless defined $from && $line =~ /^\s*#\s*include\s+"([^"]+)"/;
+		my $to = $header_folder{$1};
+		next unless defined $to && defined $rank{$to} && $to ne $from;
+		next if $rank{$to} < $rank{$from};
+		# While include/ is there, src/ holds what has not moved to its folder yet.
+		next if -d "$root/include" && ($to eq 'src' || $from eq 'src');
+		print STDERR "modgraph: $short includes $1: the folder $from may not include $to ",
+		    ($rank{$to} > $rank{$from} ? "(a higher one)" : "(of its own rank)"), "\n";
+		$failed = 1;
+	}
+	if ($lines > $MAX_LINES) {
+		print STDERR "modgraph: $short has $lines lines, more than $MAX_LINES: split it by job\n";
+		$failed = 1;
+	}
+}
+for my $d (sort keys %sources) {
+	my $max = $d eq 'src' ? $MAX_TOP_SOURCES : $MAX_FOLDER_SOURCES;
+	next if $d eq 'src' && -d "$root/include";
+	if ($sources{$d} > $max) {
+		print STDERR "modgraph: the folder $d holds $sources{$d} sources, more than $max\n";
+		$failed = 1;
+	}
 }
 exit($failed);
