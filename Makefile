@@ -6,13 +6,11 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # ARCH: the directory under src/arch/ that holds the target architecture's code
 # and its arch.h (x86-64 is the only one so far).
 ARCH    ?= x86_64
-# The source folders, one per layer's subsystem (doc/internals.md), each with its
+# The source folders, one per subsystem of a layer (doc/internals.md), each with its
 # headers beside its code: each is a -I, so that "x.h" names a header wherever it
-# lives (tests/modgraph.pl checks who may include whom). include/ holds what has not
-# moved yet.
+# lives (make check-graph checks which folder may include which).
 SRC_DIRS = src $(filter-out src/arch/,$(sort $(dir $(wildcard src/*/*.c src/*/*.h))))
-CPPFLAGS += $(addprefix -I,$(wildcard include)) $(addprefix -I,$(SRC_DIRS)) -Isrc/arch/$(ARCH) \
-	-I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
+CPPFLAGS += $(addprefix -I,$(SRC_DIRS)) -Isrc/arch/$(ARCH) -I/usr/include/x86_64-linux-gnu -D_GNU_SOURCE
 LIBS     = -ldw -lelf -lunwind-generic -lunwind -lcapstone -ljson-c -lz -lbpf -lstdc++ -pthread
 # The sanitizer variant is also the debug build: JT_DEBUG checks every thread
 # state change against tstate.h's edges (and aborts on any other).
@@ -22,15 +20,15 @@ BUILD   ?= build
 SRCS     = $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c)) $(wildcard src/arch/$(ARCH)/*.c)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
 # The --html page: report_html_page.S takes the template in whole (.incbin).
-PAGE_SRC = $(firstword $(wildcard src/report_html_page.S src/*/report_html_page.S))
+PAGE_SRC = src/report/report_html_page.S
 PAGE_OBJ = $(BUILD)/report_html_page.o
 # The uprobe source's BPF program: clang's BPF target builds it (BTF from -g:
 # libbpf reads its maps' definitions there; no CO-RE, it reads only the UAPI
 # struct pt_regs and user memory), up_bpf_obj.S takes the object in whole.
 BPF_CLANG ?= clang
-BPF_SRC  = $(firstword $(wildcard src/bpf/uprobe.bpf.c src/*/bpf/uprobe.bpf.c))
+BPF_SRC  = src/uprobe/bpf/uprobe.bpf.c
 BPF_PROG = $(BUILD)/bpf/uprobe.bpf.o
-BPF_EMBED_SRC = $(firstword $(wildcard src/up_bpf_obj.S src/*/up_bpf_obj.S))
+BPF_EMBED_SRC = src/uprobe/up_bpf_obj.S
 BPF_EMBED = $(BUILD)/up_bpf_obj.o
 OBJS     = $(SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ) $(BPF_EMBED)
 LIB_OBJS = $(LIB_SRCS:src/%.c=$(BUILD)/%.o) $(PAGE_OBJ) $(BPF_EMBED)
@@ -60,7 +58,7 @@ $(BUILD)/%.d: ;
 $(PAGE_OBJ): $(PAGE_SRC) $(PAGE_SRC:.S=.html) | $(BUILD)
 	$(CC) -c -DREPORT_HTML_PAGE='"$(PAGE_SRC:.S=.html)"' -o $@ $<
 
-$(BPF_PROG): $(BPF_SRC) $(wildcard include/up_bpf_abi.h src/*/up_bpf_abi.h) src/arch/$(ARCH)/bpf_regs.h | $(BUILD)
+$(BPF_PROG): $(BPF_SRC) src/uprobe/up_bpf_abi.h src/arch/$(ARCH)/bpf_regs.h | $(BUILD)
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -target bpf -O2 -g -Wall -Werror $(CPPFLAGS) -U_GNU_SOURCE -c -o $@ $<
 
@@ -105,7 +103,7 @@ check-uprobe: all progs samples-build
 # thread's state is written only by thread_set_state (thread.h); a second.
 check-graph:
 	perl tests/modgraph.pl
-	@! grep -rnE --include='*.[ch]' '(->|\.)state = TS_' src $(wildcard include) | grep -v '/thread.h:' || \
+	@! grep -rnE --include='*.[ch]' '(->|\.)state = TS_' src | grep -v '^src/tracer/thread.h:' || \
 	  { echo "check-graph: write a thread's state with thread_set_state (tstate.h)"; exit 1; }
 
 # Suites that need the CPUs to themselves run one at a time, after the others have

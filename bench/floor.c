@@ -11,7 +11,7 @@
  * this tool's is what jmptrace's own bookkeeping costs.
  *
  * It places itself on the CPUs the way jmptrace does, with jmptrace's own
- * src/cpu.c (follow the tracee's CPU every 64 stops, SCHED_IDLE while a CPU
+ * src/tracer/cpu.c (follow the tracee's CPU every 64 stops, SCHED_IDLE while a CPU
  * is spare): without that a floor measures cross-CPU wake-ups, which cost
  * several times a same-CPU stop, rather than the ptrace round trip itself.
  * Like jmptrace with --tracer-threads 1 it is one tracer thread.

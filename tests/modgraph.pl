@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # modgraph.pl - prints jmptrace's module graph in layers and fails on a cycle.
 #
-# A module is a noun: include/X.h with src/X.c, or src/arch/ARCH/X.h with X.c
+# A module is a noun: X.h with X.c in a folder of src/, or src/arch/ARCH/X.h with X.c
 # (named arch/X; arch.h alone is the module arch). Files that belong to
 # module X count as X:
 #   - a private header X_int.h (sym_int.h is sym; leak_mark_int.h is leak_mark),
@@ -22,11 +22,9 @@
 #
 # The folders of src/ are layers too (@FOLDERS below, lowest first): a file
 # may include a header of its own folder or of a folder of a lower rank,
-# never one of its rank or above. A header still in include/ counts as its
-# module's folder (the folder of the module's source). And the tree's
+# never one of its rank or above. And the tree's
 # limits: at most 20 sources in a folder, 6 in src/ itself, no source or
-# header over 600 lines. (While include/ is there, the files are on their
-# way: src/ itself is not checked.)
+# header over 600 lines.
 #
 # Usage: tests/modgraph.pl [--edges] [ROOT]
 # Prints each layer (layer 1 includes nothing of the project; a module sits
@@ -63,7 +61,7 @@ my $archdir = "src/arch/$arch";
 
 # Every file with the module name its base name gives before ownership rules.
 my %files;    # path -> base name (arch files carry an "arch/" prefix)
-for my $f (glob("$root/include/*.h $root/src/*.[ch] $root/src/*/*.[ch]")) {
+for my $f (glob("$root/src/*.[ch] $root/src/*/*.[ch]")) {
 	next if $f =~ m{/src/arch/|\.bpf\.c$};
 	my ($base) = $f =~ m{/([^/]+)\.[ch]$};
 	$files{$f} = $base;
@@ -231,23 +229,12 @@ for my $gone (sort keys %known) {
 	$failed = 1;
 }
 
-# The folders: each file's, a header in include/ taking its module's.
+# The folders: each file's.
 my %rank;
 for my $r (0 .. $#FOLDERS) { $rank{$_} = $r for @{ $FOLDERS[$r] } }
-sub folder_of_path {
-	my ($f) = @_;
-	return 'arch' if $f =~ m{/src/arch/};
-	return $1 if $f =~ m{/src/([^/]+)/[^/]+$};
-	return 'src' if $f =~ m{/src/[^/]+$};
-	return undef;
-}
-my %module_folder;
-for my $f (grep { /\.c$/ } keys %files) {
-	$module_folder{ $module_of{$f} } //= folder_of_path($f);
-}
 my %folder;
 for my $f (keys %files) {
-	$folder{$f} = folder_of_path($f) // $module_folder{ $module_of{$f} };
+	$folder{$f} = $f =~ m{/src/arch/} ? 'arch' : $f =~ m{/src/([^/]+)/[^/]+$} ? $1 : 'src';
 }
 my %header_folder;
 for my $f (grep { /\.h$/ } keys %files) {
@@ -271,8 +258,6 @@ for my $f (sort keys %files) {
 		my $to = $header_folder{$1};
 		next unless defined $to && defined $rank{$to} && $to ne $from;
 		next if $rank{$to} < $rank{$from};
-		# While include/ is there, src/ holds what has not moved to its folder yet.
-		next if -d "$root/include" && ($to eq 'src' || $from eq 'src');
 		print STDERR "modgraph: $short includes $1: the folder $from may not include $to ",
 		    ($rank{$to} > $rank{$from} ? "(a higher one)" : "(of its own rank)"), "\n";
 		$failed = 1;
@@ -284,7 +269,6 @@ for my $f (sort keys %files) {
 }
 for my $d (sort keys %sources) {
 	my $max = $d eq 'src' ? $MAX_TOP_SOURCES : $MAX_FOLDER_SOURCES;
-	next if $d eq 'src' && -d "$root/include";
 	if ($sources{$d} > $max) {
 		print STDERR "modgraph: the folder $d holds $sources{$d} sources, more than $max\n";
 		$failed = 1;

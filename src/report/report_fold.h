@@ -1,4 +1,4 @@
-/* report_fold.h - stacks folded into frame paths and a frame tree, for the folded-stacks and flame-graph writers (private to the report writers, src/report_*.c). */
+/* report_fold.h - stacks folded into frame paths and a frame tree, for the folded-stacks and flame-graph writers (private to the report writers, src/report/report_*.c). */
 #ifndef JT_REPORT_FOLD_H
 #define JT_REPORT_FOLD_H
 

@@ -10,7 +10,7 @@
 #include "report.h"
 #include "util.h"
 
-/* The page (src/report_html_page.html, linked in by report_html_page.S); the data goes at the marker. */
+/* The page (src/report/report_html_page.html, linked in by report_html_page.S); the data goes at the marker. */
 extern const char report_html_page[];
 #define HTML_DATA_MARK "@@JT_DATA@@"
 

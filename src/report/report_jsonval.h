@@ -1,4 +1,4 @@
-/* report_jsonval.h - how the JSON writers spell a string and a stack's frames (private to the report writers, src/report_*.c). */
+/* report_jsonval.h - how the JSON writers spell a string and a stack's frames (private to the report writers, src/report/report_*.c). */
 #ifndef JT_REPORT_JSONVAL_H
 #define JT_REPORT_JSONVAL_H
 

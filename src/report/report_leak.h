@@ -1,4 +1,4 @@
-/* report_leak.h - the leak verdict as the reports show it: suppressions applied, per-stack lost figures, the text section and the JSON object (private to the report writers, src/report_*.c). */
+/* report_leak.h - the leak verdict as the reports show it: suppressions applied, per-stack lost figures, the text section and the JSON object (private to the report writers, src/report/report_*.c). */
 #ifndef JT_REPORT_LEAK_H
 #define JT_REPORT_LEAK_H
 

@@ -1,4 +1,4 @@
-/* report_lists.h - the text report's lists of stacks, ranked by a cost (private to the report writers, src/report_*.c). */
+/* report_lists.h - the text report's lists of stacks, ranked by a cost (private to the report writers, src/report/report_*.c). */
 #ifndef JT_REPORT_LISTS_H
 #define JT_REPORT_LISTS_H
 

@@ -1,4 +1,4 @@
-/* unwind_backend.h - the table of functions each unwinder backend fills, and the state the backends share; private to src/unwind*.c. */
+/* unwind_backend.h - the table of functions each unwinder backend fills, and the state the backends share; private to src/target/unwind*.c. */
 #ifndef JT_UNWIND_BACKEND_H
 #define JT_UNWIND_BACKEND_H
 

@@ -20,7 +20,7 @@
 
 _Static_assert(UP_BPF_SITES_MAX - 1 == UP_BPF_SITE_MASK, "up_bpf.h's bound is the cookie's");
 
-/* The object clang built from src/bpf/uprobe.bpf.c, linked in by up_bpf_obj.S. */
+/* The object clang built from src/uprobe/bpf/uprobe.bpf.c, linked in by up_bpf_obj.S. */
 extern const char up_bpf_obj[];
 extern const char up_bpf_obj_end[];
 

@@ -1,4 +1,4 @@
-/* up_bpf_obj.S - links the uprobe source's BPF object (clang's build of src/bpf/uprobe.bpf.c) into jmptrace whole (.incbin). */
+/* up_bpf_obj.S - links the uprobe source's BPF object (clang's build of src/uprobe/bpf/uprobe.bpf.c) into jmptrace whole (.incbin). */
 	.section .rodata
 	.balign 8
 	.global up_bpf_obj
