@@ -11,6 +11,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use Cwd ();
 use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use POSIX qw(WIFEXITED WEXITSTATUS);
@@ -277,6 +278,63 @@ subtest 'dlopen once the program runs: a warning, NOT TRACED in the reports' => 
 	is($u->{module}, "$dir/libnew.so", 'JSON: in libnew.so');
 	like($u->{reason} // '', qr/^$refusal\z/, 'JSON: and why');
 	is(calls_of($s, 'operator new'), 0, 'no operator new call counted');
+};
+
+# The dynamic linker's rendezvous (_dl_debug_state, where jmptrace learns of every library
+# loaded) under a uprobe of another tool's, for every process. Our breakpoint cannot go there
+# at the launch: the libraries loaded at the start are read at the program's entry instead.
+# Before, none was read and the program ran untraced: every count 0, the program's own
+# exit status, one cryptic line ("File exists").
+my ($LDSO) = grep { -e } map { Cwd::abs_path($_) } '/lib64/ld-linux-x86-64.so.2';
+subtest "launch under a uprobe on the dynamic linker's rendezvous: the libraries read at the program's entry" => sub {
+	plan skip_all => 'no /lib64/ld-linux-x86-64.so.2' unless $LDSO;
+	my $plain = run_jt('leak', 'pie', args => [10, 3]);
+	my $ps = last_snapshot($plain);
+	ok($ps, 'without the uprobe: a report') or return diag($plain->{stderr});
+	my ($h, $why) = probe_start("uprobe:$LDSO:_dl_debug_state { printf(\"hit\\n\"); }");
+	ok($h, 'bpftrace attached its probe') or return diag($why);
+	my $r = run_jt('leak', 'pie', args => [10, 3]);
+	my $hits = probe_stop($h);
+	ok($hits > 0, "the uprobe fired ($hits hits)");
+	is($r->{exit}, 3, 'jmptrace exits with the program\'s status 3');
+	like($r->{stderr}, qr/\Ajmptrace: cannot put a breakpoint on the dynamic linker's rendezvous in \Q$LDSO\E: its entry already holds a breakpoint \(a kernel uprobe from bpftrace, perf probe or another tracer\?\); the libraries it loads at the start are read at the program's entry, one it loads later is not traced\n\z/,
+	     'one line on stderr says what is not traced') or diag($r->{stderr});
+	my $s = last_snapshot($r);
+	ok($s, 'a JSON report') or return diag($r->{json_error} // '');
+	is(figures($s), figures($ps), 'every call count and total equals the run without the uprobe');
+};
+
+# The same uprobe registered and unregistered while a traced program runs: the kernel takes
+# the original instruction back, over our trap byte, in every process that ever had a
+# uprobe (this one too: the probe's registration marks it). The next dlopen went unseen, its
+# library untraced (a flake of this file's other cases: a jmptrace --source uprobe of an
+# earlier test closing its rendezvous probe at that moment). Now the check every 200 ms puts
+# it back and reads the link map. dlbusy with one churning thread dlopens libstdc++ once the
+# gate exists and calls its operator new 100 times (7 kept).
+subtest "a uprobe on the dynamic linker's rendezvous ends while the program runs: the breakpoint put back" => sub {
+	plan skip_all => 'no /lib64/ld-linux-x86-64.so.2' unless $LDSO;
+	my $gate = "$dir/gate";
+	unlink $gate;
+	my $j = spawn(argv => [$JT, '--source', 'ptrace', '-v', '--json', "$dir/dl.json", '-o', "$dir/dl.txt", '--',
+			       JT::prog_path('dlbusy', 'pie'), 0, 1, $gate], dir => $dir, name => 'jtdl');
+	# Its churning thread is there: the program waits for the gate, its libraries read.
+	my $prog = sub { (split ' ', JT::slurp("/proc/$j->{pid}/task/$j->{pid}/children") // '')[0] };
+	ok(wait_until(sub { my $c = $prog->(); $c && (() = glob("/proc/$c/task/*")) >= 2 }, 60),
+	   'the program runs, waiting for the gate') or diag(JT::slurp($j->{err}) // '');
+	my ($h, $why) = probe_start("uprobe:$LDSO:_dl_debug_state { printf(\"hit\\n\"); }");
+	ok($h, 'bpftrace attached its probe') or return diag($why);
+	probe_stop($h, 'none');
+	ok(wait_until(sub { (JT::slurp($j->{err}) // '') =~ /took the dynamic linker's breakpoint back .*: put back, and its link map read now$/m }, 30),
+	   '-v: the breakpoint taken back is put back') or diag(JT::slurp($j->{err}) // '');
+	JT::spew($gate, '');
+	my $st = reap($j, 120);
+	is($st, 0, 'jmptrace exits with the program\'s status 0');
+	unlike(JT::slurp($j->{err}) // '', qr/not counted|not traced/, 'nothing said not counted');
+	my $x = JT::read_json("$dir/dl.json");
+	my $s = $x && $x->{snapshots}[-1];
+	ok($s, 'a JSON report') or return;
+	is(calls_of($s, 'operator new'), 100, 'operator new, in the library dlopen\'ed after, 100 calls');
+	is(calls_of($s, 'operator delete'), 93, 'operator delete, 93 calls');
 };
 
 done_testing();

@@ -11,9 +11,11 @@
 #include "arch.h"
 #include "heap.h"
 #include "image.h"
+#include "image_int.h"
 #include "mem.h"
 #include "named.h"
 #include "proc.h"
+#include "procfs.h"
 #include "prologue.h"
 #include "sym.h"
 #include "tracer.h"
@@ -111,12 +113,6 @@ image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
 /* The longest function image_place_moved reads from its file to look for jumps into it. */
 #define IMAGE_MAX_FN (1 << 20)
 
-/* What another tracer's trap byte on an entry most likely is. */
-#define IMAGE_FOREIGN_BP "its entry already holds a breakpoint (a kernel uprobe from bpftrace, perf probe or another tracer?)"
-/* What it means when the kernel put an entry's first byte back (bp_check_taken). */
-#define IMAGE_TAKEN_BP "the kernel took its breakpoint back: a kernel uprobe on the same instruction, for another " \
-	"process (bpftrace -p, bcc, perf probe, a jmptrace --source uprobe), claims every trap there"
-
 /*
  * The entry of fn at addr in m cannot hold our breakpoint: it holds a trap
  * byte that is not ours, most likely a kernel uprobe (cause is
@@ -128,7 +124,7 @@ image_link_order(const struct jt_proc *p, struct jt_module **order, size_t max)
  * (prologue_move), the breakpoint goes there. Returns NULL, or why fn
  * cannot be traced (static storage).
  */
-static const char *
+const char *
 image_place_moved(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr, const char *cause)
 {
 	static char why[512];
@@ -189,7 +185,7 @@ image_untraced_known(const struct jt_proc *p, int fn, uint64_t addr)
 	return 0;
 }
 
-static void
+void
 image_untraced_add(struct jt_proc *p, const struct jt_module *m, int fn, uint64_t addr, const char *why)
 {
 	struct jt_untraced *u;
@@ -310,84 +306,6 @@ image_place(struct jt_proc *p, struct jt_module *m, int fn, uint64_t addr)
 		image_untraced_add(p, m, fn, addr, why);
 }
 
-/* The breakpoints bp_check_taken found, to be replaced once it is done with the table. */
-struct image_taken {
-	int fn[FN_MAX];
-	uint64_t entry[FN_MAX];
-	uint64_t addr[FN_MAX];	/* where the breakpoint was: its calls' return trampoline */
-	size_t n;
-};
-
-static void
-image_on_taken(void *arg, struct jt_bp *bp)
-{
-	struct image_taken *tk = arg;
-
-	if (tk->n < FN_MAX) {
-		tk->fn[tk->n] = bp->fn;
-		tk->addr[tk->n] = bp->addr;
-		tk->entry[tk->n++] = bp->entry;
-	}
-}
-
-/*
- * The calls in flight whose return address we replaced by the taken
- * breakpoint's address (call.c returns through the function's own
- * breakpoint): that address is plain code now, and a return there would
- * run the function again. Each gets its real return address back and is
- * forgotten (its block is not recorded).
- */
-static void
-image_unhijack(struct jt_tracer *tr, struct jt_proc *p, uint64_t addr)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(tr->threads); i++)
-		for (struct jt_thread *t = tr->threads[i]; t; t = t->hnext) {
-			if (t->proc->vm_owner != p)
-				continue;
-			for (int k = t->ncalls - 1; k >= 0; k--) {
-				struct jt_call *c = &t->calls[k];
-
-				if (c->fn == CALL_SIGNAL || c->trampoline != addr)
-					continue;
-				mem_write(t->tid, c->entry_sp, &c->ret_addr, sizeof(c->ret_addr));
-				memmove(c, c + 1, (size_t)(t->ncalls - k - 1) * sizeof(*c));
-				t->ncalls--;
-			}
-		}
-}
-
-void
-image_check_taken(struct jt_tracer *tr, struct jt_proc *p)
-{
-	struct image_taken tk = { .n = 0 };
-	char why[640];
-
-	if (p->vm_owner != p || !bp_check_taken(&p->bps, p->pid, image_on_taken, &tk))
-		return;
-	for (size_t i = 0; i < tk.n; i++)
-		image_unhijack(tr, p, tk.addr[i]);
-	for (size_t i = 0; i < tk.n; i++) {
-		struct jt_module *m = modules_find(&p->mods, tk.entry[i]);
-		int fn = tk.fn[i];
-		/* One already moved past its first instruction has no second move. */
-		const char *fail = tk.addr[i] != tk.entry[i] || !m ? IMAGE_TAKEN_BP
-								     : image_place_moved(p, m, fn, tk.entry[i], IMAGE_TAKEN_BP);
-		uint64_t now = heap_clock_ms(p->heap);
-
-		/* Its calls from the take to now were missed either way: jmptrace never saw them. */
-		if (fail)
-			snprintf(why, sizeof(why), "%s; its calls are not counted", fail);
-		else
-			snprintf(why, sizeof(why), "%s; its calls until %lu ms may be missing, later ones are counted "
-				 "(its breakpoint moved past its first instruction)", IMAGE_TAKEN_BP, (unsigned long)now);
-		error_msg("%s in %s: %s", alloc_fns[fn].name, m ? m->path : "?", why);
-		if (!m)
-			continue;
-		image_untraced_add(p, m, fn, tk.entry[i], fail ? fail : IMAGE_TAKEN_BP);
-		p->untraced[p->nuntraced - 1].missed_until_ms = fail ? 0 : now ? now : 1;
-	}
-}
-
 /* Says, one line each, why the traced functions from the from-th on have no breakpoint. */
 static void
 image_untraced_say(const struct jt_proc *p, size_t from, const char *then)
@@ -462,15 +380,35 @@ image_find_rtld(struct jt_proc *p)
 {
 	for (size_t i = 0; i < p->mods.n; i++) {
 		struct jt_module *m = p->mods.v[i];
-		uint64_t state, rdebug;
+		uint64_t state, rdebug, entry;
 
 		if (sym_lookup(p->sym, m->path, "_dl_debug_state", &state) < 0 ||
 		    sym_lookup_any(p->sym, m->path, "_r_debug", &rdebug) < 0)
 			continue;
 		p->r_debug = rdebug;
 		if (p->uprobes ? uprobes_place_rendezvous(p->uprobes, p, m, state)
-			       : bp_insert(&p->bps, p->pid, state, FN_DL_DEBUG_STATE))
-			perror_msg("cannot put a breakpoint on the dynamic linker");
+			       : bp_insert(&p->bps, p->pid, state, FN_DL_DEBUG_STATE)) {
+			if (errno == EEXIST)
+				error_msg("cannot put a breakpoint on the dynamic linker's rendezvous in %s: %s; %s",
+					  m->path, IMAGE_FOREIGN_BP,
+					  p->attached ? "a library the process loads from now on is not traced"
+						      : "the libraries it loads at the start are read at the program's "
+							"entry, one it loads later is not traced");
+			else
+				perror_msg("cannot put a breakpoint on the dynamic linker");
+		}
+		/*
+		 * And one on the program's entry, a rendezvous too, for an image
+		 * that has not run: where the linker's was taken back before its
+		 * first hit (image_on_taken), the libraries were never read and
+		 * the whole run went untraced, exit status 0 (a launch under
+		 * bpftrace, right after a jmptrace --source uprobe ended). At the
+		 * entry they are all loaded; only their constructors ran untraced.
+		 */
+		if (!p->uprobes && !p->attached && procfs_auxv(p->pid, AT_ENTRY, &entry) == 0 && entry &&
+		    bp_insert(&p->bps, p->pid, entry, FN_DL_DEBUG_STATE) < 0)
+			debug_msg("process %d: no breakpoint on the program's entry %#lx: %s", p->pid,
+				  (unsigned long)entry, strerror(errno));
 		return;
 	}
 }

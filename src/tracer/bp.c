@@ -126,6 +126,17 @@ bp_check_taken(struct jt_bps *t, pid_t pid, void (*taken)(void *arg, struct jt_b
 	return n;
 }
 
+int
+bp_put_back(struct jt_bp *bp, pid_t pid)
+{
+	uint8_t trap = ARCH_TRAP_BYTE;
+
+	if (kops->write(pid, bp->addr, &trap, 1) < 0)
+		return -1;
+	bp->taken = 0;
+	return 0;
+}
+
 /* Writes the original byte back at every inserted breakpoint of t in pid. Returns 0 or -1. */
 static int
 bp_restore(const struct jt_bps *t, pid_t pid)
