@@ -404,11 +404,16 @@ image_find_rtld(struct jt_proc *p)
 		 * the whole run went untraced, exit status 0 (a launch under
 		 * bpftrace, right after a jmptrace --source uprobe ended). At the
 		 * entry they are all loaded; only their constructors ran untraced.
+		 * Taken out once the linker's reports (image_update): it costs
+		 * a stop only where it is needed.
 		 */
-		if (!p->uprobes && !p->attached && procfs_auxv(p->pid, AT_ENTRY, &entry) == 0 && entry &&
-		    bp_insert(&p->bps, p->pid, entry, FN_DL_DEBUG_STATE) < 0)
-			debug_msg("process %d: no breakpoint on the program's entry %#lx: %s", p->pid,
-				  (unsigned long)entry, strerror(errno));
+		if (!p->uprobes && !p->attached && procfs_auxv(p->pid, AT_ENTRY, &entry) == 0 && entry) {
+			if (bp_insert(&p->bps, p->pid, entry, FN_DL_DEBUG_STATE) == 0)
+				p->entry_bp = entry;
+			else
+				debug_msg("process %d: no breakpoint on the program's entry %#lx: %s", p->pid,
+					  (unsigned long)entry, strerror(errno));
+		}
 		return;
 	}
 }
@@ -447,6 +452,7 @@ image_setup(struct jt_proc *p)
 	struct jt_module *exe;
 	size_t untraced = p->nuntraced;
 
+	p->entry_bp = 0;
 	if (modules_refresh(&p->mods, p->pid) < 0) {
 		perror_msg("cannot read the memory map of process %d", p->pid);
 		return -1;
@@ -504,6 +510,14 @@ image_update(struct jt_proc *p, int may_refuse)
 		return -1;
 	if (rd.r_state != RT_CONSISTENT)
 		return 0;
+	/* The linker has a link map to tell of: the entry's rendezvous is needed no more. */
+	if (p->entry_bp && rd.r_map) {
+		struct jt_bp *bp = bp_find(&p->bps, p->entry_bp);
+
+		if (bp)
+			(void)bp_disarm(bp, p->pid);
+		p->entry_bp = 0;
+	}
 	added = modules_refresh(&p->mods, p->pid);
 	if (added < 0)
 		return -1;

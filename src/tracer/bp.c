@@ -137,6 +137,17 @@ bp_put_back(struct jt_bp *bp, pid_t pid)
 	return 0;
 }
 
+int
+bp_disarm(struct jt_bp *bp, pid_t pid)
+{
+	if (!bp->inserted)
+		return 0;
+	if (kops->write(pid, bp->addr, bp->insn.bytes, 1) < 0)
+		return -1;
+	bp->inserted = 0;
+	return 0;
+}
+
 /* Writes the original byte back at every inserted breakpoint of t in pid. Returns 0 or -1. */
 static int
 bp_restore(const struct jt_bps *t, pid_t pid)

@@ -75,6 +75,12 @@ int bp_insert_moved(struct jt_bps *t, pid_t pid, uint64_t entry, uint64_t addr, 
 int bp_check_taken(struct jt_bps *t, pid_t pid, void (*taken)(void *arg, struct jt_bp *bp), void *arg);
 /* Writes a taken breakpoint's trap byte back (bp_check_taken's callback may). Returns 0 or -1. */
 int bp_put_back(struct jt_bp *bp, pid_t pid);
+/*
+ * Writes bp's original byte back and keeps it in the table, not inserted:
+ * a thread stopped at it still finds it (its instruction is emulated from
+ * the table). Returns 0 or -1.
+ */
+int bp_disarm(struct jt_bp *bp, pid_t pid);
 /* Puts back the original byte of every breakpoint in pid's memory. Returns 0 or -1. */
 int bp_remove_all(const struct jt_bps *t, pid_t pid);
 
