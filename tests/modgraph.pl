@@ -24,7 +24,7 @@
 # may include a header of its own folder or of a folder of a lower rank,
 # never one of its rank or above. And the tree's
 # limits: at most 20 sources in a folder, 6 in src/ itself, no source or
-# header over 600 lines.
+# header over 600 lines (nor a unit test's, tests/unit/).
 #
 # Usage: tests/modgraph.pl [--edges] [ROOT]
 # Prints each layer (layer 1 includes nothing of the project; a module sits
@@ -262,6 +262,17 @@ for my $f (sort keys %files) {
 		    ($rank{$to} > $rank{$from} ? "(a higher one)" : "(of its own rank)"), "\n";
 		$failed = 1;
 	}
+	if ($lines > $MAX_LINES) {
+		print STDERR "modgraph: $short has $lines lines, more than $MAX_LINES: split it by job\n";
+		$failed = 1;
+	}
+}
+# The unit tests are code too: the same limit.
+for my $f (sort glob("$root/tests/unit/*.[ch]")) {
+	(my $short = $f) =~ s{^\Q$root\E/}{};
+	open(my $fh, '<', $f) or die "modgraph: $f: $!\n";
+	my $lines = 0;
+	$lines++ while <$fh>;
 	if ($lines > $MAX_LINES) {
 		print STDERR "modgraph: $short has $lines lines, more than $MAX_LINES: split it by job\n";
 		$failed = 1;

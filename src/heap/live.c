@@ -35,7 +35,7 @@
  * shard's copy, 1/256 of the table. Arrays of a page or more are mappings
  * of their own, in whole pages, rather than malloc's: its free chunks of
  * every size the shards grew through stayed in the tracer's heap, 3.5 bytes
- * a block more (test_heap's stress).
+ * a block more (test_heap_blocks's stress).
  *
  * Addresses that are not 8-aligned or lie above 2^48 (rare: a named
  * allocator's own layout) go to the map odd (addr -> stack id | stamp << 32)

@@ -13,7 +13,7 @@
  * does, with the same results and errno. The stop core (stopall, handover,
  * lifecycle, restart, stop_event, sigtrap, inject, the loop's wait) reaches
  * the kernel only through kops, so that a unit test can script the order
- * in which stops, exits and events arrive (tests/unit/test_stopcore.c).
+ * in which stops, exits and events arrive (tests/unit/stopcore_test.h).
  */
 struct jt_kops {
 	/* wait4(pid, status, options, NULL). */

@@ -1,4 +1,4 @@
-/* test_leak.c - unit test of the mark phase and the loss records on a fake address space, with memcheck's exact verdicts. */
+/* test_leak_mark.c - unit test of the mark phase and the loss records on a fake address space, with memcheck's exact verdicts (the heuristics are test_leak_heuristics.c's). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,156 +6,9 @@
 
 #include "heap.h"
 #include "leak.h"
+#include "leak_test.h"
 #include "rng.h"
 #include "tap.h"
-
-#define HEAP	0x10000000ull	/* the fake heap: 64 KiB, one read window */
-#define DATA	0x20000000ull	/* a root region: 4 KiB */
-#define VTAB	0x30000000ull	/* file-backed, read-only: vtables */
-#define TEXT	0x40000000ull	/* file-backed, executable */
-#define MAXMAP	8
-#define MAXBLK	8192
-
-/* A fake target: buffers mapped at chosen addresses, and the live blocks in them. */
-struct fake {
-	struct { uint64_t addr; size_t len; uint8_t *mem; } map[MAXMAP];
-	int nmap;
-	struct leak_block b[MAXBLK];
-	size_t n;
-	struct leak_region roots[4];
-	size_t nroots;
-	uint64_t words[4];
-	size_t nwords;
-	struct leak_region vt, tx;
-	unsigned heur;
-	int no_texts;		/* leave leak_input.texts out: the vtables stand in */
-	struct leak_stats st;
-	struct leak_result res;
-	unsigned reads;
-};
-
-static int
-fake_read(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	struct fake *f = arg;
-	int i;
-
-	f->reads++;
-	for (i = 0; i < f->nmap; i++) {
-		if (addr >= f->map[i].addr && addr + len <= f->map[i].addr + f->map[i].len) {
-			memcpy(buf, f->map[i].mem + (addr - f->map[i].addr), len);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static void
-fake_map(struct fake *f, uint64_t addr, size_t len)
-{
-	f->map[f->nmap].addr = addr;
-	f->map[f->nmap].len = len;
-	f->map[f->nmap].mem = calloc(1, len);
-	f->nmap++;
-}
-
-/* A fresh fake: the heap, one root region, a vtable and a text mapping; all heuristics. */
-static struct fake *
-fake_new(size_t heap_len)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-
-	fake_map(f, HEAP, heap_len);
-	fake_map(f, DATA, 4096);
-	fake_map(f, VTAB, 4096);
-	fake_map(f, TEXT, 4096);
-	f->roots[f->nroots++] = (struct leak_region){ DATA, DATA + 4096 };
-	f->vt = (struct leak_region){ VTAB, VTAB + 4096 };
-	f->tx = (struct leak_region){ TEXT, TEXT + 4096 };
-	f->heur = LEAK_HEUR_ALL;
-	return f;
-}
-
-static void
-fake_free(struct fake *f)
-{
-	int i;
-
-	for (i = 0; i < f->nmap; i++)
-		free(f->map[i].mem);
-	leak_result_clear(&f->res);
-	free(f);
-}
-
-static void
-poke(struct fake *f, uint64_t addr, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < f->nmap; i++)
-		if (addr >= f->map[i].addr && addr + 8 <= f->map[i].addr + f->map[i].len)
-			memcpy(f->map[i].mem + (addr - f->map[i].addr), &v, 8);
-}
-
-static void
-blk(struct fake *f, uint64_t addr, uint64_t size, uint32_t stack)
-{
-	f->b[f->n].addr = addr;
-	f->b[f->n].size = size;
-	f->b[f->n].stack_id = stack;
-	f->n++;
-}
-
-static int
-blk_cmp(const void *a, const void *b)
-{
-	const struct leak_block *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int
-run(struct fake *f)
-{
-	struct leak_input in = {
-		.roots = f->roots, .nroots = f->nroots, .words = f->words, .nwords = f->nwords,
-		.vtables = &f->vt, .nvtables = 1, .texts = f->no_texts ? NULL : &f->tx, .ntexts = !f->no_texts,
-		.heuristics = f->heur, .read = fake_read, .arg = f,
-	};
-
-	qsort(f->b, f->n, sizeof(f->b[0]), blk_cmp);
-	if (leak_classify(f->b, f->n, &in, &f->st) != 0)
-		return -1;
-	return leak_records(f->b, f->n, &f->res);
-}
-
-static const struct leak_block *
-at(const struct fake *f, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < f->n; i++)
-		if (f->b[i].addr == addr)
-			return &f->b[i];
-	return NULL;
-}
-
-static const char *kname[] = { "reachable", "possible", "indirect", "definite" };
-
-/* Checks one block's kind (and heuristic, and indirect figures when a leader). */
-static void
-expect(const struct fake *f, uint64_t addr, enum leak_kind k, unsigned heur, uint64_t ind_bytes,
-       uint64_t ind_blocks, const char *what)
-{
-	const struct leak_block *b = at(f, addr);
-
-	ok(b && b->kind == k && b->heur == heur && b->ind_bytes == ind_bytes && b->ind_blocks == ind_blocks,
-	   "%s: %s heur %u ind %llu/%llu (got %s heur %u ind %llu/%llu)", what, kname[k], heur,
-	   (unsigned long long)ind_bytes, (unsigned long long)ind_blocks, b ? kname[b->kind] : "none",
-	   b ? b->heur : 0, b ? (unsigned long long)b->ind_bytes : 0, b ? (unsigned long long)b->ind_blocks : 0);
-}
-
-#define H(off)	(HEAP + (off))
 
 static void
 diag_block(int trial, size_t i, int got, int want)
@@ -292,91 +145,6 @@ test_upgrade_rescan(void)
 	expect(f, H(0x200), LEAK_REACHABLE, 0, 0, 0, "possible block upgraded by a start pointer");
 	expect(f, H(0x300), LEAK_REACHABLE, 0, 0, 0, "its child, upgraded by the rescan");
 	is_u64(f->st.block_bytes, 32 * 5, "upgrade: R once, X and Y twice");
-	fake_free(f);
-}
-
-/* One block reached from the root region by v; returns it classified under the heuristic set. */
-static void
-heur_case(int no_texts, unsigned set, uint64_t size, uint64_t ptr_off, const uint64_t *words, size_t nw, enum leak_kind k,
-	  unsigned heur, const char *what)
-{
-	struct fake *f = fake_new(0x10000);
-	size_t i;
-
-	blk(f, H(0x100), size, 1);
-	for (i = 0; i < nw; i++)
-		poke(f, H(0x100) + 8 * i, words[i]);
-	poke(f, DATA, H(0x100) + ptr_off);
-	/* Vtables: VTAB+0x100 lists two functions, VTAB+0x200 only one (the rest data). */
-	poke(f, VTAB + 0x108, TEXT + 0x10);
-	poke(f, VTAB + 0x110, TEXT + 0x40);
-	poke(f, VTAB + 0x200, TEXT + 0x10);
-	poke(f, VTAB + 0x208, VTAB + 0x800);
-	poke(f, VTAB + 0x300, TEXT + 0x20);
-	poke(f, VTAB + 0x308, TEXT + 0x30);
-	poke(f, VTAB + 0x400, VTAB + 0x900);	/* "functions" in the read-only mapping itself */
-	poke(f, VTAB + 0x408, VTAB + 0x910);
-	f->heur = set;
-	f->no_texts = no_texts;
-	ok(run(f) == 0, "%s: classify", what);
-	expect(f, H(0x100), k, heur, 0, 0, what);
-	is_u64(f->res.heur_bytes[heur ? heur - 1 : 0], heur ? size : 0, "heuristic bytes");
-	is_u64(f->res.heur_blocks[heur ? heur - 1 : 0], heur ? 1 : 0, "heuristic blocks");
-	fake_free(f);
-}
-
-static void
-test_heuristics(void)
-{
-	const uint64_t str[] = { 5, 15, 0 }, str_long[] = { 16, 15, 0 };
-	const uint64_t len64[] = { 32 }, len64_bad[] = { 31 };
-	const uint64_t arr[] = { 3 }, arr_bad[] = { 5 }, arr_zero[] = { 0 };
-	const uint64_t mi[] = { VTAB + 0x100, 0, VTAB + 0x300 }, mi_bad[] = { VTAB + 0x100, 0, VTAB + 0x200 };
-	const uint64_t mi_notvt[] = { DATA, 0, VTAB + 0x300 }, mi_ro[] = { VTAB + 0x400, 0, VTAB + 0x400 };
-
-	heur_case(0, LEAK_HEUR_ALL, 40, 24, str, 3, LEAK_REACHABLE, 1, "stdstring accepts");
-	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_STDSTRING, 40, 24, str, 3, LEAK_POSSIBLE, 0, "stdstring off");
-	heur_case(0, LEAK_HEUR_ALL, 41, 24, str, 3, LEAK_POSSIBLE, 0, "stdstring: capacity does not fit the size");
-	heur_case(0, LEAK_HEUR_ALL, 40, 24, str_long, 3, LEAK_POSSIBLE, 0, "stdstring: length over capacity");
-	heur_case(0, LEAK_HEUR_ALL, 40, 8, len64, 1, LEAK_REACHABLE, 2, "length64 accepts (before newarray)");
-	heur_case(0, LEAK_HEUR_LENGTH64, 40, 8, len64_bad, 1, LEAK_POSSIBLE, 0, "length64: wrong length");
-	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_LENGTH64 & ~LEAK_HEUR_NEWARRAY, 40, 8, len64, 1, LEAK_POSSIBLE, 0,
-		  "length64 off");
-	heur_case(0, LEAK_HEUR_NEWARRAY, 56, 8, arr, 1, LEAK_REACHABLE, 3, "newarray accepts");
-	heur_case(0, LEAK_HEUR_ALL, 56, 8, arr_bad, 1, LEAK_POSSIBLE, 0, "newarray: count does not divide");
-	heur_case(0, LEAK_HEUR_ALL, 56, 8, arr_zero, 1, LEAK_POSSIBLE, 0, "newarray: count 0");
-	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_NEWARRAY, 56, 8, arr, 1, LEAK_POSSIBLE, 0, "newarray off");
-	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi, 3, LEAK_REACHABLE, 4, "multipleinheritance accepts");
-	heur_case(0, LEAK_HEUR_ALL & ~LEAK_HEUR_MULTIPLEINHERITANCE, 32, 16, mi, 3, LEAK_POSSIBLE, 0,
-		  "multipleinheritance off");
-	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi_bad, 3, LEAK_POSSIBLE, 0, "multipleinheritance: one function only");
-	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi_ro, 3, LEAK_POSSIBLE, 0, "multipleinheritance: functions not in text");
-	heur_case(1, LEAK_HEUR_ALL, 32, 16, mi_ro, 3, LEAK_REACHABLE, 4,
-		  "multipleinheritance, no text mappings given: the vtables' mappings stand in");
-	heur_case(0, LEAK_HEUR_ALL, 32, 16, mi_notvt, 3, LEAK_POSSIBLE, 0, "multipleinheritance: first word no vtable");
-	heur_case(0, LEAK_HEUR_ALL, 32, 12, mi, 3, LEAK_POSSIBLE, 0, "multipleinheritance: unaligned pointer");
-}
-
-/* memcheck's bookkeeping of the heuristic field: cleared by a start pointer, kept on a possible block. */
-static void
-test_heuristic_field(void)
-{
-	struct fake *f = fake_new(0x10000);
-
-	blk(f, H(0x100), 40, 1);	/* length64, then a start pointer: no longer via heuristic */
-	blk(f, H(0x200), 32, 1);	/* possible, points at 300 + 8 */
-	blk(f, H(0x300), 40, 1);	/* length64 layout, reached only from possible 200 */
-	poke(f, H(0x100), 32);
-	poke(f, H(0x300), 32);
-	poke(f, DATA, H(0x108));
-	poke(f, DATA + 8, H(0x100));
-	poke(f, DATA + 16, H(0x210));
-	poke(f, H(0x200), H(0x308));
-	ok(run(f) == 0, "heuristic field: classify");
-	expect(f, H(0x100), LEAK_REACHABLE, 0, 0, 0, "heuristic then start pointer");
-	expect(f, H(0x300), LEAK_POSSIBLE, 2, 0, 0, "heuristic from a possible block");
-	is_u64(f->res.heur_bytes[1], 40, "length64 bytes count the possible block, as memcheck's");
-	is_u64(f->res.heur_blocks[1], 1, "length64 blocks");
 	fake_free(f);
 }
 
@@ -652,8 +420,6 @@ main(void)
 	test_lost();
 	test_possible_chain();
 	test_upgrade_rescan();
-	test_heuristics();
-	test_heuristic_field();
 	test_overlap_unreadable_zero();
 	test_records();
 	test_many();
