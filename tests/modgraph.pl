@@ -267,9 +267,15 @@ for my $f (sort keys %files) {
 		$failed = 1;
 	}
 }
-# The unit tests are code too: the same limit.
+# The unit tests are code too: the same limit, but for the files listed here with why.
+my %UNIT_OVER = (
+	# Split in two (live, from a copy), the copy half alone failed its libunwind thread
+	# cases under load (a CPU hog beside it), which the whole file never did: not yet known why.
+	'tests/unit/test_unwind.c' => 1,
+);
 for my $f (sort glob("$root/tests/unit/*.[ch]")) {
 	(my $short = $f) =~ s{^\Q$root\E/}{};
+	next if $UNIT_OVER{$short};
 	open(my $fh, '<', $f) or die "modgraph: $f: $!\n";
 	my $lines = 0;
 	$lines++ while <$fh>;

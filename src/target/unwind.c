@@ -13,7 +13,7 @@ struct jt_unwind {
 	struct jt_unwind_ctx *dflt;	/* for unwind_stack and unwind_override */
 };
 
-/* Indexed by uw_backend.id; the first is the default: 2-3 us per unwind against 9-13 for libunwind (test_unwind_live). */
+/* Indexed by uw_backend.id; the first is the default: 2-3 us per unwind against 9-13 for libunwind (test_unwind). */
 static const struct uw_backend *const uw_backends[UW_NBACKENDS] = {
 	[UW_BACKEND_DW] = &uw_backend_dw,
 	[UW_BACKEND_LIBUNWIND] = &uw_backend_libunwind,

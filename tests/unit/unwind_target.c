@@ -1,4 +1,4 @@
-/* unwind_target.c - a known call chain main -> f1 -> ... -> f8 that traps (int3) in f8, for test_unwind_live and test_unwind_copy. */
+/* unwind_target.c - a known call chain main -> f1 -> ... -> f8 that traps (int3) in f8, for test_unwind. */
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
