@@ -453,6 +453,8 @@ image_setup(struct jt_proc *p)
 	size_t untraced = p->nuntraced;
 
 	p->entry_bp = 0;
+	if (procfs_auxv(p->pid, AT_RANDOM, &p->image_random) < 0)
+		p->image_random = 0;
 	if (modules_refresh(&p->mods, p->pid) < 0) {
 		perror_msg("cannot read the memory map of process %d", p->pid);
 		return -1;

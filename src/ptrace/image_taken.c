@@ -1,4 +1,5 @@
 /* image_taken.c - the breakpoints the kernel took back: an allocator's moved past its first instruction, a rendezvous put back. */
+#include <elf.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "mem.h"
 #include "modules.h"
 #include "proc.h"
+#include "procfs.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -81,8 +83,18 @@ void
 image_check_taken(struct jt_tracer *tr, struct jt_proc *p)
 {
 	struct image_taken tk = { .n = 0, .pid = p->pid };
+	uint64_t random;
 	char why[640];
 
+	/*
+	 * Not while an exec of it waits to be handled: its memory is the new
+	 * image's, our table the old one's, and a byte there that happened to
+	 * equal an old instruction's was taken for a take, and a trap byte
+	 * written into the new image (a process that execs every 5 ms, -p 30
+	 * times: one died of SIGTRAP). The exec's stop sets the table right.
+	 */
+	if (p->image_random && (procfs_auxv(p->pid, AT_RANDOM, &random) < 0 || random != p->image_random))
+		return;
 	if (p->vm_owner != p || !bp_check_taken(&p->bps, p->pid, image_on_taken, &tk))
 		return;
 	if (tk.rtld) {

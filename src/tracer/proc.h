@@ -67,6 +67,7 @@ struct jt_proc {
 	int is_static;			/* statically linked: no dynamic linker, local symbols count */
 	uint64_t r_debug;		/* address of the dynamic linker's _r_debug, or 0 */
 	uint64_t entry_bp;		/* the program's entry: a rendezvous until the linker's reports (image.c) */
+	uint64_t image_random;		/* its image's AT_RANDOM: another one means an exec not handled yet */
 	uint64_t mods_gen;		/* modules generation the breakpoints were resolved for */
 	int rtld_due;			/* --source uprobe, attached: its rendezvous fired, the link map is to be re-read (loop.c) */
 	uint64_t calls[FN_MAX];		/* by enum jt_fn, then the functions named by --alloc */
