@@ -89,6 +89,34 @@ util_sigset_async(sigset_t *set)
 	sigdelset(set, SIGTRAP);
 }
 
+int
+util_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const cpu_set_t *cpus, int detached)
+{
+	struct sched_param sp = { 0 };
+	sigset_t all, old;
+	pthread_attr_t attr;
+	int err;
+
+	util_sigset_async(&all);
+	pthread_attr_init(&attr);
+	if (detached)
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	if (cpus)
+		pthread_attr_setaffinity_np(&attr, sizeof(*cpus), cpus);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(t, &attr, fn, arg);
+	if (err == EPERM) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
+		err = pthread_create(t, &attr, fn, arg);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
 void
 util_die_by_signal(int sig)
 {

@@ -2,6 +2,8 @@
 #ifndef JT_UTIL_H
 #define JT_UTIL_H
 
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +36,15 @@ const char *util_strerror(int err);
  * kernel would kill jmptrace at once).
  */
 void util_sigset_async(sigset_t *set);
+
+/*
+ * Starts fn(arg) on a helper thread of jmptrace's: in SCHED_OTHER (the
+ * caller may be idle-class; one that may not leave it gives its class),
+ * on cpus when not NULL (the caller may be placed on one CPU), with the
+ * signals of util_sigset_async blocked; detached when asked, else *t is
+ * for pthread_join. Returns 0 or an errno.
+ */
+int util_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, const cpu_set_t *cpus, int detached);
 
 /*
  * Ends jmptrace by sig with its default action (a core dump where that is

@@ -321,36 +321,16 @@ static int
 outq_wake(void)
 {
 	static const uint64_t one = 1;
-	struct sched_param sp = { 0 };
-	sigset_t all, old;
-	pthread_attr_t attr;
 	pthread_t t;
 	int err = 0;
 
 	if (!outq_running) {
 		/*
-		 * Every signal blocked, so that the main thread's wait4 is the one
-		 * they interrupt; but the faults, which the CPU raises in the
-		 * thread that faulted and which, blocked, would kill jmptrace at
-		 * once instead of taking its way out (emerg.h).
+		 * Signals blocked, so that the main thread's wait4 is the one
+		 * they interrupt; the faults not (emerg.h). On the CPUs the user
+		 * allows: tracer thread 0 may be placed on one by now.
 		 */
-		util_sigset_async(&all);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-		pthread_attr_setschedparam(&attr, &sp);
-		if (outq_cpus_known)
-			pthread_attr_setaffinity_np(&attr, sizeof(outq_cpus), &outq_cpus);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		err = pthread_create(&t, &attr, outq_main, NULL);
-		if (err == EPERM) {
-			/* An idle-class caller that may not leave it (jmptrace run under chrt --idle): its class. */
-			pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
-			err = pthread_create(&t, &attr, outq_main, NULL);
-		}
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&attr);
+		err = util_thread_start(&t, outq_main, NULL, outq_cpus_known ? &outq_cpus : NULL, 1);
 		if (err)
 			return err;
 		outq_running = 1;
