@@ -122,6 +122,7 @@ sym_new(void)
 		error_msg("dwfl_begin: %s", dwfl_errmsg(-1));
 		abort();
 	}
+	pthread_mutex_init(&s->lock, NULL);
 	return s;
 }
 
@@ -163,6 +164,7 @@ sym_destroy(struct jt_sym *s)
 	index_free(&s->strs_index);
 	free(s->nodebug);
 	dwfl_end(s->dwfl);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -232,14 +234,9 @@ sym_evict_overlaps(struct jt_sym *s)
 	return dwfl_report_end(s->dwfl, NULL, NULL) == 0 ? 0 : -1;
 }
 
-int
-sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char **err)
-{
-	return sym_add_file(s, path, path, bias, err);
-}
-
-int
-sym_add_file(struct jt_sym *s, const char *path, const char *file, uint64_t bias, const char **err)
+/* sym_add_file with s locked. */
+static int
+sym_add_held(struct jt_sym *s, const char *path, const char *file, uint64_t bias, const char **err)
 {
 	struct sym_module *m = sym_module_by_path(s, path);
 	const char *base = strrchr(path, '/');
@@ -271,6 +268,23 @@ sym_add_file(struct jt_sym *s, const char *path, const char *file, uint64_t bias
 	return 0;
 }
 
+int
+sym_add_module(struct jt_sym *s, const char *path, uint64_t bias, const char **err)
+{
+	return sym_add_file(s, path, path, bias, err);
+}
+
+int
+sym_add_file(struct jt_sym *s, const char *path, const char *file, uint64_t bias, const char **err)
+{
+	int ret;
+
+	sym_lock(s);
+	ret = sym_add_held(s, path, file, bias, err);
+	sym_unlock(s);
+	return ret;
+}
+
 /*
  * At the first frame in mod, asks whether it has DWARF (which is where
  * libdwfl looks for a separate debug file, and asks a debuginfod server),
@@ -300,8 +314,13 @@ sym_note_debug(struct jt_sym *s, Dwfl_Module *mod, const char *name)
 const char *const *
 sym_nodebug_modules(const struct jt_sym *s, size_t *n)
 {
+	const char *const *v;
+
+	sym_lock(s);
 	*n = s->nnodebug;
-	return s->nodebug;
+	v = s->nodebug;
+	sym_unlock(s);
+	return v;
 }
 
 /* Computes the frames of pc into f[0..max); returns how many (>= 1). */
@@ -381,18 +400,22 @@ sym_resolve(struct jt_sym *s, uint64_t pc, int is_return_address, struct jt_fram
 
 	if (max < 1)
 		return 0;
+	sym_lock(s);
 	c = sym_cached_get(s, pc, !!is_return_address);
 	n = c->n < max ? c->n : max;
 	memcpy(out, c->frames, n * sizeof(*out));
 	for (i = 0; s->full_names && i < n; i++)
 		out[i].name = out[i].function;
+	sym_unlock(s);
 	return n;
 }
 
 void
 sym_set_full_names(struct jt_sym *s, int full)
 {
+	sym_lock(s);
 	s->full_names = full;
+	sym_unlock(s);
 }
 
 /* Returns the module's build id in lower-case hex (interned), or NULL when it has none. */
@@ -465,8 +488,10 @@ sym_mappings(struct jt_sym *s, size_t *n)
 	size_t cap = 0, i;
 
 	*n = 0;
+	sym_lock(s);
 	for (i = 0; i < s->nmods; i++)
 		sym_module_mappings(s, &s->mods[i], &v, n, &cap);
+	sym_unlock(s);
 	if (*n)
 		qsort(v, *n, sizeof(*v), sym_mapping_cmp);
 	return v;

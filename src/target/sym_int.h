@@ -2,6 +2,7 @@
 #ifndef JT_SYM_INT_H
 #define JT_SYM_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,7 +68,26 @@ struct jt_sym {
 	const char **nodebug;	/* interned names of the modules met without debug information */
 	size_t nnodebug;
 	int full_names;		/* sym_set_full_names: frames are named by their full function name */
+	/*
+	 * Held by every sym_* call of sym.h: a snapshot's writers symbolize on
+	 * their own thread while a tracer thread reports a module dlopen
+	 * brought (snapshot.c). Taken last: a caller may hold the session lock.
+	 */
+	pthread_mutex_t lock;
 };
+
+/* The lock of s, as every sym.h call takes it (logically mutable in a const s). */
+static inline void
+sym_lock(const struct jt_sym *s)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+}
+
+static inline void
+sym_unlock(const struct jt_sym *s)
+{
+	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+}
 
 /* Returns the pooled copy of str, adding it if new; the pool lives until sym_destroy. */
 const char *sym_intern(struct jt_sym *s, const char *str);

@@ -123,58 +123,21 @@ sym_names_build(struct sym_module *m)
 	}
 }
 
+/* What a lookup by name accepts (sym.h's sym_lookup*). */
+enum sym_how {
+	SYM_FUNC,	/* a GLOBAL or WEAK function */
+	SYM_ANY,	/* ... or data object */
+	SYM_STATIC,	/* a GLOBAL or WEAK function, else a LOCAL one */
+	SYM_RANGE,	/* as SYM_STATIC, with its size: *hi is its end */
+};
+
+/* The lookup of name in the module reported from path, as how says; s locked. */
 static int
-sym_lookup_kind(struct jt_sym *s, const char *path, const char *name, uint64_t *addr, int func_only)
+sym_find_held(struct jt_sym *s, const char *path, const char *name, enum sym_how how, uint64_t *lo, uint64_t *hi)
 {
 	struct sym_module *m = sym_module_by_path(s, path);
 	struct sym_name *e;
-
-	if (!m)
-		return -1;
-	if (!m->names)
-		sym_names_build(m);
-	e = sym_names_slot(m, name, strcspn(name, "@"));
-	if (!e->name || !(func_only ? e->func_rank : e->any_rank))
-		return -1;
-	*addr = func_only ? e->func_addr : e->any_addr;
-	return 0;
-}
-
-int
-sym_lookup(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
-{
-	return sym_lookup_kind(s, path, name, addr, 1);
-}
-
-int
-sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
-{
-	return sym_lookup_kind(s, path, name, addr, 0);
-}
-
-int
-sym_lookup_static(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
-{
-	struct sym_module *m = sym_module_by_path(s, path);
-	struct sym_name *e;
-
-	if (sym_lookup_kind(s, path, name, addr, 1) == 0)
-		return 0;
-	if (!m)
-		return -1;
-	e = sym_names_slot(m, name, strcspn(name, "@"));
-	if (!e->name || !e->has_local)
-		return -1;
-	*addr = e->local_addr;
-	return 0;
-}
-
-int
-sym_lookup_range(struct jt_sym *s, const char *path, const char *name, uint64_t *lo, uint64_t *hi)
-{
-	struct sym_module *m = sym_module_by_path(s, path);
-	struct sym_name *e;
-	uint64_t size;
+	uint64_t size = 0;
 
 	if (!m)
 		return -1;
@@ -183,24 +146,66 @@ sym_lookup_range(struct jt_sym *s, const char *path, const char *name, uint64_t 
 	e = sym_names_slot(m, name, strcspn(name, "@"));
 	if (!e->name)
 		return -1;
-	if (e->func_rank) {
-		*lo = e->func_addr;
+	if (how == SYM_ANY ? e->any_rank : e->func_rank) {
+		*lo = how == SYM_ANY ? e->any_addr : e->func_addr;
 		size = e->func_size;
-	} else if (e->has_local) {
+	} else if (how >= SYM_STATIC && e->has_local) {
 		*lo = e->local_addr;
 		size = e->local_size;
 	} else {
 		return -1;
 	}
+	if (how != SYM_RANGE)
+		return 0;
 	*hi = *lo + size;
 	return size ? 0 : -1;
+}
+
+static int
+sym_find(struct jt_sym *s, const char *path, const char *name, enum sym_how how, uint64_t *lo, uint64_t *hi)
+{
+	int ret;
+
+	sym_lock(s);
+	ret = sym_find_held(s, path, name, how, lo, hi);
+	sym_unlock(s);
+	return ret;
+}
+
+int
+sym_lookup(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
+{
+	return sym_find(s, path, name, SYM_FUNC, addr, NULL);
+}
+
+int
+sym_lookup_any(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
+{
+	return sym_find(s, path, name, SYM_ANY, addr, NULL);
+}
+
+int
+sym_lookup_static(struct jt_sym *s, const char *path, const char *name, uint64_t *addr)
+{
+	return sym_find(s, path, name, SYM_STATIC, addr, NULL);
+}
+
+int
+sym_lookup_range(struct jt_sym *s, const char *path, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	return sym_find(s, path, name, SYM_RANGE, lo, hi);
 }
 
 int
 sym_module_has_symbols(struct jt_sym *s, const char *path)
 {
-	struct sym_module *m = sym_module_by_path(s, path);
+	struct sym_module *m;
+	int has;
 
+	sym_lock(s);
+	m = sym_module_by_path(s, path);
 	/* Entry 0 of every ELF symbol table is the null symbol. */
-	return m && dwfl_module_getsymtab(m->mod) > 1;
+	has = m && dwfl_module_getsymtab(m->mod) > 1;
+	sym_unlock(s);
+	return has;
 }
