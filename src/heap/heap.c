@@ -196,6 +196,10 @@ heap_destroy(struct jt_heap *h)
 
 	if (!h)
 		return;
+	if (h->origin) {
+		heap_frozen_free(h);
+		return;
+	}
 	for (i = 0; i < h->nstacks; i++) {
 		free(stack_at(h, i)->pcs);
 		free(stack_at(h, i)->hist);
@@ -404,7 +408,8 @@ heap_each_live(const struct jt_heap *h, void (*fn)(void *arg, uint64_t addr, uin
 {
 	struct each_live e = { fn, arg };
 
-	live_each(h->live, each_live_one, &e);
+	if (h->live)	/* a frozen copy has none */
+		live_each(h->live, each_live_one, &e);
 }
 
 void

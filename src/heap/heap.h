@@ -231,6 +231,19 @@ void heap_view_end(struct jt_heap *h);
 /* In a view: the ages (ms) of the oldest and the newest block of stack id it counts; -1 when none (or no view). */
 int heap_stack_age(const struct jt_heap *h, uint32_t id, uint64_t *oldest_ms, uint64_t *newest_ms);
 
+/*
+ * A copy of h as it is now, for a snapshot's writers on another thread
+ * while h goes on recording: the stacks and their figures (the open view's
+ * too, and its ages), the totals, the peak and the timeline, with the
+ * timeline's per-stack records from sample tl_from on (heap_timeline_stacks
+ * gives none before). It holds no live block (heap_each_live finds none)
+ * and records nothing (no event call is for it); it shares the stacks' pcs with h, which
+ * must outlive it. heap_destroy frees it.
+ */
+struct jt_heap *heap_freeze(const struct jt_heap *h, size_t tl_from);
+/* The heap a heap_freeze copy was taken of, or h itself: what names one heap of the tracing across its copies. */
+const struct jt_heap *heap_identity(const struct jt_heap *h);
+
 /* The peak: the live figures at the highest live bytes so far, and when (exact once a free or a forced heap_sample followed it). */
 void heap_peak(const struct jt_heap *h, struct jt_heap_peak *out);
 

@@ -43,7 +43,17 @@ struct jt_heap {
 	uint32_t nview;
 	struct jt_heap_totals view_tot;
 	int view_swapped;
+	/*
+	 * A frozen copy (heap_freeze): the heap it was taken of, whose pcs it
+	 * shares, and the one block of its stacks' histograms; NULL for a heap
+	 * of the tracing.
+	 */
+	const struct jt_heap *origin;
+	uint64_t *hist_pool;
 };
+
+/* heap_freeze.c: frees what a frozen copy owns (heap_destroy's part for one). */
+void heap_frozen_free(struct jt_heap *h);
 
 /* One stack in a heap_view. */
 struct view_stack {

@@ -144,6 +144,21 @@ tlog_bound(struct jt_tlog *t, uint32_t nstacks)
 	}
 }
 
+void
+tlog_copy_tail(struct jt_tlog *dst, const struct jt_tlog *src, size_t from)
+{
+	size_t base = from < src->nsamples ? src->start[from] : src->nch;
+
+	*dst = *src;
+	dst->start_cap = src->nsamples;
+	dst->start = xmalloc((src->nsamples ? src->nsamples : 1) * sizeof(*dst->start));
+	for (size_t i = 0; i < src->nsamples; i++)
+		dst->start[i] = i < from ? 0 : src->start[i] - base;
+	dst->nch = dst->ch_cap = src->nch - base;
+	dst->ch = xmalloc((dst->nch ? dst->nch : 1) * sizeof(*dst->ch));
+	memcpy(dst->ch, src->ch + base, dst->nch * sizeof(*dst->ch));
+}
+
 const struct jt_heap_change *
 tlog_get(const struct jt_tlog *t, size_t i, size_t *n)
 {

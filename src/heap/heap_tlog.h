@@ -40,6 +40,11 @@ void tlog_begin(struct jt_tlog *t);
 void tlog_put(struct jt_tlog *t, uint32_t id, uint64_t bytes, int replace);
 /* When past its maximum, merges older records into later ones (nstacks bounds the ids). */
 void tlog_bound(struct jt_tlog *t, uint32_t nstacks);
+/*
+ * Makes dst (uninitialized) a copy of src's records from sample from on,
+ * those before empty: what a frozen heap's readers ask for (heap_freeze).
+ */
+void tlog_copy_tail(struct jt_tlog *dst, const struct jt_tlog *src, size_t from);
 /* Sample i's record (*n entries), or NULL when it was merged into a later one. */
 const struct jt_heap_change *tlog_get(const struct jt_tlog *t, size_t i, size_t *n);
 

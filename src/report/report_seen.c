@@ -81,6 +81,8 @@ seen_heap_of(struct jt_seen *s, int pid, unsigned execs, const struct jt_heap *h
 	struct seen_heap **pp, *sh, *found = NULL;
 	uint32_t count = heap_stack_count(h);
 
+	/* A snapshot's frozen copy names the heap it was taken of. */
+	h = heap_identity(h);
 	/* The ended images' records go: a later heap at their address is another one. */
 	for (pp = &s->heaps; (sh = *pp);) {
 		if (sh->ended) {

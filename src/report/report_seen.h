@@ -26,7 +26,8 @@ struct jt_seen *seen_new(void);
 void seen_free(struct jt_seen *s);
 
 /*
- * The record of heap h of the image pid and execs name, in this file: a
+ * The record of heap h (heap_identity's: its frozen copies are it) of the
+ * image pid and execs name, in this file: a
  * new one (a new number) the first time, after seen_heap_end, or when h
  * has fewer stacks than the file knew of (another heap at the same
  * address: its ids started again). Never NULL.
