@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -220,6 +221,20 @@ due_wait_ms(const struct jt_tracer *tr, unsigned ms)
 	return tr->due_ms > now ? (unsigned)(tr->due_ms - now) : 1;
 }
 
+/*
+ * A snapshot fell due while the one before was still being written beside
+ * the tracing: it is passed over, the program running on meanwhile, and
+ * counted (said once on stderr, then in the text report and at the end).
+ */
+static void
+due_passed_over(struct jt_tracer *tr)
+{
+	if (!tr->due_skipped)
+		error_msg("a snapshot was still being written when the next fell due: with --interval that short, the ones "
+			  "due meanwhile are passed over (the text report counts them)");
+	tr->due_skipped++;
+}
+
 /* Writes the snapshot that fell due at due_ms, now_ms: saying when it is late, and why. */
 static void
 due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64_t due_ms, uint64_t now_ms)
@@ -233,7 +248,11 @@ due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64
 			  (unsigned long long)due.late_ms, (unsigned long long)due.due_ms, due.late_why);
 	}
 	tr->due = &due;
-	snapshot_write(tr, p, reason);
+	/* --interval's are written beside the tracing; the last one, at --duration's end, before the detach. */
+	if (strcmp(reason, "interval") != 0)
+		snapshot_write(tr, p, reason);
+	else if (snapshot_post(tr, p, reason) > 0)
+		due_passed_over(tr);
 	tr->due = NULL;
 }
 

@@ -499,6 +499,8 @@ loop_run(struct jt_tracer *tr)
 	/* Events lost since stderr last said so, said now whatever the rate limit. */
 	tr->lost_said_ms = tr->lost_check_ms = 0;
 	loop_lost_say(tr, util_now_ms());
+	/* The last --interval snapshot is written, and how long it took known. */
+	snapshot_sync(tr);
 	if (tr->due_skipped) {
 		char a[32];
 

@@ -31,6 +31,7 @@
 #include "unwind.h"
 #include "uprobes.h"
 #include "util.h"
+#include "worker.h"
 #include "wrap.h"
 
 /*
@@ -44,6 +45,7 @@ static int
 open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 {
 	tr->out = stderr;
+	tr->snap_worker = worker_new();
 	if (!(tr->supp = supp_load(o->supp_path, o->no_default_supp)) || snapshot_open_formats(tr) < 0)
 		return -1;
 	if (!o->show_runtime)
@@ -70,6 +72,11 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 static void
 close_outputs(struct jt_tracer *tr)
 {
+	/* The last snapshot handed to the worker is written first. */
+	if (snapshot_sync(tr) < 0)
+		tr->report_failed = 1;
+	worker_free(tr->snap_worker);
+	tr->snap_worker = NULL;
 	if (tr->json && report_json_close(tr->json) < 0) {
 		perror_msg("cannot write the JSON report '%s'", tr->opt->json_path);
 		tr->report_failed = 1;

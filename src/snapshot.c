@@ -1,4 +1,4 @@
-/* snapshot.c - assembles a report of one process from the tracer's tables and hands it to the writers. */
+/* snapshot.c - takes a report of one process from the tracer's tables and runs its writers, now or beside the tracing. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include "tracer.h"
 #include "uprobes.h"
 #include "util.h"
+#include "worker.h"
 
 /*
  * The file of snapshot seq for -o's or a format's FILE: FILE itself, each
@@ -160,35 +161,107 @@ snapshot_call_fns(const struct jt_proc *p, enum jt_fn *fns, uint64_t *calls)
 	return n;
 }
 
-int
-snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
-{
-	const struct jt_options *o = tr->opt;
+/*
+ * One snapshot as its writers read it, owned: the heap's figures frozen
+ * (heap_freeze) and copies of what the tracing changes, so that the
+ * writers may run on the worker while the tracing goes on. What it only
+ * points to (the symbolizer, the growth history and the leak verdict of
+ * the process) changes only while the worker waits (worker_wait).
+ */
+struct snapshot_job {
+	struct jt_tracer *tr;
+	struct jt_snapshot s;
+	struct jt_due due;
 	enum jt_fn fns[FN_MAX];
 	uint64_t calls[FN_MAX];
-	struct jt_snapshot s;
+	uint64_t all_calls[FN_MAX];	/* p->calls: --pages' functions are read from it */
+	struct jt_heap *heap, *pages;
+	char *command, *exe, *exe_named;
+	struct jt_untraced *untraced;
+	/* Set by the writers: a report could not be written; how long they took. */
+	int failed;
+	uint64_t took_ms;
+};
+
+static char *
+snapshot_strdup(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* Copies p's untraced functions: an image's setup adds to them. */
+static struct jt_untraced *
+snapshot_untraced(const struct jt_proc *p)
+{
+	struct jt_untraced *v = xmalloc((p->nuntraced ? p->nuntraced : 1) * sizeof(*v));
+
+	for (size_t i = 0; i < p->nuntraced; i++) {
+		v[i] = p->untraced[i];
+		v[i].module = snapshot_strdup(p->untraced[i].module);
+		v[i].reason = snapshot_strdup(p->untraced[i].reason);
+	}
+	return v;
+}
+
+static void
+snapshot_job_free(struct snapshot_job *j)
+{
+	heap_destroy(j->heap);
+	heap_destroy(j->pages);
+	free(j->command);
+	free(j->exe);
+	free(j->exe_named);
+	for (size_t i = 0; j->untraced && i < j->s.nuntraced; i++) {
+		free(j->untraced[i].module);
+		free(j->untraced[i].reason);
+	}
+	free(j->untraced);
+	free(j);
+}
+
+/*
+ * Makes the snapshot of p now, with the session lock held: the events
+ * until now applied, the leak check run, the figures frozen. Quick but
+ * for a leak check: the writers come after (snapshot_run).
+ */
+static struct snapshot_job *
+snapshot_take(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
+{
+	const struct jt_options *o = tr->opt;
+	struct snapshot_job *j = xcalloc(1, sizeof(*j));
+	struct jt_snapshot *s = &j->s;
+	const struct jt_heap_sample *tl;
+	size_t n, npg = 0;
+	int exec = strcmp(reason, "exec") == 0;
 
 	/* --source uprobe: the snapshot counts every event made until now. */
 	uprobes_drain(tr->uprobes);
 	/* And it says which breakpoints the kernel took since the last tick (of a running image). */
 	if (!p->exited && !p->image_ended)
 		image_check_taken(tr, p);
-	s = (struct jt_snapshot){
+	j->tr = tr;
+	j->command = snapshot_strdup(p->command);
+	j->exe = snapshot_strdup(p->exe);
+	j->exe_named = snapshot_strdup(p->exe_named);
+	j->untraced = snapshot_untraced(p);
+	memcpy(j->all_calls, p->calls, sizeof(j->all_calls));
+	if (tr->due)
+		j->due = *tr->due;
+	*s = (struct jt_snapshot){
 		.reason = reason,
 		.pid = p->pid,
-		.command = p->command,
-		.exe = p->exe,
-		.exe_named = p->exe_named,
+		.command = j->command,
+		.exe = j->exe,
+		.exe_named = j->exe_named,
 		.exited = p->exited,
 		.exit_status = p->exit_status,
 		.killed_by = p->killed_by,
 		.attached = p->attached,
 		.image_ended = p->image_ended,
 		.execs = p->execs,
-		.ncalls = snapshot_call_fns(p, fns, calls),
-		.call_fns = fns,
-		.calls = calls,
-		.heap = p->heap,
+		.ncalls = snapshot_call_fns(p, j->fns, j->calls),
+		.call_fns = j->fns,
+		.calls = j->calls,
 		.sym = p->sym,
 		.top = o->top,
 		.top_rest = o->top_rest == UINT_MAX || o->top_rest > o->top ? o->top : o->top_rest,
@@ -200,71 +273,158 @@ snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 		.supp = tr->supp,
 		.wrap = tr->wrap,
 		.seq = ++tr->nsnapshots,
-		.untraced = p->untraced,
+		.untraced = j->untraced,
 		.nuntraced = p->nuntraced,
 		.source_uprobe = tr->uprobes != NULL,
 		.lost_events = uprobes_lost(tr->uprobes),
 		.older_than_ms = (uint64_t)(o->older_than * 1000 + 0.5),
+		.due = tr->due ? &j->due : NULL,
+		.skipped = tr->due_skipped,
+		.longest_write_ms = tr->due_longest_ms,
+		.growth = p->growth,
 	};
-	const struct jt_heap_sample *tl;
-	size_t n, npg = 0;
-	int ret = 0, text;
-	int exec = strcmp(reason, "exec") == 0;
 
 	/* A process that still runs is checked now; one that ended was checked at its _exit. */
 	if (o->leak_check && !p->exited && !exec && !p->vfork_child && leakcheck_now(tr, p) < 0)
 		error_msg("--leak-check: process %d could not be checked", p->pid);
-	s.leak_check = o->leak_check && !p->vfork_child;
-	s.leak = exec ? NULL : p->leak;	/* an exec left nothing of the image to check */
-	s.show_leak_kinds = o->show_leak_kinds;
+	s->leak_check = o->leak_check && !p->vfork_child;
+	s->leak = exec ? NULL : p->leak;	/* an exec left nothing of the image to check */
+	s->show_leak_kinds = o->show_leak_kinds;
 
 	/* The timeline ends with this moment, whatever the program did last. */
 	heap_sample(p->heap, 1);
 	tl = heap_timeline(p->heap, &n);
-	s.time_ms = n ? tl[n - 1].time_ms : 0;
+	s->time_ms = n ? tl[n - 1].time_ms : 0;
 	/* Two snapshots in one ms share the last sample, which the second updates: it lists it again. */
-	s.timeline_from = p->json_timeline < n ? p->json_timeline : n ? n - 1 : 0;
+	s->timeline_from = p->json_timeline < n ? p->json_timeline : n ? n - 1 : 0;
 	if (p->pages) {
 		heap_sample(p->pages, 1);
 		heap_timeline(p->pages, &npg);
-		s.pages = p->pages;
-		s.pages_calls = &p->calls[FN_MMAP];
-		s.pages_timeline_from = p->json_pages_timeline < npg ? p->json_pages_timeline : npg ? npg - 1 : 0;
+		s->pages_calls = &j->all_calls[FN_MMAP];
+		s->pages_timeline_from = p->json_pages_timeline < npg ? p->json_pages_timeline : npg ? npg - 1 : 0;
+		s->pages = j->pages = heap_freeze(p->pages, s->pages_timeline_from);
 	}
-	s.growth = p->growth;
-	s.due = tr->due;
-	s.skipped = tr->due_skipped;
-	s.longest_write_ms = tr->due_longest_ms;
 	/* Every writer reads the live figures of this view: the blocks' ages, --older-than's filter. */
-	heap_view_begin(p->heap, s.time_ms, s.older_than_ms);
+	heap_view_begin(p->heap, s->time_ms, s->older_than_ms);
 	/* GROWTH counts the blocks every other figure of the snapshot counts: the view's. */
-	growth_record(p->growth, p->heap, s.time_ms);
+	growth_record(p->growth, p->heap, s->time_ms);
+	s->heap = j->heap = heap_freeze(p->heap, s->timeline_from);
+	heap_view_end(p->heap);
+	p->json_timeline = n;
+	p->json_pages_timeline = npg;
 	/* Every writer but JSON names frames as --full-names says (sym_resolve's jt_frame.name). */
 	sym_set_full_names(p->sym, o->full_names);
-	/* A test's stand-in for writers that take long (testfault.h): after the snapshot's time is taken. */
+	/* A test's stand-in for a snapshot that holds the lock long (a leak check of a big heap). */
 	testfault_slow("snapshot");
-	/* report_text flushes, which is all stderr needs; -o's file follows the formats' rule. */
+	return j;
+}
+
+/* The text report: made whole, then written at once, so that no line of jmptrace's comes in its middle on stderr. */
+static int
+snapshot_text(struct jt_tracer *tr, const struct jt_snapshot *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int ret = -1;
+
+	if (mem && report_text(mem, s) == 0 && fclose(mem) == 0) {
+		mem = NULL;
+		if (fwrite(buf, 1, len, tr->out) == len && fflush(tr->out) == 0)
+			ret = 0;
+	}
+	if (mem)
+		fclose(mem);
+	free(buf);
+	return ret;
+}
+
+/* The writers of one snapshot: the text report, --json, --html and the file formats. On the worker, or inline. */
+static void
+snapshot_run(void *arg)
+{
+	struct snapshot_job *j = arg;
+	struct jt_tracer *tr = j->tr;
+	const struct jt_options *o = tr->opt;
+	const struct jt_snapshot *s = &j->s;
+	uint64_t t0 = util_now_us();
+	int ret = 0, text;
+
+	/* A test's stand-in for writers that take long (a big program's), after the snapshot's time is taken. */
+	testfault_slow("writers");
+	/* -o's file follows the formats' rule. */
 	if (tr->out_file)
-		text = snapshot_file(tr, tr->out_file, o->out_path, "report", report_text, &s);
-	else if ((text = report_text(tr->out, &s)) < 0)
+		text = snapshot_file(tr, tr->out_file, o->out_path, "report", report_text, s);
+	else if ((text = snapshot_text(tr, s)) < 0)
 		perror_msg("cannot write the report '(stderr)'");
 	if (text < 0)
 		ret = -1;
-	if (tr->json && report_json_add(tr->json, &s) < 0) {
+	if (tr->json && report_json_add(tr->json, s) < 0) {
 		perror_msg("cannot write the JSON report '%s'", o->json_path);
 		ret = -1;
 	}
-	if (tr->html && report_html_add(tr->html, &s) < 0) {
+	if (tr->html && report_html_add(tr->html, s) < 0) {
 		perror_msg("cannot write the HTML report '%s'", o->html_path);
 		ret = -1;
 	}
-	p->json_timeline = n;
-	p->json_pages_timeline = npg;
 	for (int i = 0; i < SNAPSHOT_NFORMATS; i++)
-		if (tr->formats[i] && snapshot_format(tr, i, &s) < 0)
+		if (tr->formats[i] && snapshot_format(tr, i, s) < 0)
 			ret = -1;
-	heap_view_end(p->heap);
-	if (ret < 0)
+	j->failed = ret < 0;
+	j->took_ms = (util_now_us() - t0) / 1000;
+}
+
+/* What a job's writers left for the session (the lock held), and the job freed. Returns 0, or -1 when a report failed. */
+static int
+snapshot_done(struct jt_tracer *tr, struct snapshot_job *j)
+{
+	int failed = j->failed;
+
+	if (failed)
 		tr->report_failed = 1;
-	return ret;
+	if (j->took_ms > tr->due_longest_ms)
+		tr->due_longest_ms = j->took_ms;
+	snapshot_job_free(j);
+	return failed ? -1 : 0;
+}
+
+int
+snapshot_sync(struct jt_tracer *tr)
+{
+	struct snapshot_job *j = tr->snap_job;
+
+	worker_wait(tr->snap_worker);
+	tr->snap_job = NULL;
+	return j ? snapshot_done(tr, j) : 0;
+}
+
+int
+snapshot_write(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
+{
+	struct snapshot_job *j;
+
+	/* Files are written in the order their snapshots were taken. */
+	snapshot_sync(tr);
+	j = snapshot_take(tr, p, reason);
+	snapshot_run(j);
+	return snapshot_done(tr, j);
+}
+
+int
+snapshot_post(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
+{
+	struct snapshot_job *j;
+
+	if (tr->snap_job && worker_busy(tr->snap_worker))
+		return 1;
+	snapshot_sync(tr);
+	j = snapshot_take(tr, p, reason);
+	if (!tr->snap_worker || worker_post(tr->snap_worker, snapshot_run, j) < 0) {
+		/* No thread for it: written now, as before there was one. */
+		snapshot_run(j);
+		snapshot_done(tr, j);
+		return 0;
+	}
+	tr->snap_job = j;
+	return 0;
 }

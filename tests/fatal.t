@@ -176,7 +176,7 @@ sub prog_of {
 
 # 2. A real SIGSEGV inside jmptrace: while it handles a breakpoint stop (the lock held, the
 # tracee stopped at the trap, possibly with return addresses replaced), and while it writes a
-# snapshot (every thread stopped), and on the writer thread with a report's temporary file
+# snapshot (--interval's: on the worker thread, the program running on), and on the writer thread with a report's temporary file
 # open (which must not outlive jmptrace); attached and launched. One line says what happened.
 for my $where ('stop:3000', 'stop:20000', 'snapshot:2', 'write:2') {
 	my @wrong;

@@ -16,8 +16,10 @@ void testfault_point(const char *where);
 
 /*
  * With JMPTRACE_TEST_SLOW=WHERE:MS, every call of testfault_slow(WHERE)
- * sleeps MS milliseconds: "snapshot" (a snapshot being made, the tracer
- * lock held: as one of a big program takes). A test hook too.
+ * sleeps MS milliseconds: "snapshot" (a snapshot being taken, the tracer
+ * lock held: as a leak check of a big heap takes), "writers" (its writers
+ * at work, beside the tracing for --interval's: as a big program's take).
+ * A test hook too.
  */
 void testfault_slow(const char *where);
 

@@ -10,6 +10,7 @@
 #include "tracer.h"
 #include "uprobes.h"
 #include "util.h"
+#include "worker.h"
 
 int
 leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
@@ -48,6 +49,8 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
 		res->nthreads = roots.nthreads;
 		res->scan_us = util_now_us() - t0;
 		res->pause_us = res->scan_us;	/* the caller adds the stop and the restart */
+		/* The snapshot being written may read the verdict this one replaces. */
+		worker_wait(tr->snap_worker);
 		leak_result_clear(p->leak);
 		free(p->leak);
 		p->leak = res;

@@ -314,7 +314,7 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 	/* Its probes were on the old image's files; the new image gets its own. */
 	if (p->uprobes)
 		uprobes_image_end(p->uprobes, p);
-	proc_reset_image(p);
+	proc_reset_image(tr, p);
 	/* A launched program keeps the argv it was given as its command line. */
 	proc_name(p, tr->image_seen || p->pid != tr->main_pid);
 	if (tr->detaching) {

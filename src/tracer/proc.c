@@ -20,6 +20,7 @@
 #include "sym.h"
 #include "unwind.h"
 #include "util.h"
+#include "worker.h"
 
 /* The last image number given (jt_proc.image). */
 static uint64_t proc_images;
@@ -52,8 +53,10 @@ proc_new(struct jt_tracer *tr, pid_t pid, const char *command)
 }
 
 void
-proc_reset_image(struct jt_proc *p)
+proc_reset_image(struct jt_tracer *tr, struct jt_proc *p)
 {
+	/* The snapshot being written may read its symbolizer. */
+	worker_wait(tr->snap_worker);
 	bp_table_clear(&p->bps);
 	bp_table_init(&p->bps);
 	unwind_destroy(p->uw);
@@ -140,6 +143,8 @@ void
 proc_free(struct jt_tracer *tr, struct jt_proc *p)
 {
 	proc_unlink(tr, p);
+	/* The snapshot being written may read its tables. */
+	worker_wait(tr->snap_worker);
 	unwind_destroy(p->uw);
 	modules_clear(&p->mods);
 	bp_table_clear(&p->bps);

@@ -124,7 +124,7 @@ void proc_name(struct jt_proc *p, int cmdline);
 void proc_name_as(struct jt_proc *p, const struct jt_proc *from);
 struct jt_proc *proc_find(struct jt_tracer *tr, pid_t pid);
 /* Resets the image state after execve: modules, symbols, breakpoints, live blocks. */
-void proc_reset_image(struct jt_proc *p);
+void proc_reset_image(struct jt_tracer *tr, struct jt_proc *p);
 
 /*
  * At an exec of p, before proc_reset_image: moves what a report of the

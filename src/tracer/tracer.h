@@ -20,6 +20,8 @@ struct jt_unwind_ctx;
 struct jt_uprobes;
 struct jt_usite;
 struct up_ring;
+struct jt_worker;
+struct snapshot_job;
 
 /*
  * The tracer session: every process and thread, and where reports go.
@@ -52,6 +54,15 @@ struct jt_tracer {
 	struct jt_supp *supp;		/* suppressions (--suppressions and the built-in ones) */
 	struct jt_wrap *wrap;		/* the allocator's wrappers a row's name skips (built in, --alloc-fn) */
 	unsigned nsnapshots;		/* snapshots written so far: the number of the next file */
+	/*
+	 * The thread that writes --interval's snapshots beside the tracing
+	 * (snapshot.c), and the snapshot it was handed last, until collected
+	 * (snapshot_sync). Whatever that snapshot points to and the tracing
+	 * may change (a process's symbolizer, leak verdict, growth history)
+	 * changes only after worker_wait.
+	 */
+	struct jt_worker *snap_worker;
+	struct snapshot_job *snap_job;
 	/* --interval and --duration (loop.c): snapshots due at fixed times of the main process's time_ms. */
 	uint64_t origin_us;		/* its time_ms 0, on util_now_us's clock */
 	uint64_t start_ms;		/* when the loop began, in time_ms: both count from there */
