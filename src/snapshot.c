@@ -172,6 +172,7 @@ struct snapshot_job {
 	struct jt_tracer *tr;
 	struct jt_snapshot s;
 	struct jt_due due;
+	char late_why[sizeof(((struct jt_tracer *)0)->late_why)];	/* due.late_why's: tr's changes on */
 	enum jt_fn fns[FN_MAX];
 	uint64_t calls[FN_MAX];
 	uint64_t all_calls[FN_MAX];	/* p->calls: --pages' functions are read from it */
@@ -245,8 +246,13 @@ snapshot_take(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	j->exe_named = snapshot_strdup(p->exe_named);
 	j->untraced = snapshot_untraced(p);
 	memcpy(j->all_calls, p->calls, sizeof(j->all_calls));
-	if (tr->due)
+	if (tr->due) {
 		j->due = *tr->due;
+		if (j->due.late_why) {
+			snprintf(j->late_why, sizeof(j->late_why), "%s", j->due.late_why);
+			j->due.late_why = j->late_why;
+		}
+	}
 	*s = (struct jt_snapshot){
 		.reason = reason,
 		.pid = p->pid,

@@ -50,12 +50,13 @@ heap_freeze(const struct jt_heap *h, size_t tl_from)
 	f->origin_ms = h->origin_ms;
 	f->ntl = f->tl_cap = h->ntl;
 	f->tl = xmalloc((h->ntl ? h->ntl : 1) * sizeof(*f->tl));
-	memcpy(f->tl, h->tl, h->ntl * sizeof(*f->tl));
+	if (h->ntl)	/* h->tl is NULL before the first sample */
+		memcpy(f->tl, h->tl, h->ntl * sizeof(*f->tl));
 	tlog_copy_tail(&f->tlog, &h->tlog, tl_from);
 	if (h->view) {
 		f->nview = h->nview;
 		f->view = xmalloc((h->nview ? h->nview : 1) * sizeof(*f->view));
-		memcpy(f->view, h->view, h->nview * sizeof(*f->view));
+		memcpy(f->view, h->view, h->nview * sizeof(*f->view));	/* h->view is never NULL here */
 		f->view_tot = h->view_tot;
 		f->view_swapped = h->view_swapped;
 	}

@@ -156,7 +156,8 @@ tlog_copy_tail(struct jt_tlog *dst, const struct jt_tlog *src, size_t from)
 		dst->start[i] = i < from ? 0 : src->start[i] - base;
 	dst->nch = dst->ch_cap = src->nch - base;
 	dst->ch = xmalloc((dst->nch ? dst->nch : 1) * sizeof(*dst->ch));
-	memcpy(dst->ch, src->ch + base, dst->nch * sizeof(*dst->ch));
+	if (dst->nch)	/* src->ch is NULL before the first entry */
+		memcpy(dst->ch, src->ch + base, dst->nch * sizeof(*dst->ch));
 }
 
 const struct jt_heap_change *
