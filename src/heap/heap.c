@@ -186,6 +186,7 @@ heap_new(void)
 	h->clock_arg = h;
 	h->origin_ms = util_coarse_ms();
 	tlog_init(&h->tlog, HEAP_TL_CHANGES_MAX);
+	h->memo = xcalloc(1, sizeof(*h->memo));
 	return h;
 }
 
@@ -209,6 +210,8 @@ heap_destroy(struct jt_heap *h)
 	free(h->tdirty);
 	tlog_free(&h->tlog);
 	free(h->view);
+	free(h->memo->v);
+	free(h->memo);
 	for (i = 0; i < h->nchunks; i++)
 		free(h->chunks[i]);
 	free(h->chunks);

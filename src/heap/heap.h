@@ -244,6 +244,15 @@ struct jt_heap *heap_freeze(const struct jt_heap *h, size_t tl_from);
 /* The heap a heap_freeze copy was taken of, or h itself: what names one heap of the tracing across its copies. */
 const struct jt_heap *heap_identity(const struct jt_heap *h);
 
+/*
+ * A word per stack that a snapshot's readers keep for themselves (what
+ * only a stack's frames decide, as the suppression that matches it), for
+ * owner: the word of stack id, 0 until set; all 0 again when another owner
+ * asks. The heap's own, shared by its frozen copies: the readers alone touch
+ * it, one at a time (the worker, or the tracer while the worker waits).
+ */
+uintptr_t *heap_memo(const struct jt_heap *h, const void *owner, uint32_t id);
+
 /* The peak: the live figures at the highest live bytes so far, and when (exact once a free or a forced heap_sample followed it). */
 void heap_peak(const struct jt_heap *h, struct jt_heap_peak *out);
 

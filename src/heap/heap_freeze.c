@@ -38,6 +38,7 @@ heap_freeze(const struct jt_heap *h, size_t tl_from)
 	struct jt_heap *f = xcalloc(1, sizeof(*f));
 
 	f->origin = heap_identity(h);
+	f->memo = h->memo;
 	f->nstacks = h->nstacks;
 	freeze_stacks(f, h);
 	f->tot = h->tot;

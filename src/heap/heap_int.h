@@ -50,6 +50,15 @@ struct jt_heap {
 	 */
 	const struct jt_heap *origin;
 	uint64_t *hist_pool;
+	/* heap_memo's words: the heap's own, shared by its frozen copies (which never free it). */
+	struct heap_memo *memo;
+};
+
+/* A word per stack for a snapshot's readers (heap_memo), and whose words they are. */
+struct heap_memo {
+	const void *owner;
+	uintptr_t *v;
+	uint32_t n;
 };
 
 /* heap_freeze.c: frees what a frozen copy owns (heap_destroy's part for one). */

@@ -1,4 +1,4 @@
-/* heap_view.c - a snapshot's view of the live blocks: each stack's block ages and, with --older-than, only the blocks old enough. */
+/* heap_view.c - a snapshot's view of the live blocks (each stack's block ages and, with --older-than, only the blocks old enough), and its readers' memo. */
 #include <stdlib.h>
 
 #include "heap.h"
@@ -90,4 +90,24 @@ heap_stack_age(const struct jt_heap *h, uint32_t id, uint64_t *oldest_ms, uint64
 	*oldest_ms = v->oldest;
 	*newest_ms = v->newest;
 	return 0;
+}
+
+uintptr_t *
+heap_memo(const struct jt_heap *h, const void *owner, uint32_t id)
+{
+	struct heap_memo *m = h->memo;
+
+	if (m->owner != owner) {
+		free(m->v);
+		*m = (struct heap_memo){ .owner = owner };
+	}
+	if (id >= m->n) {
+		uint32_t n = id + 1 > 2 * m->n ? id + 1 : 2 * m->n;
+
+		m->v = xrealloc(m->v, n * sizeof(*m->v));
+		for (uint32_t i = m->n; i < n; i++)
+			m->v[i] = 0;
+		m->n = n;
+	}
+	return &m->v[id];
 }

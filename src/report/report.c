@@ -9,6 +9,7 @@
 #include "heap.h"
 #include "report.h"
 #include "report_common.h"
+#include "supp.h"
 #include "sym.h"
 #include "unwind.h"
 #include "util.h"
@@ -63,6 +64,23 @@ report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct
 		n = 1;
 	}
 	return n;
+}
+
+const char *
+report_supp(const struct jt_snapshot *s, const struct jt_stack *st)
+{
+	static const char none;	/* the word of a stack that no rule matches */
+	uintptr_t *w;
+	const char *match;
+
+	if (!s->supp)
+		return NULL;
+	w = heap_memo(s->heap, s->supp, st->id);
+	if (*w)
+		return *w == (uintptr_t)&none ? NULL : (const char *)*w;
+	match = supp_match(s->supp, s->sym, st);
+	*w = match ? (uintptr_t)match : (uintptr_t)&none;
+	return match;
 }
 
 int

@@ -32,6 +32,15 @@ const char *report_signame(int sig, char *buf, size_t len);
 int report_resolve(struct jt_sym *sym, const struct jt_stack *st, uint32_t i, struct jt_frame *fr);
 
 /*
+ * The suppression of s->supp that matches st, or NULL (none, or no
+ * suppressions): matched once per stack for the run (heap_memo), since a
+ * stack's frames, and so its suppression, never change, and matching each
+ * frame against each rule was most of a snapshot's cost with thousands of
+ * stacks, each list of the text report asking again.
+ */
+const char *report_supp(const struct jt_snapshot *s, const struct jt_stack *st);
+
+/*
  * The name every writer but JSON gives frame fr: its name (a C++ function's
  * short name, sym_set_full_names), else its function, else
  * "module+0xOFFSET" (the pc less the module's load bias: the address

@@ -34,7 +34,7 @@ report_leak_init(struct report_leak *rl, const struct jt_snapshot *s)
 		const struct jt_stack *st = rec->stack_id < rl->nstacks ? heap_stack_get(s->heap, rec->stack_id) : NULL;
 
 		/* As memcheck: a suppressed record leaves its kind's line for "suppressed:". */
-		if (st && s->supp && supp_match(s->supp, s->sym, st)) {
+		if (st && report_supp(s, st)) {
 			rl->supp[i] = 1;
 			rl->bytes[rec->kind] -= rec->bytes;
 			rl->blocks[rec->kind] -= rec->blocks;

@@ -141,7 +141,7 @@ lists_ranked(const struct jt_snapshot *s, const struct lists_def *l, uint32_t *n
 	for (i = 0; i < *n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, ids[i]);
 
-		match = supp_match(s->supp, s->sym, st);
+		match = report_supp(s, st);
 		if (match && supp_is_runtime(s->supp, match)) {
 			sup->rt_bytes += st->live_bytes;
 			sup->rt_blocks += st->live_blocks;

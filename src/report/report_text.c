@@ -317,7 +317,7 @@ text_growth(FILE *f, const struct jt_snapshot *s, unsigned top)
 	rows = growth_rank(g, &n);
 	/* The stacks the live list leaves out (the runtime's, the suppressed) are not the program's growth either. */
 	for (i = kept = 0; i < n; i++)
-		if (!s->supp || !supp_match(s->supp, s->sym, heap_stack_get(s->heap, rows[i].id)))
+		if (!report_supp(s, heap_stack_get(s->heap, rows[i].id)))
 			rows[kept++] = rows[i];
 	n = kept;
 	shown = n < top ? n : top;
