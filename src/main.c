@@ -9,6 +9,7 @@
 
 #include "attach.h"
 #include "cmdline.h"
+#include "cpu.h"
 #include "detach.h"
 #include "diff.h"
 #include "emerg.h"
@@ -46,6 +47,7 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 {
 	tr->out = stderr;
 	tr->snap_worker = worker_new();
+	cpu_init(&tr->snap_cpu);
 	if (!(tr->supp = supp_load(o->supp_path, o->no_default_supp)) || snapshot_open_formats(tr) < 0)
 		return -1;
 	if (!o->show_runtime)

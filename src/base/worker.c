@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "worker.h"
@@ -12,6 +13,7 @@ struct jt_worker {
 	pthread_cond_t cond;		/* a job was handed over, one ended, or the end was asked */
 	pthread_t thread;
 	int running;			/* the thread was made */
+	pid_t tid;			/* its kernel thread id, once it runs */
 	int quit;
 	void (*fn)(void *);		/* the job handed over and not yet ended, or NULL */
 	void *arg;
@@ -41,6 +43,7 @@ worker_main(void *arg)
 	struct jt_worker *w = arg;
 
 	pthread_mutex_lock(&w->lock);
+	w->tid = gettid();
 	for (;;) {
 		while (!w->fn && !w->quit)
 			pthread_cond_wait(&w->cond, &w->lock);
@@ -89,10 +92,22 @@ worker_busy(struct jt_worker *w)
 }
 
 void
+worker_hurry(struct jt_worker *w)
+{
+	struct sched_param sp = { 0 };
+
+	pthread_mutex_lock(&w->lock);
+	if (w->fn && w->tid > 0 && sched_getscheduler(w->tid) == SCHED_IDLE)
+		sched_setscheduler(w->tid, SCHED_OTHER, &sp);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void
 worker_wait(struct jt_worker *w)
 {
 	if (!w)
 		return;
+	worker_hurry(w);
 	pthread_mutex_lock(&w->lock);
 	while (w->fn)
 		pthread_cond_wait(&w->cond, &w->lock);

@@ -26,8 +26,16 @@ int worker_post(struct jt_worker *w, void (*fn)(void *), void *arg);
 int worker_busy(struct jt_worker *w);
 
 /*
- * Waits until no job runs: what the last job read may then change and
- * what it wrote may be read. NULL is fine.
+ * A job may run its thread in SCHED_IDLE (the snapshot writers do while a
+ * CPU is spare); one that is needed now is put back in SCHED_OTHER: on a
+ * host that became busy it would not run again for seconds. For the rest of
+ * that job; the next chooses its class again.
+ */
+void worker_hurry(struct jt_worker *w);
+
+/*
+ * Waits until no job runs (hurried: worker_hurry): what the last job read
+ * may then change and what it wrote may be read. NULL is fine.
  */
 void worker_wait(struct jt_worker *w);
 

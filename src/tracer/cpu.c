@@ -145,6 +145,13 @@ cpu_adapt(struct jt_cpu *c)
 	return sched_setscheduler(0, want, &sp);
 }
 
+int
+cpu_adapt_burst(struct jt_cpu *c)
+{
+	c->saturated = CPU_SATURATED_SAMPLES - 1;
+	return cpu_adapt(c);
+}
+
 void
 cpu_hurry(struct jt_cpu *c, pid_t tid, int on)
 {
@@ -153,6 +160,8 @@ cpu_hurry(struct jt_cpu *c, pid_t tid, int on)
 	__atomic_store_n(&c->hurry, on, __ATOMIC_RELAXED);
 	if (on && sched_getscheduler(tid) == SCHED_IDLE)
 		sched_setscheduler(tid, SCHED_OTHER, &sp);
+	else if (!on && !tid && c->saved)
+		cpu_adapt(c);
 }
 
 /* Binds the calling thread to cpu, if it is one we may run on. Returns cpu, or -1. */

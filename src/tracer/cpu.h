@@ -68,6 +68,14 @@ int cpu_follow(struct jt_cpu *c, pid_t tid);
 int cpu_adapt(struct jt_cpu *c);
 
 /*
+ * cpu_adapt for a thread that works in bursts far apart (the snapshot
+ * writers), at the start of each: one look at the machine decides, since
+ * the looks are too far apart for the hysteresis, and a burst begun in
+ * SCHED_IDLE on a busy host would starve.
+ */
+int cpu_adapt_burst(struct jt_cpu *c);
+
+/*
  * The policy cpu_adapt chooses when a sample finds `running` tasks runnable
  * (-1: unknown), given c's earlier samples, which it updates.
  */
@@ -79,7 +87,9 @@ int cpu_policy_for(struct jt_cpu *c, int running);
  * cpu_hurry(c, 0, 0): work due at a set time (a snapshot of --interval) must
  * not wait for an idle CPU, which on a busy host may not come for seconds.
  * Another thread may hurry it: a thread in SCHED_IDLE may not run to do it
- * itself. With on clear, the next cpu_adapt chooses.
+ * itself. With on clear, cpu_adapt chooses: now for the calling thread (tid
+ * 0), which would otherwise stay in SCHED_OTHER until its next adapt, up to
+ * 200 ms of cross-CPU stops after every snapshot; else at its next.
  */
 void cpu_hurry(struct jt_cpu *c, pid_t tid, int on);
 

@@ -63,6 +63,7 @@ struct jt_tracer {
 	 */
 	struct jt_worker *snap_worker;
 	struct snapshot_job *snap_job;
+	struct jt_cpu snap_cpu;		/* the worker's scheduling class, chosen as a tracer thread's (cpu.h) */
 	/* --interval and --duration (loop.c): snapshots due at fixed times of the main process's time_ms. */
 	uint64_t origin_us;		/* its time_ms 0, on util_now_us's clock */
 	uint64_t start_ms;		/* when the loop began, in time_ms: both count from there */
