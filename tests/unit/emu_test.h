@@ -4,7 +4,9 @@
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/user.h>
 
@@ -373,6 +375,20 @@ regs_mem(int base, int index)
 	if (base >= 0)
 		reg_set(&r, base, 8, D1 + 0x200);
 	return r;
+}
+
+/*
+ * An emu program's start: setup (emu_setup, or one that ends with it); a
+ * failure bails the whole program out, the child stopped.
+ */
+static inline void
+emu_start(int (*setup)(void))
+{
+	if (setup() < 0) {
+		printf("Bail out! cannot start the traced child: %s\n", strerror(errno));
+		child_stop();
+		exit(1);
+	}
 }
 
 /* The closing check over this program's groups; stops the child and prints the plan. */

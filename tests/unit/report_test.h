@@ -13,6 +13,7 @@
 #include "heap.h"
 #include "report.h"
 #include "sym.h"
+#include "tap.h"
 #include "util.h"
 
 /*
@@ -222,6 +223,25 @@ tr_snapshot(struct jt_snapshot *snap, struct jt_heap *h, struct jt_sym *s)
 	snap->max_size = UINT64_MAX;
 	snap->seq = 1;
 	snap->time_ms = 1234;
+}
+
+/*
+ * A report program's start: unbuffered TAP, tr_setup's fixture in s, self
+ * and *newaddr, its heap in *h (tr_build_heap) and a snapshot of it in
+ * *snap. Returns 0, or -1 after a not-ok line: main then ends with
+ * tap_done().
+ */
+static inline int
+tr_start(struct jt_sym *s, struct tr_obj *self, uint64_t *newaddr, struct jt_heap **h, struct jt_snapshot *snap)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (tr_setup(s, self, newaddr) != 0) {
+		ok(0, "cannot report the test binary and libstdc++ to sym");
+		return -1;
+	}
+	*h = tr_build_heap(*newaddr);
+	tr_snapshot(snap, *h, s);
+	return 0;
 }
 
 static inline char *

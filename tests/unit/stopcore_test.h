@@ -286,4 +286,23 @@ log_is(const char *want, const char *name)
 		printf("#   got:  %s\n#   want: %s\n", fk.log, want);
 }
 
+/* A stop-core program's start: the session as the loop holds it for the stop core, its kernel calls faked. */
+static void
+sc_begin(void)
+{
+	tr.opt = &opt;
+	tthread_init(&tr.tthreads, &tr, 0);
+	tthread_lock(&tr.tthreads);
+	kops = &fk_kops;
+}
+
+/* Its end: the lock given back; the plan. */
+static int
+sc_end(void)
+{
+	tthread_clear_waited(&tr.tthreads.t[0]);
+	tthread_unlock(&tr.tthreads);
+	return tap_done();
+}
+
 #endif

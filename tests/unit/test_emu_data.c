@@ -306,11 +306,7 @@ test_cmp_rip(void)
 int
 main(void)
 {
-	if (emu_setup() < 0) {
-		printf("Bail out! cannot start the traced child: %s\n", strerror(errno));
-		child_stop();
-		return 1;
-	}
+	emu_start(emu_setup);
 	for (int size = 1; size <= 8; size *= 2)
 		test_mov_rr(size);
 	test_mov_imm();

@@ -156,11 +156,7 @@ test_misc(void)
 int
 main(void)
 {
-	if (emu_setup() < 0) {
-		printf("Bail out! cannot start the traced child: %s\n", strerror(errno));
-		child_stop();
-		return 1;
-	}
+	emu_start(emu_setup);
 	test_nops();
 	test_unsupported();
 	test_undecodable();

@@ -144,11 +144,7 @@ test_jcc(void)
 int
 main(void)
 {
-	if (emu_setup() < 0) {
-		printf("Bail out! cannot start the traced child: %s\n", strerror(errno));
-		child_stop();
-		return 1;
-	}
+	emu_start(emu_setup);
 	test_push_pop();
 	test_branches();
 	test_jcc();

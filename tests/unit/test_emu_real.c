@@ -171,11 +171,7 @@ setup(void)
 int
 main(void)
 {
-	if (setup() < 0) {
-		printf("Bail out! cannot start the traced child: %s\n", strerror(errno));
-		child_stop();
-		return 1;
-	}
+	emu_start(setup);
 	test_allocators();
 	test_harness();
 	return emu_done();

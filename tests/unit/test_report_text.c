@@ -373,13 +373,8 @@ main(void)
 	struct tr_obj self;
 	uint64_t newaddr;
 
-	setvbuf(stdout, NULL, _IONBF, 0);
-	if (tr_setup(s, &self, &newaddr) != 0) {
-		ok(0, "cannot report the test binary and libstdc++ to sym");
+	if (tr_start(s, &self, &newaddr, &h, &snap) != 0)
 		return tap_done();
-	}
-	h = tr_build_heap(newaddr);
-	tr_snapshot(&snap, h, s);
 	test_text(&snap, newaddr);
 	test_sort(&snap);
 	test_supp_report(&snap);

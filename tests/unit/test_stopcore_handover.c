@@ -110,13 +110,8 @@ test_handover_freed_in_transit(void)
 int
 main(void)
 {
-	tr.opt = &opt;
-	tthread_init(&tr.tthreads, &tr, 0);
-	tthread_lock(&tr.tthreads);	/* as the loop holds it for the stop core */
-	kops = &fk_kops;
+	sc_begin();
 	test_handover_races_signal();
 	test_handover_freed_in_transit();
-	tthread_clear_waited(&tr.tthreads.t[0]);
-	tthread_unlock(&tr.tthreads);
-	return tap_done();
+	return sc_end();
 }

@@ -228,16 +228,11 @@ test_clone_child_first(void)
 int
 main(void)
 {
-	tr.opt = &opt;
-	tthread_init(&tr.tthreads, &tr, 0);
-	tthread_lock(&tr.tthreads);	/* as the loop holds it for the stop core */
-	kops = &fk_kops;
+	sc_begin();
 	test_exit_during_stopall();
 	test_exit_hit_while_collecting();
 	test_vfork_parent_child_held();
 	test_child_exit_during_stopall();
 	test_clone_child_first();
-	tthread_clear_waited(&tr.tthreads.t[0]);
-	tthread_unlock(&tr.tthreads);
-	return tap_done();
+	return sc_end();
 }
