@@ -160,7 +160,7 @@ cpu_hurry(struct jt_cpu *c, pid_t tid, int on)
 	__atomic_store_n(&c->hurry, on, __ATOMIC_RELAXED);
 	if (on && sched_getscheduler(tid) == SCHED_IDLE)
 		sched_setscheduler(tid, SCHED_OTHER, &sp);
-	else if (!on && !tid && c->saved)
+	else if (!on && !tid && c->adapt_ms)	/* only a thread cpu_on_stop adapts: not under --pin, --no-cpu-follow */
 		cpu_adapt(c);
 }
 

@@ -88,8 +88,9 @@ int cpu_policy_for(struct jt_cpu *c, int running);
  * not wait for an idle CPU, which on a busy host may not come for seconds.
  * Another thread may hurry it: a thread in SCHED_IDLE may not run to do it
  * itself. With on clear, cpu_adapt chooses: now for the calling thread (tid
- * 0), which would otherwise stay in SCHED_OTHER until its next adapt, up to
- * 200 ms of cross-CPU stops after every snapshot; else at its next.
+ * 0) when cpu_on_stop adapts it, which would otherwise stay in SCHED_OTHER
+ * until its next adapt, up to 200 ms of cross-CPU stops after every
+ * snapshot; else at its next (never, for a thread that does not follow).
  */
 void cpu_hurry(struct jt_cpu *c, pid_t tid, int on);
 

@@ -50,11 +50,17 @@ test_hurry(void)
 	c.saturated = 0;
 	cpu_adapt(&c);
 	ok(sched_getscheduler(0) == SCHED_OTHER, "cpu_adapt keeps it, a CPU to spare or not");
+	/* A thread that does not follow its tracees (--pin, --no-cpu-follow) is never adapted. */
+	cpu_hurry(&c, 0, 1);
+	cpu_hurry(&c, 0, 0);
+	ok(!c.hurry && sched_getscheduler(0) == SCHED_OTHER, "cpu_hurry(off) of a thread cpu_on_stop never adapted: SCHED_OTHER still");
 	/* One saturated sample is not enough to stay out of SCHED_IDLE. */
+	cpu_hurry(&c, 0, 1);
 	c.saturated = 0;
+	c.adapt_ms = 1;	/* as cpu_on_stop leaves it */
 	cpu_hurry(&c, 0, 0);
 	ok(!c.hurry && (sched_getscheduler(0) == SCHED_IDLE || geteuid() != 0),
-	   "cpu_hurry(off), by the thread itself: cpu_adapt chooses at once (SCHED_IDLE, a CPU to spare, as root)");
+	   "cpu_hurry(off), by a following thread itself: cpu_adapt chooses at once (SCHED_IDLE, a CPU to spare, as root)");
 	sched_setscheduler(0, SCHED_OTHER, &sp);
 }
 
