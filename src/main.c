@@ -74,9 +74,8 @@ open_outputs(struct jt_tracer *tr, const struct jt_options *o)
 static void
 close_outputs(struct jt_tracer *tr)
 {
-	/* The last snapshot handed to the worker is written first. */
-	if (snapshot_sync(tr) < 0)
-		tr->report_failed = 1;
+	/* The last snapshot handed to the worker is written first (a failure sets report_failed). */
+	snapshot_sync(tr);
 	worker_free(tr->snap_worker);
 	tr->snap_worker = NULL;
 	if (tr->json && report_json_close(tr->json) < 0) {
