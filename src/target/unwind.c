@@ -130,6 +130,18 @@ unwind_ctx_copy_ended(const struct jt_unwind_ctx *ctx)
 	return ctx->copy_ended;
 }
 
+void
+unwind_ctx_memo(struct jt_unwind_ctx *ctx, struct jt_unwind_memo **memo)
+{
+	ctx->memo = memo;
+}
+
+int
+unwind_ctx_memo_joined(const struct jt_unwind_ctx *ctx)
+{
+	return ctx->memo_joined;
+}
+
 int
 uw_stack_read(struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t addr, void *out, size_t len)
 {
@@ -156,9 +168,11 @@ unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, cons
 	int n;
 
 	ctx->copy_ended = 0;
+	ctx->memo_joined = -1;
 	n = u->be->stack(u->state, ctx, tid, regs, pcs, max);
 	ctx->ov.n = 0;
 	ctx->stack = (struct uw_stack_copy) { 0 };
+	ctx->memo = NULL;
 	return n;
 }
 

@@ -106,6 +106,27 @@ void unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data
 /* Non-zero when the last unwind_stack_ctx with ctx stopped because it needed stack above its copy. */
 int unwind_ctx_copy_ended(const struct jt_unwind_ctx *ctx);
 
+/*
+ * A thread's memo: its last walk, kept with what the walk's result depended
+ * on (the registers and stack words it used), so that the thread's next
+ * unwind, on reaching one of those frames in the same state, takes the
+ * rest of the walk instead of stepping it. A loop that allocates from the
+ * same frames (most do) then pays for the frames that changed. Exact: a
+ * frame is joined only where stepping on would read the same words and so
+ * give the same frames. The default backend keeps one; libunwind ignores it.
+ *
+ * For the next unwind_stack_ctx with ctx only: *memo is the memo of the
+ * thread unwound (NULL at first: the unwind makes it), which the unwind
+ * uses and then replaces. Whoever owns the thread's state owns the memo,
+ * frees it with unwind_memo_free (takes NULL), and uses it in one unwind
+ * at a time.
+ */
+struct jt_unwind_memo;
+void unwind_ctx_memo(struct jt_unwind_ctx *ctx, struct jt_unwind_memo **memo);
+void unwind_memo_free(struct jt_unwind_memo *memo);
+/* The frame of its memo the last unwind_stack_ctx with ctx joined at, or -1 (tests, -v). */
+int unwind_ctx_memo_joined(const struct jt_unwind_ctx *ctx);
+
 /* unwind_stack_ctx and unwind_ctx_override with u's own ctx (one caller at a time). */
 int unwind_stack(struct jt_unwind *u, pid_t tid, const arch_regs *regs, uint64_t *pcs, int max);
 void unwind_override(struct jt_unwind *u, uint64_t addr, uint64_t value);

@@ -55,6 +55,8 @@ struct jt_unwind_ctx {
 	struct uw_overrides ov;		/* cleared when each unwind_stack_ctx returns */
 	struct uw_stack_copy stack;	/* likewise */
 	int copy_ended;			/* the last unwind_stack_ctx asked for bytes above its stack copy: cut short there */
+	struct jt_unwind_memo **memo;	/* unwind_ctx_memo's, for the next unwind only */
+	int memo_joined;		/* the memo frame the last unwind joined at, or -1 */
 	void *scratch[UW_NBACKENDS];	/* each backend's, made at its first unwind */
 };
 

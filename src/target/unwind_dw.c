@@ -118,6 +118,7 @@ ud_mods_sync(struct uw_dw *u)
 	u->nm = u->mods->n;
 	__atomic_store_n(&u->mods_generation, u->mods->generation, __ATOMIC_RELEASE);
 	ud_rules_reset(u, UD_RULE_BITS_MIN);
+	u->epoch = ud_memo_epoch();	/* every memo walked with the old rules is stale */
 }
 
 /* ---- compiling CFI into rules ---- */
@@ -446,6 +447,8 @@ ud_destroy(void *state)
 
 	if (u->n_slow)
 		debug_msg("unwind: %lu unwinds went to libunwind", u->n_slow);
+	if (u->n_walks)
+		debug_msg("unwind: %lu of %lu unwinds joined their thread's last walk", u->n_memo, u->n_walks);
 	for (i = 0; i < u->nm; i++)
 		ud_mod_close(&u->m[i]);
 	if (u->slow)

@@ -1,4 +1,4 @@
-/* unwind_dw_step.c - the default unwinder's walk: one window of stack per unwind, stepped frame by frame by the shared rules. */
+/* unwind_dw_step.c - the default unwinder's walk: one window of stack per unwind, stepped frame by frame by the shared rules, or joined to its thread's last walk. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -21,31 +21,6 @@
 #define UD_SPAN_MAX	(16u * 1024)	/* most, and how far from the stack pointer the prediction looks */
 #define UD_WIN_CAP	(UD_SPAN_MAX + UD_PAGE)	/* bytes one window of stack can hold */
 #define UD_MARGIN	256u		/* read this far below the first missed slot of a frame */
-
-/* The stack bytes of one unwind: [base, base + len) of the thread. */
-struct ud_window {
-	uint64_t base;
-	size_t len;
-	int end;		/* the read stopped short: base + len is not readable */
-	uint64_t sp0, top;	/* frame 0's stack pointer; the end of what was read up to UD_SPAN_MAX above it */
-	size_t span;		/* predicted bytes above sp0 an unwind reads */
-	uint8_t *buf;		/* UD_WIN_CAP bytes */
-};
-
-/* One frame's registers in DWARF numbering; r[UD_RA] is the frame's pc. */
-struct ud_regs {
-	uint64_t r[UD_NREGS];
-	uint32_t known;		/* bit n: r[n] holds the value */
-};
-
-/* The scratch of one unwind, a jt_unwind_ctx's for this backend. */
-struct ud_ctx {
-	struct jt_unwind_ctx *ctx;	/* its overrides and stack copy */
-	const struct jt_modules *mods;	/* what may be read live beside a stack copy */
-	pid_t tid;
-	uint64_t floor;			/* stack pointer of the frame being stepped: nothing below is needed */
-	struct ud_window w;		/* span is learned across unwinds */
-};
 
 /* ---- target memory: one window of stack, the overrides, and mem_read for the rest ---- */
 
@@ -120,7 +95,7 @@ ud_window_learn(struct ud_window *w)
  * stack, a global) is one mem_read, or with a stack copy the copy or a
  * module's bytes. Returns 0, or -1 when unreadable.
  */
-static int
+int
 ud_read(struct ud_ctx *c, uint64_t addr, void *out, size_t len)
 {
 	struct ud_window *w = &c->w;
@@ -150,10 +125,14 @@ ud_read(struct ud_ctx *c, uint64_t addr, void *out, size_t len)
 
 /* ---- stepping ---- */
 
-/* Computes base + off, or the word there; base is a register of rs or UD_CFA. */
+/*
+ * Computes base + off, or the word there (its address in *at); base is a
+ * register of rs or UD_CFA. Returns 0, -1 for an unknown base, or -2 when
+ * the word cannot be read.
+ */
 static int
 ud_eval(struct ud_ctx *c, const struct ud_regs *rs, uint64_t cfa, int how, int base, int32_t off,
-	uint64_t *out)
+	uint64_t *out, uint64_t *at)
 {
 	uint64_t a;
 
@@ -168,32 +147,57 @@ ud_eval(struct ud_ctx *c, const struct ud_regs *rs, uint64_t cfa, int how, int b
 		*out = a;
 		return 0;
 	}
-	return ud_read(c, a, out, sizeof(*out));
+	*at = a;
+	return ud_read(c, a, out, sizeof(*out)) == 0 ? 0 : -2;
 }
 
 /*
  * Moves rs to the caller's registers by rule r, in place (it runs for every
  * frame). Returns 1, or 0 at the end of the stack: no return address, or a
- * CFA that does not go up (a corrupt stack would otherwise loop).
+ * CFA that does not go up (a corrupt stack would otherwise loop). With lg,
+ * logs the step for the memo.
  */
 static int
-ud_step_cfi(struct ud_ctx *c, const struct ud_rule *r, struct ud_regs *rs)
+ud_step_cfi(struct ud_ctx *c, const struct ud_rule *r, struct ud_regs *rs, struct ud_step_log *lg)
 {
-	uint64_t cfa, v[UD_NSAVED] = { 0 };
+	uint64_t cfa, v[UD_NSAVED] = { 0 }, at[UD_NSAVED] = { 0 }, cfa_at = 0;
 	uint32_t known = 0;
-	int i, reg;
+	int i, reg, rc;
 
-	if (ud_eval(c, rs, 0, r->cfa_how, r->cfa_base, r->cfa_off, &cfa) != 0 || cfa <= rs->r[UD_SP])
+	if (lg) {
+		lg->in = *rs;
+		lg->rule = *r;
+		lg->read_ok = 0;
+		lg->saved = 0;
+	}
+	rc = ud_eval(c, rs, 0, r->cfa_how, r->cfa_base, r->cfa_off, &cfa, &cfa_at);
+	if (lg) {
+		lg->cfa_addr = cfa_at;
+		lg->cfa_val = cfa;
+		lg->read_ok |= rc == 0 && r->cfa_how == UD_AT;
+		c->log_bad |= rc == -2;
+	}
+	if (rc != 0 || cfa <= rs->r[UD_SP])
 		return 0;
 	for (i = 0; i < UD_NSAVED; i++) {
 		reg = arch_dwarf_saved[i];
 		if (r->how[i] == UD_SAME) {
 			v[i] = rs->r[reg];
 			known |= rs->known & (1u << reg);
-		} else if (r->how[i] != UD_UNDEF
-			   && ud_eval(c, rs, cfa, r->how[i], r->base[i], r->off[i], &v[i]) == 0) {
-			known |= 1u << reg;
+		} else if (r->how[i] != UD_UNDEF) {
+			rc = ud_eval(c, rs, cfa, r->how[i], r->base[i], r->off[i], &v[i], &at[i]);
+			if (rc == 0)
+				known |= 1u << reg;
+			if (lg) {
+				lg->read_ok |= (uint32_t) (rc == 0 && r->how[i] == UD_AT) << (1 + i);
+				c->log_bad |= rc == -2;
+			}
 		}
+	}
+	if (lg) {
+		memcpy(lg->addr, at, sizeof(at));
+		memcpy(lg->val, v, sizeof(v));
+		lg->saved = 1;
 	}
 	if (!(known & (1u << UD_RA)))
 		return 0;
@@ -245,31 +249,51 @@ ud_stack_slow(struct uw_dw *u, struct jt_unwind_ctx *ctx, pid_t tid, const arch_
 	return uw_backend_libunwind.stack(slow, ctx, tid, regs, pcs, max);
 }
 
-/* Walks the frames above frame 0 into pcs[1..max-1]; returns the count, or -1 to go slow. */
+/*
+ * Walks the frames above frame 0 into pcs[1..max-1]; returns the count, or
+ * -1 to go slow. Each frame is first offered to the thread's memo.
+ */
 static int
 ud_walk(struct uw_dw *u, struct ud_ctx *c, struct ud_regs *rs, uint64_t *pcs, int max)
 {
+	struct ud_step_log *lg;
 	struct ud_rule r;
-	int n = 1, exact = 1, rc = 1;
+	int n = 1, exact = 1, rc = 1, nstep = 0, joined;
 
+	ud_memo_begin(c, u);
 	while (n < max && rc > 0) {
+		c->floor = rs->r[UD_SP];
+		if (c->memo && (joined = ud_memo_join(c, u, rs, exact, n - 1, pcs, max)) >= 0) {
+			ud_memo_end(c, u, nstep, joined, pcs, c->ctx->memo_joined);
+			return joined;
+		}
 		/* A return address is looked up in its call, an interrupted pc as it is. */
 		ud_rule_get(u, c->tid, rs->r[UD_RA] - !exact, rs->r[UD_RA], &r);
-		c->floor = rs->r[UD_SP];
 		if (r.kind == UD_SLOW)
 			return -1;
+		lg = ud_memo_log(c, nstep++);
 		exact = r.kind == UD_SIGNAL;
-		if (exact)	/* this frame is the trampoline; the next is the interrupted pc */
+		if (exact) {	/* this frame is the trampoline; the next is the interrupted pc */
 			pcs[n - 1] |= UNWIND_PC_SIGNAL;
-		if (r.kind == UD_CFI)
-			rc = ud_step_cfi(c, &r, rs);
-		else
+			c->log_bad = 1;
+		}
+		if (r.kind == UD_CFI) {
+			rc = ud_step_cfi(c, &r, rs, lg);
+		} else {
+			if (lg) {
+				lg->in = *rs;
+				lg->rule = r;
+				lg->read_ok = 0;
+				lg->saved = 0;
+			}
 			rc = exact ? ud_step_signal(c, rs) : 0;
+		}
 		if (rc > 0 && rs->r[UD_RA] != 0)
 			pcs[n++] = rs->r[UD_RA];
 		else
 			rc = 0;
 	}
+	ud_memo_end(c, u, nstep, n, pcs, -1);
 	return n;
 }
 
@@ -286,6 +310,7 @@ ud_stack(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *reg
 	c->ctx = ctx;
 	c->mods = u->mods;
 	c->tid = tid;
+	c->slot = ctx->memo;
 	for (i = 0; i < UD_NREGS; i++)
 		rs.r[i] = arch_dwarf_reg(regs, i);
 	rs.known = (1u << UD_NREGS) - 1;
@@ -319,6 +344,7 @@ ud_ctx_free(void *scratch)
 {
 	struct ud_ctx *c = scratch;
 
+	ud_memo_ctx_free(c);
 	free(c->w.buf);
 	free(c);
 }

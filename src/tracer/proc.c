@@ -349,6 +349,7 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 	}
 	if (tr->thread_gone)
 		tr->thread_gone(tr, t);
+	unwind_memo_free(t->umemo);
 	free(t);
 }
 
@@ -375,6 +376,7 @@ proc_unwind(struct jt_tracer *tr, struct jt_thread *t, struct jt_unwind_ctx *ctx
 	struct jt_proc *p = t->proc;
 	int n;
 
+	unwind_ctx_memo(ctx, &t->umemo);
 	if (!unlock || p->unwind_block)
 		return unwind_stack_ctx(p->uw, ctx, t->tid, regs, pcs, max);
 	/*

@@ -12,6 +12,7 @@
 
 struct jt_proc;
 struct jt_tthread;
+struct jt_unwind_memo;
 struct up_ring;
 
 #define JT_MAX_CALLS 16		/* allocator calls in flight on one thread (signal handlers nest) */
@@ -48,6 +49,7 @@ struct jt_thread {
 	/* Its last allocation, until its next free: a free of it is temporary (heaptrack's sense). */
 	uint64_t last_alloc;
 	uint64_t resume_pc, resume_sp;	/* pc and stack pointer our last breakpoint hit let it go on with */
+	struct jt_unwind_memo *umemo;	/* its last unwind, to shortcut the next (unwind.h); used by whoever unwinds it */
 	/*
 	 * Its event is handled; it must still step over step_addr. Orthogonal
 	 * to state: the work goes with it while it is held, handed over or

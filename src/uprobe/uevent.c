@@ -141,6 +141,7 @@ uevent_unwind(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_us
 		if (t->calls[i].fn != CALL_SIGNAL)
 			unwind_ctx_override(ctx, t->calls[i].entry_sp, t->calls[i].ret_addr);
 	unwind_ctx_stack(ctx, arch_sp(&s->regs), s->stack, s->stack_len);
+	unwind_ctx_memo(ctx, &t->umemo);
 	return unwind_stack_ctx(t->proc->uw, ctx, t->tid, &s->regs, pcs, max);
 }
 

@@ -203,20 +203,6 @@ signal_marks(const uint64_t *pcs, int depth)
 	return set;
 }
 
-/* The end of the mapping that holds the stack pointer: where a copy of the whole stack ends. */
-static uint64_t
-stack_end(pid_t pid, uint64_t sp)
-{
-	struct jt_maps maps;
-	uint64_t end = sp;
-	ssize_t i;
-
-	if (maps_read(pid, &maps) == 0 && (i = maps_find(&maps, sp)) >= 0)
-		end = maps.v[i].end;
-	maps_clear(&maps);
-	return end;
-}
-
 /* Unwinds tid from the copy of [sp, sp + len), as the uprobe source does; pcs up to MAX_FRAMES. */
 static int
 copy_unwind(struct jt_unwind *u, struct jt_unwind_ctx *ctx, const struct child *c, const uint8_t *copy,

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "maps.h"
 #include "modules.h"
 #include "tap.h"
 #include "util.h"
@@ -187,7 +188,7 @@ child_kill(struct child *c)
 	live_child = 0;
 }
 
-static struct jt_module *
+__attribute__((unused)) static struct jt_module *
 main_module(const struct jt_modules *m)
 {
 	size_t i;
@@ -199,7 +200,7 @@ main_module(const struct jt_modules *m)
 }
 
 /* Link-time address of the first .plt entry after PLT0, or 0 without a .plt. */
-static uint64_t
+__attribute__((unused)) static uint64_t
 plt_entry(const struct target *t)
 {
 	char cmd[PATH_MAX + 32], line[256], name[64];
@@ -219,7 +220,7 @@ plt_entry(const struct target *t)
 	return found;
 }
 
-static double
+__attribute__((unused)) static double
 now_us(void)
 {
 	struct timespec ts;
@@ -228,8 +229,22 @@ now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* The end of the mapping that holds the stack pointer: where a copy of the whole stack ends. */
+__attribute__((unused)) static uint64_t
+stack_end(pid_t pid, uint64_t sp)
+{
+	struct jt_maps maps;
+	uint64_t end = sp;
+	ssize_t i;
+
+	if (maps_read(pid, &maps) == 0 && (i = maps_find(&maps, sp)) >= 0)
+		end = maps.v[i].end;
+	maps_clear(&maps);
+	return end;
+}
+
 /* Whether two backends' unwinds agree; prints the first difference when they do not. */
-static int
+__attribute__((unused)) static int
 same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
 {
 	int i;
