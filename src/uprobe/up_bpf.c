@@ -90,6 +90,8 @@ struct up_stash {
  */
 #define UP_STASH_RINGS 16
 #define UP_STASH_MIN ((uint64_t)512 << 20)
+/* Bytes of the next record up_bpf_record asks for ahead. */
+#define UP_BPF_AHEAD 640
 
 /* libbpf's messages (a verifier's refusal among them) only with -v: a fallback is no error. */
 static int
@@ -258,7 +260,16 @@ static int
 up_bpf_record(void *arg, void *data, size_t size)
 {
 	struct up_bpf *b = arg;
+	const char *next = (const char *)data + (size + 7) / 8 * 8;
 
+	/*
+	 * The next record was written on another CPU, and each of its cache
+	 * lines comes from there when first read. Asked for now (its header,
+	 * registers and a short stack), they arrive while this one is applied.
+	 * The ring's data is mapped twice over: past its end is its start.
+	 */
+	for (size_t at = 0; at < UP_BPF_AHEAD; at += 64)
+		__builtin_prefetch(next + at);
 	if (b->stashing) {
 		if (up_bpf_keep(b, data, size) < 0)
 			return -1;
