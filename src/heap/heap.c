@@ -142,14 +142,19 @@ heap_stack_intern(struct jt_heap *h, const uint64_t *pcs, uint32_t depth)
 uint32_t
 heap_stack_intern_cut(struct jt_heap *h, const uint64_t *pcs, uint32_t depth, int truncated)
 {
-	uint32_t hash = (uint32_t)stack_hash(pcs, depth) ^ (truncated ? 0x9e3779b9u : 0);
 	struct stack_key k = { h, pcs, depth, truncated };
-	uint32_t id = index_find(&h->sidx, hash, stack_equal, &k);
+	uint32_t hash, id;
 
+	/* Compared before it is hashed: cheaper than the hash and the index's probe when it is the same. */
+	if (h->last_sid < h->nstacks && stack_equal(&k, h->last_sid))
+		return h->last_sid;
+	hash = (uint32_t)stack_hash(pcs, depth) ^ (truncated ? 0x9e3779b9u : 0);
+	id = index_find(&h->sidx, hash, stack_equal, &k);
 	if (id == UINT32_MAX) {
 		id = stack_add(h, pcs, depth, truncated);
 		index_add(&h->sidx, hash, id);
 	}
+	h->last_sid = id;
 	return id;
 }
 

@@ -18,6 +18,7 @@ struct jt_heap {
 	struct jt_stack **chunks;	/* chunks[id >> SHIFT][id & (CHUNK-1)] */
 	uint32_t nstacks, nchunks;
 	struct jt_index sidx;		/* the stacks by their pcs */
+	uint32_t last_sid;		/* the stack interned last: a loop allocates from one stack again and again */
 	struct jt_heap_totals tot;
 	uint32_t filtered_id1;		/* heap_filtered_stack's id + 1, or 0 before its first use */
 	uint64_t peak_ms;		/* when live bytes last reached tot.peak_live_bytes */
