@@ -5,11 +5,13 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <gelf.h>
 #include <elfutils/libdw.h>
 
 #include "dwarf_regs.h"
+#include "unwind_backend.h"
 
 struct jt_modules;
 struct jt_unwind_ctx;
@@ -178,6 +180,24 @@ void ud_rule_get(struct uw_dw *u, pid_t tid, uint64_t pc, uint64_t code, struct 
  * (unwind_dw_step.c). Returns 0, or -1 when unreadable.
  */
 int ud_read(struct ud_ctx *c, uint64_t addr, void *out, size_t len);
+
+/*
+ * ud_read of one word: the stack copy's words read in place when no
+ * override is set (an unwind reads a few dozen, and a memo's check only
+ * those), else ud_read.
+ */
+static inline int
+ud_read_word(struct ud_ctx *c, uint64_t addr, uint64_t *out)
+{
+	const struct uw_stack_copy *s = &c->ctx->stack;
+
+	if (s->set && !c->ctx->ov.n && addr >= s->base && addr - s->base <= s->len
+	    && s->len - (addr - s->base) >= sizeof(*out)) {
+		memcpy(out, s->data + (addr - s->base), sizeof(*out));
+		return 0;
+	}
+	return ud_read(c, addr, out, sizeof(*out));
+}
 
 /* ---- the memo (unwind_dw_memo.c) ---- */
 

@@ -103,7 +103,7 @@ ud_memo_holds(struct ud_ctx *c, const struct jt_unwind_memo *m, int k, const str
 		if (rs->r[__builtin_ctz(b)] != *v++)
 			return 0;
 	for (i = f->rd; ok && i < m->nrd; i++)
-		ok = ud_read(c, m->rd[i].addr, &w, sizeof(w)) == 0 && w == m->rd[i].val;
+		ok = ud_read_word(c, m->rd[i].addr, &w) == 0 && w == m->rd[i].val;
 	c->ctx->copy_ended = ended;
 	return ok;
 }

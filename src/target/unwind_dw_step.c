@@ -148,7 +148,7 @@ ud_eval(struct ud_ctx *c, const struct ud_regs *rs, uint64_t cfa, int how, int b
 		return 0;
 	}
 	*at = a;
-	return ud_read(c, a, out, sizeof(*out)) == 0 ? 0 : -2;
+	return ud_read_word(c, a, out) == 0 ? 0 : -2;
 }
 
 /*
