@@ -160,7 +160,7 @@ ud_eval(struct ud_ctx *c, const struct ud_regs *rs, uint64_t cfa, int how, int b
 static int
 ud_step_cfi(struct ud_ctx *c, const struct ud_rule *r, struct ud_regs *rs, struct ud_step_log *lg)
 {
-	uint64_t cfa, v[UD_NSAVED] = { 0 }, at[UD_NSAVED] = { 0 }, cfa_at = 0;
+	uint64_t cfa = 0, v[UD_NSAVED] = { 0 }, at[UD_NSAVED] = { 0 }, cfa_at = 0;
 	uint32_t known = 0;
 	int i, reg, rc;
 
