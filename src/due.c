@@ -239,10 +239,15 @@ due_passed_over(struct jt_tracer *tr)
 	tr->due_skipped++;
 }
 
-/* Writes the snapshot that fell due at due_ms, now_ms: saying when it is late, and why. */
+/*
+ * Writes the snapshot that fell due at due_ms, now_ms: saying when it is
+ * late, and why. --interval's are written beside the tracing; the last
+ * one, at --duration's end (ended), before the detach.
+ */
 static void
-due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64_t due_ms, uint64_t now_ms)
+due_snapshot(struct jt_tracer *tr, struct jt_proc *p, int ended, uint64_t due_ms, uint64_t now_ms)
 {
+	const char *reason = ended ? "duration" : "interval";
 	struct jt_due due = { due_ms, now_ms - due_ms, NULL };
 
 	if (due.late_ms > DUE_LATE_MS) {
@@ -252,8 +257,7 @@ due_snapshot(struct jt_tracer *tr, struct jt_proc *p, const char *reason, uint64
 			  (unsigned long long)due.late_ms, (unsigned long long)due.due_ms, due.late_why);
 	}
 	tr->due = &due;
-	/* --interval's are written beside the tracing; the last one, at --duration's end, before the detach. */
-	if (strcmp(reason, "interval") != 0)
+	if (ended)
 		snapshot_write(tr, p, reason);
 	else if (snapshot_post(tr, p, reason) > 0)
 		due_passed_over(tr);
@@ -338,7 +342,7 @@ due_check(struct jt_tracer *tr)
 		wrote = 1;
 	}
 	if (due && !stop) {
-		due_snapshot(tr, p, ended ? "duration" : "interval", ended ? due_duration_end(tr) : tr->due_ms, now);
+		due_snapshot(tr, p, ended, ended ? due_duration_end(tr) : tr->due_ms, now);
 		wrote = 1;
 	}
 	if (due)
