@@ -167,7 +167,7 @@ json_nodebug(FILE *f, const struct jt_snapshot *s)
  * The stacks a snapshot lists, in a fixed order: those with live blocks by
  * live bytes (as when the list held only those), then every other stack
  * that allocated, by id. With the suppression of each (NULL for none) in
- * *supp, computed once per stack and file (seen_supp): matching is the costly part.
+ * *supp (report_supp: matched once per stack in the run).
  */
 struct json_stacks {
 	uint32_t *ids, n;
@@ -176,7 +176,7 @@ struct json_stacks {
 };
 
 static void
-json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js, struct seen_heap *sh)
+json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js)
 {
 	uint32_t *all, nall, i;
 
@@ -195,10 +195,7 @@ json_stacks_collect(const struct jt_snapshot *s, struct json_stacks *js, struct 
 	for (i = 0; s->supp && i < js->n; i++) {
 		const struct jt_stack *st = heap_stack_get(s->heap, js->ids[i]);
 
-		if (!seen_supp(sh, st->id, &js->supp[i])) {
-			js->supp[i] = supp_match(s->supp, s->sym, st);
-			seen_supp_set(sh, st->id, js->supp[i]);
-		}
+		js->supp[i] = report_supp(s, st);
 		if (js->supp[i] && st->live_blocks) {
 			js->supp_bytes += st->live_bytes;
 			js->supp_blocks += st->live_blocks;
@@ -461,7 +458,7 @@ json_snapshot(FILE *f, const struct jt_snapshot *s, struct jt_seen *seen)
 	struct json_stacks js;
 
 	heap_totals(s->heap, &t);
-	json_stacks_collect(s, &js, sh);
+	json_stacks_collect(s, &js);
 	json_header(f, s);
 	fprintf(f, " \"heap\": %u, \"stacks_listed\": \"changed\",\n", seen_heap_key(sh));
 	json_due(f, s->due);

@@ -14,8 +14,6 @@ struct seen_heap {
 	unsigned key;
 	struct seen_fig *figs;	/* by stack id */
 	unsigned char *listed;	/* by stack id: 1 once the file holds an entry (with the frames) */
-	const char **supp;	/* by stack id: the suppression that matches it (NULL for none), once known */
-	unsigned char *supp_known;
 	uint32_t n;		/* entries of figs and listed */
 	uint32_t known;		/* the highest id listed, plus 1 */
 	struct seen_heap *next;
@@ -52,8 +50,6 @@ seen_heap_free(struct seen_heap *sh)
 {
 	free(sh->figs);
 	free(sh->listed);
-	free(sh->supp);
-	free(sh->supp_known);
 	free(sh);
 }
 
@@ -133,30 +129,9 @@ seen_reserve(struct seen_heap *sh, uint32_t id)
 	n = id + 1 > 2 * sh->n ? id + 1 : 2 * sh->n;
 	sh->figs = xrealloc(sh->figs, n * sizeof(*sh->figs));
 	sh->listed = xrealloc(sh->listed, n);
-	sh->supp = xrealloc(sh->supp, n * sizeof(*sh->supp));
-	sh->supp_known = xrealloc(sh->supp_known, n);
 	memset(sh->figs + sh->n, 0, (n - sh->n) * sizeof(*sh->figs));
 	memset(sh->listed + sh->n, 0, n - sh->n);
-	memset(sh->supp + sh->n, 0, (n - sh->n) * sizeof(*sh->supp));
-	memset(sh->supp_known + sh->n, 0, n - sh->n);
 	sh->n = n;
-}
-
-int
-seen_supp(const struct seen_heap *sh, uint32_t id, const char **supp)
-{
-	if (id >= sh->n || !sh->supp_known[id])
-		return 0;
-	*supp = sh->supp[id];
-	return 1;
-}
-
-void
-seen_supp_set(struct seen_heap *sh, uint32_t id, const char *supp)
-{
-	seen_reserve(sh, id);
-	sh->supp[id] = supp;
-	sh->supp_known[id] = 1;
 }
 
 int

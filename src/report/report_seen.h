@@ -45,16 +45,6 @@ unsigned seen_heap_key(const struct seen_heap *sh);
  */
 int seen_changed(struct seen_heap *sh, uint32_t id, const struct seen_fig *fig, int *first);
 
-/*
- * The suppression that matches stack id (NULL for none) into *supp, once
- * seen_supp_set gave it: returns 1, or 0 when it is not known yet. A
- * stack's frames do not change, nor does its suppression; matching it is
- * the costly part of a snapshot of thousands of stacks (each frame
- * against each pattern), so it is done once per stack.
- */
-int seen_supp(const struct seen_heap *sh, uint32_t id, const char **supp);
-/* Records the suppression of stack id; supp must live as long as the record (a rule of the run's). */
-void seen_supp_set(struct seen_heap *sh, uint32_t id, const char *supp);
 
 /*
  * The file's frame table: the number of the frame whose JSON object is
