@@ -146,7 +146,8 @@ due_schedule(struct jt_tracer *tr, uint64_t after_ms)
 	tr->due_ms = due_next(tr, after_ms);
 	tr->late_why[0] = '\0';
 	cpu_hurry(&tthread_self()->cpu, 0, 0);
-	tr->due_armed = tr->due_ms <= after_ms + hurry;
+	/* Nothing due (no --interval, no --duration) is nothing armed: a snapshot on a signal then ends its hurry. */
+	tr->due_armed = tr->due_ms && tr->due_ms <= after_ms + hurry;
 	if (tr->due_ms)
 		due_arm(tr, tr->due_armed ? tr->due_ms : tr->due_ms - hurry);
 }

@@ -66,6 +66,52 @@ subtest 'the share of cross-CPU stops is printed per tracer thread' => sub {
 	}
 };
 
+# A snapshot on SIGUSR1 takes tracer thread 0 out of SCHED_IDLE while it writes (the program
+# waits at its breakpoints meanwhile) and must give it back: due.c counted a due time as
+# armed when there was none (no --interval), so the hurry outlived the snapshot, thread 0
+# stayed in SCHED_OTHER for the rest of the run, the program's stops crossed CPUs (0.2% ->
+# 58%) and it ran 7 times slower; redis-server attached answered 650 SET/s instead of 4,200.
+# Thread 0's class is read from /proc (field 41 of its stat, 5 = SCHED_IDLE) before and
+# after: where it was idle-class before (a CPU to spare), it must be so again after.
+sub policy_of {
+	my ($pid, $tid) = @_;
+	my $st = JT::slurp("/proc/$pid/task/$tid/stat") // return undef;
+	$st =~ s/^.*\) //s;
+	return (split(' ', $st))[38];
+}
+
+sub idle_samples {
+	my ($pid, $n) = @_;
+	my $idle = 0;
+	for (1 .. $n) {
+		my $p = policy_of($pid, $pid);
+		$idle++ if defined $p && $p == 5;
+		select(undef, undef, undef, 0.1);
+	}
+	return $idle;
+}
+
+subtest 'a SIGUSR1 snapshot gives tracer thread 0 its scheduling class back' => sub {
+	my $dir = tempdir('jt-pin-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+	my $j = JT::spawn(argv => [$JT, '--json', "$dir/r.json", '-o', "$dir/r.txt", '--',
+				   JT::prog_path('stallbeat', 'pie'), 8], dir => $dir, name => 'jt');
+	ok(JT::wait_until(sub { (JT::slurp($j->{out}) // '') =~ /^W /m }, 30), 'the program runs')
+		or return JT::reap($j, 1);
+	my $before = idle_samples($j->{pid}, 10);
+	kill 'USR1', $j->{pid};
+	ok(JT::wait_until(sub { my $x = JT::read_json("$dir/r.json"); $x && @{ $x->{snapshots} // [] } }, 30),
+	   'the SIGUSR1 snapshot is written');
+	select(undef, undef, undef, 0.5);
+	my $after = idle_samples($j->{pid}, 20);
+	SKIP: {
+		skip "thread 0 was never idle-class before the snapshot (a busy host, or no CAP_SYS_NICE)", 1
+			unless $before;
+		ok($after > 0, "idle-class again after it ($before of 10 samples before, $after of 20 after)");
+	}
+	my $st = JT::reap($j, 60);
+	ok(defined $st && WIFEXITED($st) && WEXITSTATUS($st) == 0, 'jmptrace exits 0') or diag(JT::slurp($j->{err}));
+};
+
 # Launch: counts exact with several tracer threads and threads handed between them.
 for my $mode (@modes) {
 	subtest "--pin, threads-$mode: exact counts" => sub {
