@@ -652,12 +652,7 @@ test_deleted(const struct target *orig)
 int
 main(void)
 {
-	struct target targets[] = {
-		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
-		{ .mode = "no-pie", .flags = "-fno-PIE -no-pie" },
-		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
-		{ .mode = "static-pie", .flags = "-fPIE -static-pie", .pie = 1, .is_static = 1 },
-	};
+	struct target targets[] = { TARGET_PIE, TARGET_NO_PIE, TARGET_STATIC, TARGET_STATIC_PIE };
 	char dir[PATH_MAX], src[PATH_MAX];
 	struct child dead = { 0 };
 	uint8_t b;

@@ -216,10 +216,7 @@ out:
 int
 main(void)
 {
-	struct target targets[] = {
-		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
-		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
-	};
+	struct target targets[] = { TARGET_PIE, TARGET_STATIC };
 	static const char *const whats[] = { "main", "thread", "signal" };
 	char dir[PATH_MAX], src[PATH_MAX];
 	size_t i, k;

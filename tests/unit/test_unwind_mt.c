@@ -236,10 +236,7 @@ test_child(const struct target *t, const char *what)
 int
 main(void)
 {
-	struct target targets[] = {
-		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 },
-		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 },
-	};
+	struct target targets[] = { TARGET_PIE, TARGET_STATIC };
 	char dir[PATH_MAX], src[PATH_MAX];
 	size_t i;
 

@@ -33,6 +33,12 @@ struct target {
 	int nsym;
 };
 
+/* The link modes the unwind tests build unwind_target.c in: initializers of struct target. */
+#define TARGET_PIE		{ .mode = "pie", .flags = "-fPIE -pie", .pie = 1 }
+#define TARGET_NO_PIE		{ .mode = "no-pie", .flags = "-fno-PIE -no-pie" }
+#define TARGET_STATIC		{ .mode = "static", .flags = "-fno-PIE -static", .is_static = 1 }
+#define TARGET_STATIC_PIE	{ .mode = "static-pie", .flags = "-fPIE -static-pie", .pie = 1, .is_static = 1 }
+
 /* A stopped child: the process and the thread that hit int3. */
 struct child {
 	pid_t pid, tid;
