@@ -148,7 +148,7 @@ uw_stack_read(struct jt_unwind_ctx *ctx, const struct jt_modules *mods, uint64_t
 	const struct uw_stack_copy *s = &ctx->stack;
 	const struct jt_module *mod;
 
-	if (addr >= s->base && addr - s->base <= s->len && len <= s->len - (addr - s->base)) {
+	if (uw_stack_holds(s, addr, len)) {
 		memcpy(out, s->data + (addr - s->base), len);
 		return 0;
 	}

@@ -50,6 +50,13 @@ struct uw_stack_copy {
 	size_t len;
 };
 
+/* Whether the copy holds all of [addr, addr + len). */
+static inline int
+uw_stack_holds(const struct uw_stack_copy *s, uint64_t addr, size_t len)
+{
+	return s->set && addr >= s->base && addr - s->base <= s->len && len <= s->len - (addr - s->base);
+}
+
 /* The state of one unwind in progress, owned by its caller (one per tracer thread). */
 struct jt_unwind_ctx {
 	struct uw_overrides ov;		/* cleared when each unwind_stack_ctx returns */

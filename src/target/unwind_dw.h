@@ -191,8 +191,7 @@ ud_read_word(struct ud_ctx *c, uint64_t addr, uint64_t *out)
 {
 	const struct uw_stack_copy *s = &c->ctx->stack;
 
-	if (s->set && !c->ctx->ov.n && addr >= s->base && addr - s->base <= s->len
-	    && s->len - (addr - s->base) >= sizeof(*out)) {
+	if (!c->ctx->ov.n && uw_stack_holds(s, addr, sizeof(*out))) {
 		memcpy(out, s->data + (addr - s->base), sizeof(*out));
 		return 0;
 	}
