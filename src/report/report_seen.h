@@ -45,7 +45,6 @@ unsigned seen_heap_key(const struct seen_heap *sh);
  */
 int seen_changed(struct seen_heap *sh, uint32_t id, const struct seen_fig *fig, int *first);
 
-
 /*
  * The file's frame table: the number of the frame whose JSON object is
  * text (len bytes), from 0 in the order the file first gives them. A frame

@@ -79,7 +79,7 @@ struct uw_dw {
 
 	void *slow;			/* the libunwind backend, made at the first UD_SLOW rule; atomic */
 	unsigned long n_slow;		/* unwinds handed to it; atomic */
-	unsigned long n_memo, n_walks;	/* unwinds with a memo, and those that joined it; atomic */
+	unsigned long n_memo, n_walks;	/* unwinds that joined their memo, and those given one; atomic */
 };
 
 /* The stack bytes of one unwind: [base, base + len) of the thread. */
@@ -154,7 +154,7 @@ struct ud_ctx {
 	int tries;			/* joins tried in this unwind */
 	int log_bad;			/* the walk did what a memo cannot stand for: a failed read, a signal frame */
 	struct ud_step_log *log;	/* the walk's steps */
-	int log_cap;
+	size_t log_cap;
 	struct jt_unwind_memo spare;	/* the next memo is built here, then swapped with *slot's */
 };
 

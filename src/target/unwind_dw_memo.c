@@ -67,17 +67,24 @@ ud_memo_begin(struct ud_ctx *c, struct uw_dw *u)
 		__atomic_add_fetch(&u->n_walks, 1, __ATOMIC_RELAXED);
 }
 
+/* v with room for need elements of size bytes, its capacity *cap doubled as needed. */
+static void *
+ud_grow(void *v, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return v;
+	*cap = *cap ? *cap : 16;
+	while (*cap < need)
+		*cap *= 2;
+	return xrealloc(v, *cap * size);
+}
+
 struct ud_step_log *
 ud_memo_log(struct ud_ctx *c, int k)
 {
 	if (!c->slot)
 		return NULL;
-	if (k >= c->log_cap) {
-		c->log_cap = c->log_cap ? 2 * c->log_cap : 32;
-		while (c->log_cap <= k)
-			c->log_cap *= 2;
-		c->log = xrealloc(c->log, (size_t) c->log_cap * sizeof(*c->log));
-	}
+	c->log = ud_grow(c->log, &c->log_cap, (size_t) k + 1, sizeof(*c->log));
 	return &c->log[k];
 }
 
@@ -173,17 +180,6 @@ ud_step_uses(const struct ud_step_log *s, uint32_t out, uint32_t *reads)
 	}
 	*reads &= s->read_ok;
 	return in;
-}
-
-static void *
-ud_grow(void *v, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return v;
-	*cap = *cap ? *cap : 16;
-	while (*cap < need)
-		*cap *= 2;
-	return xrealloc(v, *cap * size);
 }
 
 /* Appends a frame to m; its values and reads are appended after it. */
