@@ -260,7 +260,9 @@ static int
 up_bpf_record(void *arg, void *data, size_t size)
 {
 	struct up_bpf *b = arg;
-	const char *next = (const char *)data + (size + 7) / 8 * 8;
+	/* A record's room in the ring: its header and length, to 8 bytes (the kernel's BPF_RINGBUF_HDR_SZ). */
+	size_t room = (size + BPF_RINGBUF_HDR_SZ + 7) / 8 * 8;
+	const char *next = (const char *)data - BPF_RINGBUF_HDR_SZ + room;
 
 	/*
 	 * The next record was written on another CPU, and each of its cache
@@ -276,8 +278,7 @@ up_bpf_record(void *arg, void *data, size_t size)
 	} else {
 		up_bpf_apply(b, data, size);
 	}
-	/* A record's room in the ring: its header and length, to 8 bytes (the kernel's BPF_RINGBUF_HDR_SZ). */
-	b->taken += (size + BPF_RINGBUF_HDR_SZ + 7) / 8 * 8;
+	b->taken += room;
 	return b->taken >= b->budget ? -1 : 0;
 }
 
