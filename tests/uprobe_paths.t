@@ -70,6 +70,35 @@ for my $case (['allocators', 'pie', [3]], ['allocators', 'static', [3]], ['cxx',
 	}
 }
 
+# The C library's malloc makes one record a call on the BPF path, not an entry's and a
+# return's (up_bpf_abi.h): -v counts the joined ones. Every malloc of threads (8 threads
+# made after the links, each with its own stack top) is one; a static program's malloc is
+# not the C library's shared one, and --pages probes mmap and sbrk, which malloc calls:
+# neither joins. The figures are the ptrace source's either way (above, and here).
+sub joined_of {
+	my ($r) = @_;
+	return ($r->{stderr} // '') =~ /^jmptrace: uprobe source: \d+ samples read.*\n^jmptrace: uprobe source: (\d+) of them joined calls/m
+		? $1 : undef;
+}
+SKIP: {
+	skip "this kernel takes the perf path: $no_bpf", 7 if defined $no_bpf;
+	my $r = JT::run_unlost('threads-pie joined', 3,
+			   sub { run_jt('threads', 'pie', args => [2000, 5, 40], jt_args => ['--source', 'uprobe', '-v']) });
+	my $s = last_snapshot($r);
+	is($r->{exit}, 0, 'joined: threads-pie exit 0') or diag($r->{stderr});
+	is(joined_of($r), $s && JT::calls_of($s, 'malloc'), 'joined: every malloc of threads-pie in one record (16,040)');
+	is($s && JT::calls_of($s, 'malloc'), 16040, 'joined: threads-pie\'s malloc calls');
+	$r = run_jt('allocators', 'static', args => [3], jt_args => ['--source', 'uprobe', '-v']);
+	is(joined_of($r), 0, 'joined: none in a static program') or diag($r->{stderr});
+	my $p = last_snapshot(run_jt('pages', 'pie', jt_args => ['--source', 'ptrace', '--pages']));
+	$r = run_jt('pages', 'pie', jt_args => ['--source', 'uprobe', '--pages', '-v']);
+	is(joined_of($r), 0, 'joined: none with --pages') or diag($r->{stderr});
+	$s = last_snapshot($r);
+	ok($p && $p->{totals}{alloc_calls} > 0, 'joined: pages-pie allocates under ptrace');
+	is_deeply($s && JT::source_figures($s), $p && JT::source_figures($p), 'joined: pages-pie with --pages, the ptrace source\'s figures')
+		or diag(explain($s && JT::source_figures($s)), explain($p && JT::source_figures($p)));
+}
+
 # The bytes of process $pid's executable file mappings that differ from their files, or -1.
 sub code_diffs {
 	my ($pid) = @_;

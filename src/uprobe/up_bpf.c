@@ -157,6 +157,7 @@ up_bpf_apply(struct up_bpf *b, const void *data, size_t size)
 		.site = (uint32_t)(r->cookie & UP_BPF_SITE_MASK), .pid = (pid_t)r->pid, .tid = (pid_t)r->tid,
 		.time = r->time, .regs = (const uint64_t *)r->regs, .nregs = r->nregs,
 		.stack = r->stack_len ? (const uint8_t *)(r + 1) : NULL, .stack_len = r->stack_len,
+		.joined = (r->cookie & UP_BPF_JOINED) != 0,
 	};
 	b->fn(b->arg, &ev);
 }
@@ -438,13 +439,14 @@ up_bpf_close(struct up_bpf *b)
 }
 
 uint64_t
-up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook)
+up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook, int join)
 {
 	uint64_t kind = hook ? UP_BPF_HOOK
 		      : regs_mask == ARCH_PERF_REGS_RET_MASK ? UP_BPF_REGS_RET
 		      : regs_mask == ARCH_PERF_REGS_FREE_MASK ? UP_BPF_REGS_FREE : UP_BPF_REGS_FULL;
 
-	return (site & UP_BPF_SITE_MASK) | kind << UP_BPF_KIND_SHIFT | (uint64_t)stack << UP_BPF_STACK_SHIFT;
+	return (site & UP_BPF_SITE_MASK) | kind << UP_BPF_KIND_SHIFT | (join ? UP_BPF_JOIN : 0) |
+	       (uint64_t)stack << UP_BPF_STACK_SHIFT;
 }
 
 int
@@ -558,8 +560,9 @@ int
 up_bpf_set_top(struct up_bpf *b, pid_t tid, uint64_t top)
 {
 	uint32_t key = (uint32_t)tid;
+	struct up_bpf_top v = { .top = top };
 
-	return bpf_map_update_elem(b->tops_fd, &key, &top, BPF_ANY);
+	return bpf_map_update_elem(b->tops_fd, &key, &v, BPF_ANY);
 }
 
 void

@@ -17,6 +17,13 @@ struct up_bpf_event {
 	size_t nregs;
 	const uint8_t *stack;		/* stack_len bytes from the stack pointer, NULL when none */
 	size_t stack_len;
+	/*
+	 * A joined call's return, site's (up_bpf_cookie's join), that stands
+	 * for its entry too: regs are all the entry's (ARCH_PERF_REGS_MASK's)
+	 * but the instruction pointer, which is the return address, and ax,
+	 * the value returned; the stack is the entry's, from its stack pointer.
+	 */
+	int joined;
 };
 
 typedef void (*up_bpf_fn)(void *arg, const struct up_bpf_event *ev);
@@ -39,9 +46,12 @@ void up_bpf_close(struct up_bpf *b);
 /*
  * The cookie of a site: index site (below UP_BPF_SITES_MAX) for the reader, the
  * registers of regs_mask (one of perf_regs.h's three masks), stack bytes
- * of stack; a hook's hit also sends its thread a SIGTRAP.
+ * of stack; a hook's hit also sends its thread a SIGTRAP. join: the entry
+ * and the return of a call that calls no other probed function, which
+ * make one record between them where the thread's stack top is known
+ * (up_bpf_set_top; up_bpf_abi.h says how).
  */
-uint64_t up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook);
+uint64_t up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook, int join);
 
 /*
  * A link of the program on n offsets of file path, return probes when ret,

@@ -12,6 +12,8 @@
 #define UP_BPF_SITE_BITS	24
 #define UP_BPF_SITE_MASK	((1ULL << UP_BPF_SITE_BITS) - 1)
 #define UP_BPF_KIND_SHIFT	24		/* 2 bits: enum up_bpf_kind */
+#define UP_BPF_JOIN		(1ULL << 26)	/* a joined call's site: its entry and its return (up_bpf_top) */
+#define UP_BPF_JOINED		(1ULL << 27)	/* in a record's cookie: the call's entry and return in one */
 #define UP_BPF_STACK_SHIFT	32		/* the low 32 bits above: bytes of stack */
 
 /* The registers a record carries, in perf's order (perf_regs.h's masks). */
@@ -48,6 +50,24 @@ struct up_bpf_rec {
  * part), glibc's default stack size; farther, it is on another stack.
  */
 #define UP_BPF_STACK_SPAN	(8ULL << 20)
+
+/*
+ * A thread's entry in the "tops" map. A joined call (a site marked
+ * UP_BPF_JOIN: malloc of the C library, which calls no other probed
+ * function) writes no record at its entry, only its stack pointer and
+ * first argument here, and one record at its return: the return's
+ * registers (those a call keeps are the entry's; the first argument put
+ * back), its stack copied from the entry's stack pointer with the word
+ * that was there at the entry in its first: the return address, or the
+ * kernel's trampoline where an outer probed call had tail-called it. One record where there were two, on the
+ * ring that every CPU reserves in. pend_sp is 0 when no call is pending.
+ */
+struct up_bpf_top {
+	__u64 top;
+	__u64 pend_sp;
+	__u64 pend_arg;
+	__u64 pend_slot;	/* the word at pend_sp then: the return address, or an outer call's trampoline (a tail call) */
+};
 
 /* Threads whose stack top the "tops" map holds at once: past that, a new thread copies what its sites say. */
 #define UP_BPF_TOPS_MAX		65536

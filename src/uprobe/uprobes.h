@@ -33,6 +33,12 @@ struct jt_usite {
 	uint32_t index;		/* its place among the session's sites: the BPF path's cookie names it so */
 	uint64_t file_off;	/* the BPF path: its offset in path, its module's file */
 	char *path;		/* the BPF path: until it is linked (uprobes_bpf.c) */
+	/*
+	 * The BPF path: a call whose entry and return make one record
+	 * (up_bpf_cookie's join), and the site of its other end.
+	 */
+	int join;
+	const struct jt_usite *pair;
 };
 
 /* One sample, parsed: registers at the probe and the stack copied from their stack pointer. */

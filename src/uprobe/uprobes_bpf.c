@@ -20,6 +20,40 @@
 #include "uprobes_int.h"
 #include "util.h"
 
+/*
+ * A joined call's record (up_bpf.h): the samples of its entry and of its
+ * return, applied in turn. The entry's registers are the record's with
+ * the entry's instruction pointer; the return's, the return address and
+ * the stack pointer the return leaves with.
+ */
+static void
+uprobes_bpf_joined(struct jt_uprobes *u, const struct jt_usite *rs, const struct up_bpf_event *ev)
+{
+	const struct jt_usite *es = rs->pair;
+	struct jt_usample s = { .site = es, .pid = ev->pid, .tid = ev->tid, .time = ev->time };
+	uint64_t ret;
+
+	if (!rs->ret || !es || ev->nregs != (size_t)__builtin_popcountll(es->regs_mask) || !ev->stack)
+		return;
+	arch_regs_from_perf(ev->regs, es->regs_mask, &s.regs);
+	ret = arch_pc(&s.regs);
+	arch_set_pc(&s.regs, es->site);
+	s.stack = ev->stack;
+	s.stack_len = ev->stack_len;
+	u->samples++;
+	u->joined++;
+	u->stack_bytes += ev->stack_len;
+	if (u->apply(u->tr, u->ctx, &s))
+		u->tr->events++;
+	s.site = rs;
+	arch_set_pc(&s.regs, ret);
+	arch_set_sp(&s.regs, arch_sp_after_ret(arch_sp(&s.regs)));
+	s.stack = NULL;
+	s.stack_len = 0;
+	if (u->apply(u->tr, u->ctx, &s))
+		u->tr->events++;
+}
+
 /* One record of the ring as a sample of its site: what the perf path's reader makes of a perf sample. */
 static void
 uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
@@ -29,6 +63,10 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 
 	if (ev->site >= u->nsites)
 		return;
+	if (ev->joined) {
+		uprobes_bpf_joined(u, u->sites[ev->site], ev);
+		return;
+	}
 	s.site = u->sites[ev->site];
 	if (s.site->hook) {
 		/* Its SIGTRAP follows, whatever the image: the stop takes it for ours (uprobes_bpf_hook_of). */
@@ -97,7 +135,7 @@ uprobes_bpf_link_file(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite *
 			continue;
 		done[j] = 1;
 		offs[m] = s->file_off;
-		cookies[m++] = up_bpf_cookie(s->index, s->regs_mask, s->stack, s->hook);
+		cookies[m++] = up_bpf_cookie(s->index, s->regs_mask, s->stack, s->hook, s->join);
 	}
 	if ((fd = up_bpf_link(u->bpf, p->pid, sites[i]->path, offs, cookies, m, sites[i]->ret)) < 0) {
 		int e = errno;

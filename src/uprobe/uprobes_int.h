@@ -49,6 +49,7 @@ struct jt_uprobes {
 	struct up_link *links;		/* every process's links, closed at its exec and at the end */
 	size_t nlinks;
 	uint64_t lost, samples;
+	uint64_t joined;		/* of the samples, joined calls' records: an entry and a return each (-v) */
 	uint64_t stack_bytes;		/* of stack the samples carried (the BPF path's; -v says it per sample) */
 	uint64_t reader_cpu_ns;		/* the reader thread's CPU time, taken as it ends */
 	int draining;			/* in up_ring_merge, where the lock cannot be let go (uprobes_open_pending asserts) */

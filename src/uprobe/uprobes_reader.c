@@ -256,6 +256,9 @@ uprobes_stop(struct jt_uprobes *u)
 		debug_msg("uprobe source: %lu samples read; the reader's CPU %.3f s, %.3f us a sample",
 			  (unsigned long)u->samples, (double)u->reader_cpu_ns / 1e9,
 			  u->samples ? (double)u->reader_cpu_ns / 1e3 / (double)u->samples : 0.0);
+		if (u->bpf)
+			debug_msg("uprobe source: %lu of them joined calls, an entry and a return in one record",
+				  (unsigned long)u->joined);
 		if (u->bpf && u->samples)
 			debug_msg("uprobe source: %.0f bytes of stack a sample (%s)",
 				  (double)u->stack_bytes / (double)u->samples,

@@ -175,13 +175,33 @@ uprobes_has_return(int fn)
 	       alloc_fn_free_held(fn);
 }
 
+/*
+ * Whether fn's entry and return in m may make one record (the BPF path's
+ * join, up_bpf_abi.h): only a call that calls no probed function, since
+ * the records of such calls would come before its entry's, which the
+ * reader needs to see nested calls as nested. The C library's malloc
+ * calls none but with --pages (mmap, sbrk); another library's, or the
+ * program's own, may call anything, the C library's malloc among them.
+ * Its probe must be at its entry (where the return address is), and the
+ * thread's whole stack copied (the join needs each thread's stack top).
+ */
+static int
+up_joinable(const struct jt_uprobes *u, const struct jt_module *m, int fn, int at_entry)
+{
+	const char *base = strrchr(module_file(m), '/');
+
+	base = base ? base + 1 : module_file(m);
+	return u->bpf && u->stack_whole && fn == FN_MALLOC && at_entry && !u->tr->opt->pages &&
+	       strncmp(base, "libc.so", 7) == 0;
+}
+
 int
 uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry,
 	      uint64_t site, uint64_t sp_delta, int emulated)
 {
 	uint64_t off, eoff;
 	struct up_def *d, *rd = NULL;
-	struct jt_usite *s;
+	struct jt_usite *s, *rs;
 	const char *path = module_file(m);
 
 	/*
@@ -209,11 +229,16 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 										 : u->stack_copy;
 	if (!uprobes_has_return(fn))
 		return 0;
-	s = up_site_new(u, p, fn, rd, 1, path, eoff);
-	s->entry = s->site = entry;
+	rs = up_site_new(u, p, fn, rd, 1, path, eoff);
+	rs->entry = rs->site = entry;
 	/* posix_memalign's block is in its out pointer, most often a local of the caller's: copy the stack. */
 	if (alloc_fns[fn].kind == FK_MEMALIGN_PTR)
-		s->stack = u->stack_copy;
+		rs->stack = u->stack_copy;
+	if (up_joinable(u, m, fn, site == entry && sp_delta == 0)) {
+		s->join = rs->join = 1;
+		s->pair = rs;
+		rs->pair = s;
+	}
 	return 0;
 }
 

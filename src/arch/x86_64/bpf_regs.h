@@ -12,6 +12,9 @@
 #define ARCH_BPF_REGS_FULL(X)	X(80) X(40) X(88) X(96) X(104) X(112) X(32) X(152) X(128) X(144) \
 				X(72) X(64) X(56) X(48) X(24) X(16) X(8) X(0)
 #define ARCH_BPF_REGS_FULL_N	18
+/* Where ARCH_BPF_REGS_FULL puts the first argument (di) and the stack pointer. */
+#define ARCH_BPF_FULL_ARG0	5
+#define ARCH_BPF_FULL_SP	7
 /* ARCH_PERF_REGS_RET_MASK: ax, sp, ip. */
 #define ARCH_BPF_REGS_RET(X)	X(80) X(152) X(128)
 #define ARCH_BPF_REGS_RET_N	3
@@ -22,7 +25,9 @@
 /* sizeof(struct pt_regs), the bytes the offsets above fall in. */
 #define ARCH_BPF_PT_REGS_SIZE	168
 
-/* The stack pointer's offset, where the stack copy starts. */
+/* The stack pointer's offset, where the stack copy starts; the instruction pointer's; the first argument's. */
 #define ARCH_BPF_SP		152
+#define ARCH_BPF_IP		128
+#define ARCH_BPF_ARG0		112
 
 #endif

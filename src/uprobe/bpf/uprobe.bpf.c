@@ -21,7 +21,8 @@ struct {
 
 /*
  * Each traced thread's stack top, as jmptrace found it (up_bpf.h's
- * up_bpf_set_top): the address above its outermost frame. A hit whose
+ * up_bpf_set_top): the address above its outermost frame; and its joined
+ * call pending, if any (up_bpf_abi.h's struct up_bpf_top). A hit whose
  * site copies stack copies from the stack pointer to there, so that every
  * frame up to main or the thread's start is in the record, and no more.
  * A thread without one, or a stack pointer not in the UP_BPF_STACK_SPAN
@@ -33,7 +34,7 @@ struct {
 	__uint(max_entries, UP_BPF_TOPS_MAX);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct up_bpf_top);
 } tops SEC(".maps");
 
 /* Hits whose record the full ring refused: the reports' lost events. */
@@ -143,16 +144,30 @@ up_regs(struct up_bpf_rec *r, const void *ctx, __u64 cookie)
 	r->nregs = i;
 }
 
+/* What a hit records: its cookie, where its stack copy starts, how much, and a joined call's first argument. */
+struct up_hit {
+	__u64 cookie;
+	__u64 sp;
+	__u64 want;
+	__u64 arg;
+	__u64 slot;
+	int whole;
+};
+
 /*
  * One record of sizeof(rec) + cap bytes (a constant, as the verifier wants
  * it for a reservation). The reader is woken once the ring is an eighth
  * full, not at every record: it polls every 20 ms anyway, and every ptrace
- * stop drains the ring first.
+ * stop drains the ring first. A joined call's record is its return's, made
+ * to read as its entry too (up_bpf_abi.h): the first argument and the
+ * entry's stack pointer in the registers, the word its return address
+ * slot held at the entry in the copy's first word (the return went
+ * through the kernel's trampoline since: the slot holds that now).
  */
 static __always_inline int
-up_emit(const void *ctx, __u64 cookie, __u64 want, int whole, const __u64 cap)
+up_emit(const void *ctx, const struct up_hit *h, const __u64 cap)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), avail, size;
+	__u64 pt = bpf_get_current_pid_tgid(), avail, size, cookie = h->cookie;
 	struct up_bpf_rec *r = bpf_ringbuf_reserve(&ring, sizeof(*r) + cap, 0);
 	__u32 key = UP_BPF_LOST_KEY;
 
@@ -168,8 +183,13 @@ up_emit(const void *ctx, __u64 cookie, __u64 want, int whole, const __u64 cap)
 	r->pid = (__u32)(pt >> 32);
 	r->tid = (__u32)pt;
 	up_regs(r, ctx, cookie);
-	r->stack_len = (__u32)up_copy_stack((__u8 *)(r + 1), *(const __u64 *)((const char *)ctx + ARCH_BPF_SP),
-					    want, cap, whole);
+	r->stack_len = (__u32)up_copy_stack((__u8 *)(r + 1), h->sp, h->want, cap, h->whole);
+	if (cookie & UP_BPF_JOINED) {
+		r->regs[ARCH_BPF_FULL_ARG0] = h->arg;
+		r->regs[ARCH_BPF_FULL_SP] = h->sp;
+		if (cap >= 8 && r->stack_len >= 8)
+			*(__u64 *)(r + 1) = h->slot;
+	}
 	avail = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA);
 	size = bpf_ringbuf_query(&ring, BPF_RB_RING_SIZE);
 	bpf_ringbuf_submit(r, avail > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
@@ -180,8 +200,8 @@ up_emit(const void *ctx, __u64 cookie, __u64 want, int whole, const __u64 cap)
 
 /* One function per size of copy, so that each reservation's size is a constant of its own. */
 #define UP_EMIT_CAP(cap) \
-	static __attribute__((noinline)) int up_emit_##cap(const void *ctx, __u64 cookie, __u64 want, int whole) \
-	{ return up_emit(ctx, cookie, want, whole, cap); }
+	static __attribute__((noinline)) int up_emit_##cap(const void *ctx, const struct up_hit *h) \
+	{ return up_emit(ctx, h, cap); }
 UP_EMIT_CAP(0)
 UP_EMIT_CAP(512)
 UP_EMIT_CAP(1024)
@@ -198,6 +218,75 @@ UP_EMIT_CAP(65536)
  */
 #define UP_FITS(want, whole, cap) ((want) + ((whole) ? UP_PIECE : 0) <= (cap))
 
+/* Whether a stack pointer sp is on the stack below top near enough to copy all of it. */
+static __always_inline int
+up_whole(const struct up_bpf_top *top, __u64 sp)
+{
+	return top->top > sp && top->top - sp <= UP_BPF_STACK_MAX - UP_PIECE;
+}
+
+/*
+ * What a hit on the stack below its thread's top copies: all of it up to
+ * the top, or, deeper than the most we copy, its innermost part. A stack
+ * pointer farther below is on another stack: the site's cookie says.
+ */
+static __always_inline void
+up_want(const struct up_bpf_top *top, struct up_hit *h)
+{
+	if (up_whole(top, h->sp)) {
+		h->want = (top->top - h->sp + 7) & ~7ULL;
+		h->whole = 1;
+	} else if (top->top > h->sp && top->top - h->sp < UP_BPF_STACK_SPAN) {
+		h->want = UP_BPF_STACK_MAX;
+	}
+}
+
+/*
+ * A joined site's hit (up_bpf_abi.h). Its entry: pending, no record, when
+ * its whole stack can be copied at the return and no other call of the
+ * thread is pending (one that is, above, is interrupted by a signal
+ * handler: this call is recorded as any other); a pending call whose frame
+ * is gone (at or below sp) never returned, and is forgotten. Its return:
+ * the pending call's when it leaves from that call's frame, made into
+ * the record of both; else a return as any other. Returns 1 when the hit
+ * records nothing.
+ */
+static __always_inline int
+up_join(const void *ctx, struct up_hit *h)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct up_bpf_top *top = bpf_map_lookup_elem(&tops, &tid);
+
+	if (!top)
+		return 0;
+	if (((h->cookie >> UP_BPF_KIND_SHIFT) & 3) == UP_BPF_REGS_RET) {
+		if (top->pend_sp == 0 || top->pend_sp + 8 != h->sp)
+			return 0;
+		h->sp = top->pend_sp;
+		h->arg = top->pend_arg;
+		h->slot = top->pend_slot;
+		top->pend_sp = 0;
+		h->cookie = (h->cookie & ~(3ULL << UP_BPF_KIND_SHIFT)) |
+			    (__u64)UP_BPF_REGS_FULL << UP_BPF_KIND_SHIFT | UP_BPF_JOINED;
+		up_want(top, h);	/* whole: it was at the entry, from the same stack pointer */
+		return 0;
+	}
+	if (top->pend_sp && top->pend_sp <= h->sp)
+		top->pend_sp = 0;
+	if (top->pend_sp || !up_whole(top, h->sp) ||
+	    bpf_probe_read_user(&top->pend_slot, sizeof(top->pend_slot), (const void *)h->sp) != 0)
+		return 0;
+	top->pend_arg = *(volatile const __u64 *)((const char *)ctx + ARCH_BPF_ARG0);
+	top->pend_sp = h->sp;
+	return 1;
+}
+
+/*
+ * The room for want bytes: a whole stack may be read in pieces
+ * (up_copy_holes), which end UP_PIECE short of the room.
+ */
+#define UP_FITS(want, whole, cap) ((want) + ((whole) ? UP_PIECE : 0) <= (cap))
+
 /*
  * Every site of every link: the cookie says which, what to copy, and how
  * much; a thread whose top jmptrace gave copies its whole stack instead.
@@ -206,37 +295,38 @@ SEC("uprobe")
 int
 up_hit(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), want = cookie >> UP_BPF_STACK_SHIFT;
-	int whole = 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct up_hit h = {
+		.cookie = cookie,
+		.sp = *(volatile const __u64 *)((const char *)ctx + ARCH_BPF_SP),
+		.want = cookie >> UP_BPF_STACK_SHIFT,
+	};
 
+	if ((cookie & UP_BPF_JOIN) && up_join(ctx, &h))
+		return 0;
 	/* Not a free's short copy: it needs only the nearest frames (uprobes_sites.c). */
-	if (want != 0 && ((cookie >> UP_BPF_KIND_SHIFT) & 3) != UP_BPF_REGS_FREE) {
+	if (h.want != 0 && !(h.cookie & UP_BPF_JOINED) && ((cookie >> UP_BPF_KIND_SHIFT) & 3) != UP_BPF_REGS_FREE) {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		__u64 *top = bpf_map_lookup_elem(&tops, &tid);
-		__u64 sp = *(volatile const __u64 *)((const char *)ctx + ARCH_BPF_SP);
+		struct up_bpf_top *top = bpf_map_lookup_elem(&tops, &tid);
 
-		if (top && *top > sp && *top - sp <= UP_BPF_STACK_MAX - UP_PIECE) {
-			want = (*top - sp + 7) & ~7ULL;
-			whole = 1;
-		} else if (top && *top > sp && *top - sp < UP_BPF_STACK_SPAN) {
-			want = UP_BPF_STACK_MAX;	/* deeper than the most we copy: its innermost part */
-		}
+		if (top)
+			up_want(top, &h);
 	}
-	if (want == 0)
-		return up_emit_0(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 512))
-		return up_emit_512(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 1024))
-		return up_emit_1024(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 2048))
-		return up_emit_2048(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 4096))
-		return up_emit_4096(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 8192))
-		return up_emit_8192(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 16384))
-		return up_emit_16384(ctx, cookie, want, whole);
-	if (UP_FITS(want, whole, 32768))
-		return up_emit_32768(ctx, cookie, want, whole);
-	return up_emit_65536(ctx, cookie, want, whole);
+	if (h.want == 0)
+		return up_emit_0(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 512))
+		return up_emit_512(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 1024))
+		return up_emit_1024(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 2048))
+		return up_emit_2048(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 4096))
+		return up_emit_4096(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 8192))
+		return up_emit_8192(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 16384))
+		return up_emit_16384(ctx, &h);
+	if (UP_FITS(h.want, h.whole, 32768))
+		return up_emit_32768(ctx, &h);
+	return up_emit_65536(ctx, &h);
 }
