@@ -26,6 +26,7 @@ struct jt_usite {
 	uint64_t image;		/* the image it was placed in (jt_proc.image): a sample of an older one is dropped */
 	uint32_t stack;		/* bytes of user stack each sample copies */
 	uint64_t regs_mask;	/* the registers each sample carries (perf_regs.h) */
+	uint32_t nregs;		/* how many: regs_mask's bits, counted once (no popcnt instruction on every x86-64) */
 	int emulated;		/* the kernel emulates the probed instruction (no single-step) */
 	int hook;		/* no sample: a SIGTRAP stops the thread (the rendezvous, a C++ unwinder) */
 	int pending;		/* placed, its events not opened yet (uprobes_open_pending) */

@@ -33,7 +33,7 @@ uprobes_bpf_joined(struct jt_uprobes *u, const struct jt_usite *rs, const struct
 	struct jt_usample s = { .site = es, .pid = ev->pid, .tid = ev->tid, .time = ev->time };
 	uint64_t ret;
 
-	if (!rs->ret || !es || ev->nregs != (size_t)__builtin_popcountll(es->regs_mask) || !ev->stack)
+	if (!rs->ret || !es || ev->nregs != es->nregs || !ev->stack)
 		return;
 	arch_regs_from_perf(ev->regs, es->regs_mask, &s.regs);
 	ret = arch_pc(&s.regs);
@@ -76,7 +76,7 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 			t->uhook = s.site->fn + 1;
 		return;
 	}
-	if (ev->nregs != (size_t)__builtin_popcountll(s.site->regs_mask))
+	if (ev->nregs != s.site->nregs)
 		return;
 	s.pid = ev->pid;
 	s.tid = ev->tid;

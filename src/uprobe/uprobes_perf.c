@@ -465,7 +465,7 @@ up_sample(struct jt_uprobes *u, const uint8_t *rec, size_t size)
 	memcpy(&s.time, q + 16, 8);
 	memcpy(&abi, q + 24, 8);
 	q += 32;
-	nv = (size_t)__builtin_popcountll(s.site->regs_mask) * sizeof(v[0]);
+	nv = (size_t)s.site->nregs * sizeof(v[0]);
 	if (!abi || q + nv > end)
 		return;		/* a kernel thread's, or cut */
 	memcpy(v, q, nv);

@@ -158,6 +158,7 @@ up_site_new(struct jt_uprobes *u, struct jt_proc *p, int fn, struct up_def *d, i
 	s->pending = 1;
 	s->regs_mask = ret ? ARCH_PERF_REGS_RET_MASK : alloc_fns[fn].kind == FK_FREE ? ARCH_PERF_REGS_FREE_MASK
 										: ARCH_PERF_REGS_MASK;
+	s->nregs = (uint32_t)__builtin_popcountll(s->regs_mask);
 	s->index = (uint32_t)u->nsites;
 	u->sites = xrealloc(u->sites, (u->nsites + 1) * sizeof(*u->sites));
 	u->sites[u->nsites++] = s;
