@@ -33,7 +33,7 @@ uprobes_bpf_joined(struct jt_uprobes *u, const struct jt_usite *rs, const struct
 	struct jt_usample s = { .site = es, .pid = ev->pid, .tid = ev->tid, .time = ev->time };
 	uint64_t ret;
 
-	if (!rs->ret || !es || ev->nregs != es->nregs || !ev->stack)
+	if (!rs->ret || !es || ev->nregs != es->nregs)
 		return;
 	arch_regs_from_perf(ev->regs, es->regs_mask, &s.regs);
 	ret = arch_pc(&s.regs);

@@ -22,6 +22,9 @@
 #define ARCH_BPF_REGS_FREE(X)	X(104) X(112) X(32) X(152) X(128)
 #define ARCH_BPF_REGS_FREE_N	5
 
+/* What a return takes off the stack: the return address (arch_sp_after_ret). */
+#define ARCH_BPF_RET_POP	8
+
 /* sizeof(struct pt_regs), the bytes the offsets above fall in. */
 #define ARCH_BPF_PT_REGS_SIZE	168
 

@@ -145,7 +145,7 @@ up_regs(struct up_bpf_rec *r, const void *ctx, __u64 cookie)
 	r->nregs = i;
 }
 
-/* What a hit records: its cookie, where its stack copy starts, how much, and a joined call's first argument. */
+/* What a hit records: its cookie, where its stack copy starts and how much; a joined call's first argument and slot word. */
 struct up_hit {
 	__u64 cookie;
 	__u64 sp;
@@ -266,7 +266,7 @@ up_join(const void *ctx, struct up_hit *h)
 	if (!top)
 		return 0;
 	if (((h->cookie >> UP_BPF_KIND_SHIFT) & 3) == UP_BPF_REGS_RET) {
-		if (top->pend_sp == 0 || top->pend_sp + 8 != h->sp)
+		if (top->pend_sp == 0 || top->pend_sp + ARCH_BPF_RET_POP != h->sp)
 			return 0;
 		h->sp = top->pend_sp;
 		h->arg = top->pend_arg;
@@ -286,12 +286,6 @@ up_join(const void *ctx, struct up_hit *h)
 	top->pend_sp = h->sp;
 	return 1;
 }
-
-/*
- * The room for want bytes: a whole stack may be read in pieces
- * (up_copy_holes), which end UP_PIECE short of the room.
- */
-#define UP_FITS(want, whole, cap) ((want) + ((whole) ? UP_PIECE : 0) <= (cap))
 
 /*
  * Every site of every link: the cookie says which, what to copy, and how
