@@ -183,6 +183,9 @@ uprobes_has_return(int fn)
  * reader needs to see nested calls as nested. The C library's malloc
  * calls none but with --pages (mmap, sbrk); another library's, or the
  * program's own, may call anything, the C library's malloc among them.
+ * Only a libc.so.N file: glibc before 2.34 (libc-2.NN.so, which
+ * leak_arena.c also takes for the C library) called __malloc_hook, and a
+ * hook may call anything.
  * Its probe must be at its entry (where the return address is), and the
  * thread's whole stack copied (the join needs each thread's stack top).
  */
