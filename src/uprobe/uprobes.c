@@ -167,6 +167,13 @@ up_emerg_unmap(char *line, void *arg)
 }
 
 void
+uprobes_apply(struct jt_uprobes *u, const struct jt_usample *s)
+{
+	if (u->apply(u->tr, u->ctx, s))
+		u->tr->events++;
+}
+
+void
 uprobes_emerg_release(const struct jt_uprobes *u)
 {
 	static char buf[4096];

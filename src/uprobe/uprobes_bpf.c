@@ -43,15 +43,13 @@ uprobes_bpf_joined(struct jt_uprobes *u, const struct jt_usite *rs, const struct
 	u->samples++;
 	u->joined++;
 	u->stack_bytes += ev->stack_len;
-	if (u->apply(u->tr, u->ctx, &s))
-		u->tr->events++;
+	uprobes_apply(u, &s);
 	s.site = rs;
 	arch_set_pc(&s.regs, ret);
 	arch_set_sp(&s.regs, arch_sp_after_ret(arch_sp(&s.regs)));
 	s.stack = NULL;
 	s.stack_len = 0;
-	if (u->apply(u->tr, u->ctx, &s))
-		u->tr->events++;
+	uprobes_apply(u, &s);
 }
 
 /* One record of the ring as a sample of its site: what the perf path's reader makes of a perf sample. */
@@ -88,8 +86,7 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 	}
 	u->samples++;
 	u->stack_bytes += ev->stack_len;
-	if (u->apply(u->tr, u->ctx, &s))
-		u->tr->events++;
+	uprobes_apply(u, &s);
 }
 
 /*

@@ -100,6 +100,9 @@ void uprobes_bury(struct jt_uprobes *u, struct up_grave *g);
 /* A ring was added (tracer lock held): the reader polls it from now on, not after its current wait (uprobes_reader.c). */
 void uprobes_wake_reader(struct jt_uprobes *u);
 
+/* Applies one sample, counted among the tracer's events when it was one: both paths' readers. */
+void uprobes_apply(struct jt_uprobes *u, const struct jt_usample *s);
+
 /* Ends the reader thread and then the closer, each only if it runs (uprobes_reader.c). */
 void uprobes_stop(struct jt_uprobes *u);
 

@@ -483,8 +483,7 @@ up_sample(struct jt_uprobes *u, const uint8_t *rec, size_t size)
 		}
 	}
 	u->samples++;
-	if (u->apply(u->tr, u->ctx, &s))
-		u->tr->events++;
+	uprobes_apply(u, &s);
 }
 
 static void
