@@ -88,11 +88,10 @@ unit: $(UNIT_BINS)
 # each skips what needs root without it).
 check: check-plain check-asan check-uprobe
 
-# Every link mode, threads, C++, signals in handlers, fork, exec and -f, leak checks.
-# Not sigstack.t: a handler on an alternate stack is unwound from a copy of that
-# stack alone, so its stack stops at the signal frame (doc/uprobe.md); nor frees.t, whose
+# Every link mode, threads, C++, signals in handlers (sigstack.t: one that interrupts the
+# kernel's return trampoline too), fork, exec and -f, leak checks. Not frees.t, whose
 # hundreds of short runs each pay the probes' setup (it takes 9 minutes so).
-UPROBE_SUITES = tests/integration.t tests/lifecycle.t tests/sigtrap.t tests/leakcheck.t
+UPROBE_SUITES = tests/integration.t tests/lifecycle.t tests/sigtrap.t tests/leakcheck.t tests/sigstack.t
 
 check-uprobe: all progs samples-build
 	@if [ "$$(id -u)" = 0 ]; then \

@@ -129,6 +129,8 @@ stop_signal(struct jt_tracer *tr, struct jt_thread *t, int sig)
 
 	if (sig == SIGTRAP)
 		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
+	if (tr->uprobes)
+		uevent_signal(t);
 	if (t->ncalls > 0)
 		stop_note_handler(t, sig);
 	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "modules.h"
 #include "unwind.h"
 #include "unwind_backend.h"
@@ -119,6 +120,65 @@ unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t value)
 }
 
 void
+unwind_ctx_trampoline(struct jt_unwind_ctx *ctx, uint64_t start, uint64_t len)
+{
+	ctx->tramp = start;
+	ctx->tramp_len = len;
+}
+
+void
+unwind_ctx_returned(struct jt_unwind_ctx *ctx, uint64_t slot, uint64_t ret)
+{
+	if (ctx->nret < UNWIND_MAX_RETURNED) {
+		ctx->ret_slot[ctx->nret] = slot;
+		ctx->ret_addr[ctx->nret++] = ret;
+	}
+}
+
+/*
+ * How far below the stack pointer a return leaves the trampoline may take
+ * it: x86's pushes three registers before its syscall, and the kernel
+ * leaves them there for it to pop after.
+ */
+#define UW_TRAMP_DEPTH 64
+
+int
+unwind_trampoline_near(uint64_t slot, uint64_t sp)
+{
+	uint64_t after = arch_sp_after_ret(slot);
+
+	return sp <= after && after - sp <= UW_TRAMP_DEPTH;
+}
+
+int
+uw_trampoline_exit(const struct jt_unwind_ctx *ctx, uint64_t pc, uint64_t sp,
+		   int (*read)(void *arg, uint64_t addr, uint64_t *v), void *arg, uint64_t *ret, uint64_t *ret_sp)
+{
+	int best = -1;
+	uint64_t v;
+
+	if (!uw_in_trampoline(ctx, pc))
+		return 0;
+	/* In flight: the kernel has its return to make still. The innermost call that fits. */
+	for (int i = 0; i < ctx->ov.n; i++)
+		if (unwind_trampoline_near(ctx->ov.addr[i], sp) && (best < 0 || ctx->ov.addr[i] < ctx->ov.addr[best]))
+			best = i;
+	if (best >= 0) {
+		*ret = ctx->ov.value[best];
+		*ret_sp = arch_sp_after_ret(ctx->ov.addr[best]);
+		return 1;
+	}
+	/* Returned: the kernel wrote the return address back into its slot, for the trampoline's last ret. */
+	for (int i = 0; i < ctx->nret; i++)
+		if (unwind_trampoline_near(ctx->ret_slot[i], sp) && read(arg, ctx->ret_slot[i], &v) == 0 && v == ctx->ret_addr[i]) {
+			*ret = v;
+			*ret_sp = arch_sp_after_ret(ctx->ret_slot[i]);
+			return 1;
+		}
+	return 0;
+}
+
+void
 unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len)
 {
 	ctx->stack = (struct uw_stack_copy) { 1, base, data, len };
@@ -171,6 +231,8 @@ unwind_stack_ctx(struct jt_unwind *u, struct jt_unwind_ctx *ctx, pid_t tid, cons
 	ctx->memo_joined = -1;
 	n = u->be->stack(u->state, ctx, tid, regs, pcs, max);
 	ctx->ov.n = 0;
+	ctx->nret = 0;
+	ctx->tramp_len = 0;
 	ctx->stack = (struct uw_stack_copy) { 0 };
 	ctx->memo = NULL;
 	return n;

@@ -103,6 +103,24 @@ void unwind_ctx_override(struct jt_unwind_ctx *ctx, uint64_t addr, uint64_t valu
  * unwind returns. Cleared, like the overrides, when it returns.
  */
 void unwind_ctx_stack(struct jt_unwind_ctx *ctx, uint64_t base, const void *data, size_t len);
+/*
+ * For the next unwind_stack_ctx with ctx only: the kernel's uretprobe
+ * trampoline lies at [start, start + len) (the uprobe source's). A signal
+ * can interrupt a thread there, on its way back from a probed call, and
+ * its handler's stack would end at that pc, in no module. The unwind goes
+ * on from the call's return address instead, at the stack pointer its
+ * return leaves, as if the signal had come a moment later: the call's
+ * that is in flight with its slot (unwind_ctx_override) just above the
+ * interrupted stack pointer, or else the call's that returned
+ * (unwind_ctx_returned) if the kernel has put its return address back in
+ * its slot. Up to UNWIND_MAX_RETURNED returned calls.
+ */
+#define UNWIND_MAX_RETURNED 2
+void unwind_ctx_trampoline(struct jt_unwind_ctx *ctx, uint64_t start, uint64_t len);
+void unwind_ctx_returned(struct jt_unwind_ctx *ctx, uint64_t slot, uint64_t ret);
+/* Whether a thread in the trampoline at stack pointer sp may be returning from the call whose slot is slot. */
+int unwind_trampoline_near(uint64_t slot, uint64_t sp);
+
 /* Non-zero when the last unwind_stack_ctx with ctx stopped because it needed stack above its copy. */
 int unwind_ctx_copy_ended(const struct jt_unwind_ctx *ctx);
 

@@ -64,8 +64,27 @@ struct jt_unwind_ctx {
 	int copy_ended;			/* the last unwind_stack_ctx asked for bytes above its stack copy: cut short there */
 	struct jt_unwind_memo **memo;	/* unwind_ctx_memo's, for the next unwind only */
 	int memo_joined;		/* the memo frame the last unwind joined at, or -1 */
+	/* unwind_ctx_trampoline's and unwind_ctx_returned's, cleared with the overrides */
+	uint64_t tramp, tramp_len;
+	uint64_t ret_slot[UNWIND_MAX_RETURNED], ret_addr[UNWIND_MAX_RETURNED];
+	int nret;
 	void *scratch[UW_NBACKENDS];	/* each backend's, made at its first unwind */
 };
+
+/* Whether pc is in ctx's uretprobe trampoline (unwind_ctx_trampoline). */
+static inline int
+uw_in_trampoline(const struct jt_unwind_ctx *ctx, uint64_t pc)
+{
+	return pc - ctx->tramp < ctx->tramp_len;
+}
+
+/*
+ * An interrupted pc and stack pointer in ctx's trampoline: the return
+ * address and stack pointer the unwind goes on from (unwind.h), and 1; 0
+ * when no call fits. read reads a stack word as the backend does.
+ */
+int uw_trampoline_exit(const struct jt_unwind_ctx *ctx, uint64_t pc, uint64_t sp,
+		       int (*read)(void *arg, uint64_t addr, uint64_t *v), void *arg, uint64_t *ret, uint64_t *ret_sp);
 
 /* be's scratch in ctx, made on first use. */
 void *uw_ctx_scratch(struct jt_unwind_ctx *ctx, const struct uw_backend *be);

@@ -216,14 +216,26 @@ ud_step_cfi(struct ud_ctx *c, const struct ud_rule *r, struct ud_regs *rs, struc
  * window of its own.
  */
 static int
+ud_tramp_read(void *arg, uint64_t addr, uint64_t *v)
+{
+	return ud_read_word(arg, addr, v);
+}
+
+static int
 ud_step_signal(struct ud_ctx *c, struct ud_regs *rs)
 {
 	uint8_t block[ARCH_SIGFRAME_LEN];
+	uint64_t ret, sp;
 
 	if (ud_read(c, rs->r[UD_SP] + ARCH_SIGFRAME_OFF, block, sizeof(block)) != 0)
 		return 0;
 	arch_sigframe_regs(block, rs->r);
 	rs->known = (1u << UD_NREGS) - 1;
+	/* Interrupted in the kernel's uretprobe trampoline: on from the return it was making (unwind.h). */
+	if (uw_trampoline_exit(c->ctx, rs->r[UD_RA], rs->r[UD_SP], ud_tramp_read, c, &ret, &sp)) {
+		rs->r[UD_RA] = ret;
+		rs->r[UD_SP] = sp;
+	}
 	if (!ud_window_has(&c->w, rs->r[UD_SP], 8))
 		ud_window_fill(c, rs->r[UD_SP]);
 	return 1;

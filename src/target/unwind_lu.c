@@ -457,6 +457,39 @@ uwl_plt_step(struct uwl_ctx *c, unw_cursor_t *cur, uint64_t ip, arch_regs *calle
 	return 1;
 }
 
+static int
+uwl_read_word(void *arg, uint64_t addr, uint64_t *v)
+{
+	struct uwl_ctx *c = arg;
+	unw_word_t w;
+
+	if (uw_access_mem(c->u->as, addr, &w, 0, c) < 0)
+		return -1;
+	*v = w;
+	return 0;
+}
+
+/*
+ * A frame a signal interrupted at ip in the kernel's uretprobe trampoline
+ * (unwind.h): fills *caller with the registers of the return it was
+ * making, pc at the return address (an interrupted pc, looked up as it
+ * is). Returns 1, or 0 anywhere else.
+ */
+static int
+uwl_tramp_step(struct uwl_ctx *c, unw_cursor_t *cur, uint64_t ip, arch_regs *caller)
+{
+	uint64_t ret, sp;
+
+	if (!uw_in_trampoline(c->ctx, ip))
+		return 0;
+	arch_lu_regs_of(cur, caller);
+	if (!uw_trampoline_exit(c->ctx, ip, arch_sp(caller), uwl_read_word, c, &ret, &sp))
+		return 0;
+	arch_set_pc(caller, ret);
+	arch_set_sp(caller, sp);
+	return 1;
+}
+
 /* Readies c for one unwind of tid by u. */
 static void
 uwl_ctx_begin(struct uwl_ctx *c, struct uw_libunwind *u, struct jt_unwind_ctx *ctx, pid_t tid,
@@ -494,6 +527,13 @@ uwl_stack(void *state, struct jt_unwind_ctx *ctx, pid_t tid, const arch_regs *re
 	pcs[n++] = arch_pc(regs);
 	ok = unw_init_remote(&cur, u->as, c) == 0;
 	while (ok && n < max) {
+		/* An interrupted pc in the uretprobe trampoline is replaced by the return's, and the walk starts over there. */
+		if (n >= 2 && (pcs[n - 2] & UNWIND_PC_SIGNAL) && uwl_tramp_step(c, &cur, pcs[n - 1], &caller)) {
+			pcs[n - 1] = arch_pc(&caller);
+			c->regs = &caller;
+			ok = unw_init_remote(&cur, u->as, c) == 0;
+			continue;
+		}
 		/* Past a PLT stub libunwind cannot step, it starts over from the caller. */
 		if ((n == 1 || pcs[n - 2] & UNWIND_PC_SIGNAL) && uwl_plt_step(c, &cur, pcs[n - 1], &caller, &ip)) {
 			c->regs = &caller;

@@ -82,6 +82,14 @@ struct jt_thread {
 	struct up_ring *uring;
 	int uhook;			/* the BPF path: fn + 1 of the hook whose SIGTRAP is on its way to it, else 0 */
 	uint64_t utop;			/* the BPF path: the stack top the program has for it (uprobes_bpf_top), else 0 */
+	/*
+	 * The uprobe source: the slot and return address of its last call
+	 * that returned through the kernel's trampoline, and of the one a
+	 * signal found it returning from (a handler's calls return too), for
+	 * its handlers' unwinds (unwind_ctx_returned).
+	 */
+	uint64_t uret_slot, uret_addr;
+	uint64_t usig_slot, usig_addr;
 };
 
 /*

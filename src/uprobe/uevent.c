@@ -6,6 +6,7 @@
 #include "alias.h"
 #include "alloc.h"
 #include "heap.h"
+#include "kops.h"
 #include "maps.h"
 #include "modules.h"
 #include "own.h"
@@ -35,6 +36,13 @@ uevent_stack_word(const struct jt_usample *s, uint64_t addr, uint64_t *out)
 	memcpy(out, s->stack + (addr - base), sizeof(*out));
 	return 0;
 }
+
+/*
+ * The trampoline is the first slot of the kernel's out-of-line area (x86's
+ * UPROBE_XOL_SLOT_BYTES is 128); the others hold instructions being
+ * stepped, during which no signal is delivered.
+ */
+#define UEVENT_TRAMP_LEN 128
 
 /*
  * The kernel's uretprobe trampoline in p: the start of its "[uprobes]"
@@ -72,6 +80,27 @@ uevent_settle(struct jt_thread *t)
 	for (int i = 0; i < t->ncalls; i++)
 		if (t->calls[i].fn != CALL_SIGNAL)
 			t->calls[i].trampoline = tramp;
+}
+
+void
+uevent_signal(struct jt_thread *t)
+{
+	arch_regs regs;
+	uint64_t pc, tramp;
+
+	/* A pc in a module is the program's (and /proc is not read for it). */
+	if (kops->getregs(t->tid, &regs) < 0 || modules_find(&t->proc->mods, (pc = arch_pc(&regs))) ||
+	    !(tramp = uevent_trampoline_read(t->proc)) || pc - tramp >= UEVENT_TRAMP_LEN)
+		return;
+	/*
+	 * A second signal that comes as the first one's handler returns finds
+	 * the same state, but the handler's own calls have returned since: the
+	 * call kept at the first stays.
+	 */
+	if (!unwind_trampoline_near(t->uret_slot, arch_sp(&regs)))
+		return;
+	t->usig_slot = t->uret_slot;
+	t->usig_addr = t->uret_addr;
 }
 
 /* Reads code through the process's modules' files: the process may be gone, its code is the files'. */
@@ -140,6 +169,13 @@ uevent_unwind(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_us
 	for (int i = 0; i < t->ncalls; i++)
 		if (t->calls[i].fn != CALL_SIGNAL)
 			unwind_ctx_override(ctx, t->calls[i].entry_sp, t->calls[i].ret_addr);
+	if (t->proc->utramp) {
+		unwind_ctx_trampoline(ctx, t->proc->utramp, UEVENT_TRAMP_LEN);
+		if (t->uret_slot)
+			unwind_ctx_returned(ctx, t->uret_slot, t->uret_addr);
+		if (t->usig_slot)
+			unwind_ctx_returned(ctx, t->usig_slot, t->usig_addr);
+	}
 	unwind_ctx_stack(ctx, arch_sp(&s->regs), s->stack, s->stack_len);
 	unwind_ctx_memo(ctx, &t->umemo);
 	return unwind_stack_ctx(t->proc->uw, ctx, t->tid, &s->regs, pcs, max);
@@ -218,6 +254,8 @@ uevent_return(struct jt_thread *t, const struct jt_usample *s)
 		if (c->fn == CALL_SIGNAL || arch_sp_after_ret(c->entry_sp) != sp)
 			continue;
 		t->ncalls = i;
+		t->uret_slot = c->entry_sp;
+		t->uret_addr = c->ret_addr;
 		record_finish(t, &mem, c, arch_retval(&s->regs));
 		return;
 	}
