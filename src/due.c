@@ -241,22 +241,18 @@ due_passed_over(struct jt_tracer *tr)
 }
 
 /*
- * Writes the snapshot that fell due at due_ms, now_ms: saying when it is
- * late, and why. --interval's are written beside the tracing; the last
- * one, at --duration's end (ended), before the detach.
+ * Writes the snapshot that fell due at due_ms, with the reason it is late
+ * if it is (the snapshot measures that by its own time_ms, which a wait
+ * for a CPU may put well after now). --interval's are written beside the
+ * tracing; the last one, at --duration's end (ended), before the detach.
  */
 static void
-due_snapshot(struct jt_tracer *tr, struct jt_proc *p, int ended, uint64_t due_ms, uint64_t now_ms)
+due_snapshot(struct jt_tracer *tr, struct jt_proc *p, int ended, uint64_t due_ms)
 {
 	const char *reason = ended ? "duration" : "interval";
-	struct jt_due due = { due_ms, now_ms - due_ms, NULL };
+	/* Without our work under way at the due time (due_work_done), we waited for a CPU. */
+	struct jt_due due = { due_ms, 0, tr->late_why[0] ? tr->late_why : "jmptrace was not given a CPU in time (a busy host)" };
 
-	if (due.late_ms > DUE_LATE_MS) {
-		/* None of our work was under way at the due time: we waited for a CPU. */
-		due.late_why = tr->late_why[0] ? tr->late_why : "jmptrace was not given a CPU in time (a busy host)";
-		debug_msg("snapshot %u (%s) is %llu ms late, due at %llu ms: %s", tr->nsnapshots + 1, reason,
-			  (unsigned long long)due.late_ms, (unsigned long long)due.due_ms, due.late_why);
-	}
 	tr->due = &due;
 	if (ended)
 		snapshot_write(tr, p, reason);
@@ -343,7 +339,7 @@ due_check(struct jt_tracer *tr)
 		wrote = 1;
 	}
 	if (due && !stop) {
-		due_snapshot(tr, p, ended, ended ? due_duration_end(tr) : tr->due_ms, now);
+		due_snapshot(tr, p, ended, ended ? due_duration_end(tr) : tr->due_ms);
 		wrote = 1;
 	}
 	if (due)

@@ -6,12 +6,6 @@
 
 struct jt_tracer;
 
-/*
- * A snapshot of --interval or --duration more than this after its due time
- * is late: its JSON and a line under -v say so and why. A tenth of the
- * shortest --interval (cmdline.c's JT_MIN_INTERVAL).
- */
-#define DUE_LATE_MS 10
 
 /*
  * Starts the clock of the due snapshots: the main process's time_ms, now,

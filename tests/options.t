@@ -196,10 +196,12 @@ sub check_due_times {
 		is($due, $next, "$what: due at $next ms");
 		$next = $due + 200;
 		my $late = $s->{time_ms} - $due;
-		# late_ms is measured as the snapshot starts, time_ms a little later (a coarse clock).
-		my $lm = $s->{late_ms} // -1000;
-		ok($lm >= 0 && $lm <= $late + 8 && ($lm >= $late - 8 || $s->{late_why}),
-		   "$what: late_ms ($lm) is time_ms - due_ms, give or take the coarse clock");
+		# late_ms is the snapshot's own time_ms - due_ms (0 when the coarse clock of time_ms
+		# reads a little before the due time). Measured when the due time was seen, it read up
+		# to 20 ms less where jmptrace then waited for a CPU, and such a snapshot went late
+		# without a reason.
+		is($s->{late_ms} // -1000, $late > 0 ? $late : 0, "$what: late_ms is time_ms - due_ms");
+		ok(!$s->{late_why} || $late > 10, "$what: a reason only when more than 10 ms late");
 		if (abs($late) <= 20) {
 			pass("$what: within 10% of the interval");
 		} else {

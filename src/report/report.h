@@ -57,9 +57,16 @@ int report_sections_parse(const char *list, unsigned *mask);
 /* When a scheduled snapshot (--interval, --duration) was due, and how late it was taken. */
 struct jt_due {
 	uint64_t due_ms;	/* in time_ms's clock: k * interval, or the duration */
-	uint64_t late_ms;	/* how long after due_ms it was taken */
-	const char *late_why;	/* why, when it counts as late (DUE_LATE_MS); else NULL */
+	uint64_t late_ms;	/* how long after due_ms it was taken: its time_ms - due_ms */
+	const char *late_why;	/* why, when it counts as late (JT_DUE_LATE_MS); else NULL */
 };
+
+/*
+ * A snapshot of --interval or --duration more than this after its due time
+ * is late: its JSON and a line under -v say so and why. A tenth of the
+ * shortest --interval (cmdline.c's JT_MIN_INTERVAL).
+ */
+#define JT_DUE_LATE_MS 10
 
 /* Everything a snapshot needs; the caller owns all of it. */
 struct jt_snapshot {
