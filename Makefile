@@ -91,7 +91,7 @@ check: check-plain check-asan check-uprobe
 # Every link mode, threads, C++, signals in handlers (sigstack.t: one that interrupts the
 # kernel's return trampoline too), fork, exec and -f, leak checks. Not frees.t, whose
 # hundreds of short runs each pay the probes' setup (it takes 9 minutes so).
-UPROBE_SUITES = tests/integration.t tests/lifecycle.t tests/sigtrap.t tests/leakcheck.t tests/sigstack.t
+UPROBE_SUITES = tests/integration.t tests/target.t tests/lifecycle.t tests/sigtrap.t tests/leakcheck.t tests/sigstack.t
 
 check-uprobe: all progs samples-build
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -124,12 +124,12 @@ check-plain: check-graph all unit progs samples-build
 # output thread, fork/exec/threads, the uprobe source's rings), in one link mode:
 # the others add timing, not code. The suites of time and load stay out of it (a
 # sanitized tracer is several times slower, which they would measure).
-ASAN_SUITES = tests/integration.t tests/exec.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
+ASAN_SUITES = tests/integration.t tests/target.t tests/exec.t tests/leakcheck.t tests/leakreport.t tests/frees.t tests/formats.t \
 	tests/pprof.t tests/flamegraph.t tests/diff.t tests/outputs.t tests/lifecycle.t tests/analyses.t \
 	tests/alloc_names.t tests/names.t tests/cxxnames.t tests/pages.t tests/sigtrap.t tests/sigstack.t \
 	tests/age.t tests/timeline.t tests/report_first.t tests/deleted.t tests/debuginfod.t tests/options.t \
 	tests/nested.t
-ASAN_UPROBE_SUITES = tests/integration.t tests/leakcheck.t
+ASAN_UPROBE_SUITES = tests/integration.t tests/target.t tests/leakcheck.t
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	JMPTRACE=$(CURDIR)/build-asan/jmptrace JT_MODES=pie
 

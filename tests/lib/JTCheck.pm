@@ -13,7 +13,7 @@ use JT;
 
 our @EXPORT = qw(
 	snapshot_of same_as_native check_shape check_site check_gone check_through
-	check_call_deltas check_total_deltas is_static both attach_released
+	check_call_deltas check_total_deltas is_static both attach_released leak_bytes
 );
 
 # A run finished, wrote JSON with a snapshot; returns the last snapshot or undef.
@@ -196,5 +196,8 @@ sub is_static { $_[0] =~ /static/ ? 1 : 0 }
 
 # Both runs must exist before deltas are taken.
 sub both { defined $_[0] && defined $_[1] }
+
+# The bytes tests/progs/leak's leak_here() leaks from its block from to its block to (1024 + 16 i each).
+sub leak_bytes { my ($from, $to) = @_; my $s = 0; $s += 1024 + 16 * $_ for $from .. $to - 1; $s }
 
 1;
