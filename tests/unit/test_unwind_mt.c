@@ -214,7 +214,6 @@ reference(const char *be, struct jt_modules *m, const struct child *c, uint64_t 
 static void
 test_child(const struct target *t, const char *what)
 {
-	static const char *const backends[] = { "libunwind", "dw" };
 	uint64_t pcs[MAX_FRAMES];
 	struct child c = { 0 };
 	struct jt_modules m;

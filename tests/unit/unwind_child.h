@@ -17,6 +17,7 @@
 #include "maps.h"
 #include "modules.h"
 #include "tap.h"
+#include "unwind.h"
 #include "util.h"
 
 #define WAIT_SECONDS	20
@@ -46,6 +47,12 @@ struct child {
 };
 
 static const char *const chain_main[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "main" };
+__attribute__((unused)) static const char *const chain_thread[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "thread_main" };
+__attribute__((unused)) static const char *const chain_signal[] = { "f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1", "on_signal" };
+
+/* Every unwind check runs with each; the first is the reference for comparing them. */
+__attribute__((unused)) static const char *const backends[] = { "libunwind", "dw" };
+#define N_BACKENDS ARRAY_SIZE(backends)
 /* Besides the chain, load_syms wants these. */
 static const char *const other_syms[] = { "thread_main", "on_signal", "sig_main" };
 
@@ -264,6 +271,63 @@ same_pcs(const uint64_t *a, int na, const uint64_t *b, int nb)
 	return na == nb && i == na;
 }
 
+
+__attribute__((unused)) static uint64_t
+sym_addr(const struct target *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nsym; i++)
+		if (strcmp(t->sym[i].name, name) == 0)
+			return t->sym[i].addr;
+	return 0;
+}
+
+/* Name of the chain function holding link-time address a, or "?". */
+__attribute__((unused)) static const char *
+sym_owner(const struct target *t, uint64_t a)
+{
+	int i;
+
+	for (i = 0; i < t->nsym; i++)
+		if (a >= t->sym[i].addr && a < t->sym[i].addr + t->sym[i].size)
+			return t->sym[i].name;
+	return "?";
+}
+
+/* Checks that frames 0..n-1 belong to chain[0..n-1]; prints the frames when they do not. */
+__attribute__((unused)) static int
+check_chain(const struct target *t, const struct jt_module *exe, const uint64_t *pcs, int depth,
+	    const char *const *chain, int n)
+{
+	const char *owner;
+	int i, good = depth >= n;
+
+	for (i = 0; i < n && i < depth; i++) {
+		/* A return address belongs to the call before it. */
+		owner = sym_owner(t, pcs[i] - (i ? 1 : 0) - exe->bias);
+		if (strcmp(owner, chain[i]) != 0) {
+			printf("# frame %d: pc %#llx is in %s, want %s\n", i,
+			       (unsigned long long) pcs[i], owner, chain[i]);
+			good = 0;
+		}
+	}
+	return good;
+}
+
+/* The frames (below 64) whose pc carries UNWIND_PC_SIGNAL, as a bit set. */
+__attribute__((unused)) static uint64_t
+signal_marks(const uint64_t *pcs, int depth)
+{
+	uint64_t set = 0;
+	int i;
+
+	for (i = 0; i < depth && i < 64; i++)
+		if (pcs[i] & UNWIND_PC_SIGNAL)
+			set |= 1ull << i;
+	return set;
+}
+
 /*
  * Readies a test that builds targets: line-buffered output, the timeout,
  * the target's source in src and the directory dir to build in (both
@@ -293,6 +357,31 @@ child_test_end(const char *dir)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", dir);
+}
+
+/*
+ * A test's main: builds unwind_target.c in each link mode, in a directory
+ * named after name, and hands each target built to each. Returns
+ * tap_done()'s.
+ */
+__attribute__((unused)) static int
+child_test_run(const char *name, void (*each)(const struct target *t))
+{
+	struct target targets[] = { TARGET_PIE, TARGET_NO_PIE, TARGET_STATIC, TARGET_STATIC_PIE };
+	char dir[PATH_MAX], src[PATH_MAX];
+	size_t i;
+	int good;
+
+	if (child_test_begin(src, dir, name) != 0)
+		return tap_done();
+	for (i = 0; i < ARRAY_SIZE(targets); i++) {
+		good = build_target(&targets[i], dir, src) == 0;
+		ok(good, "built %s target", targets[i].mode);
+		if (good)
+			each(&targets[i]);
+	}
+	child_test_end(dir);
+	return tap_done();
 }
 
 #endif
