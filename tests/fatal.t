@@ -22,10 +22,12 @@ use POSIX qw(WIFEXITED WEXITSTATUS WIFSIGNALED WTERMSIG);
 use Test::More;
 use JT;
 
+# The ptrace source is what leaves trap bytes behind; the uprobe source is tested in uprobe_kill.t.
+# Set before $JT is made: under JT_SOURCE=uprobe, JT::jmptrace() gives a wrapper that adds
+# --source uprobe, whose runs never reach the stop:N faults below.
+local $ENV{JT_SOURCE} = 'ptrace';
 my $JT = JT::jmptrace();
 BAIL_OUT("no executable jmptrace at $JT (make jmptrace, or set JMPTRACE)") unless -x $JT;
-# The ptrace source is what leaves trap bytes behind; the uprobe source is tested in uprobe_kill.t.
-local $ENV{JT_SOURCE} = 'ptrace';
 my $RUNS = 5;
 my $SIG_RUNS = 1;
 my $FAULT_RUNS = 10;

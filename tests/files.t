@@ -1,6 +1,7 @@
 #!/usr/bin/perl
 # files.t - --json and --html grow with what changed (JSON format 2): python3 doing a fixed
-# amount of dict/list/json work, once with one snapshot and once with --interval 0.5, writes
+# amount of dict/list/json work, once with one snapshot and once with --interval 0.5 (0.1 under
+# the uprobe source, which takes a fifth of the time), writes
 # a page and a JSON of at most 3x the one-snapshot run's (the page at most 8 MB), with the same
 # call count at exit; each stack's frames are in the file once, and a frame once; jmptrace
 # diff reads format 2 as it reads the same snapshots written as format 1, headless Chromium
@@ -26,10 +27,12 @@ sub commify { my $n = reverse $_[0]; $n =~ s/(\d{3})(?=\d)/$1,/g; return scalar 
 # About 0.3 s of work untraced (2-4 s traced): its allocations go through malloc (strings,
 # lists and dict tables past pymalloc's 512 bytes), from about a thousand stacks.
 my $WORK = <<'EOF';
-import json, re, collections
+import json, re, collections, sys, time
 d = {}
 for i in range(3000):
     d["k%d" % i] = ["x" * (i % 700), list(range(i % 200)), {str(j): j for j in range(i % 40)}]
+    if i % 1000 == 999 and len(sys.argv) > 1:
+        time.sleep(float(sys.argv[1]))
 t = json.dumps({k: v[1] for k, v in list(d.items())[:500]})
 back = json.loads(t)
 c = collections.Counter(re.findall(r"\d+", t))
@@ -38,13 +41,14 @@ EOF
 
 # Runs python3 with the work under jmptrace with @args; returns the run, its raw (format 2)
 # JSON decoded as it is, and the sizes of the JSON and the page.
+my $PAUSE = JT::source() eq 'uprobe' ? '0.15' : '0';
 sub run_py {
 	my ($name, @args) = @_;
 	my $dir = tempdir("jt-files-$name-XXXXXX", TMPDIR => 1, CLEANUP => 1);
 	JT::spew("$dir/work.py", $WORK);
 	# A fixed hash seed: the same allocations in both runs.
 	my $r = run_cmd(dir => $dir, timeout => 120, argv => ['env', 'PYTHONHASHSEED=0', $JT, '--json', "$dir/r.json",
-		'--html', "$dir/r.html", '-o', "$dir/r.txt", @args, '--', $PY, "$dir/work.py"]);
+		'--html', "$dir/r.html", '-o', "$dir/r.txt", @args, '--', $PY, "$dir/work.py", $PAUSE]);
 	is($r->{exit}, 0, "$name: python3 under jmptrace exits 0") or diag($r->{stderr});
 	is($r->{stdout}, "3000 500 500\n", "$name: its output is its own");
 	$r->{text} = JT::slurp("$dir/r.json") // '';
@@ -56,10 +60,14 @@ sub run_py {
 }
 
 my $one = run_py('one');
-my $many = run_py('interval', '--interval', '0.5');
+# The work takes 2-4 s under the ptrace source, a fraction of a second under the uprobe
+# source: there it pauses 0.15 s three times as it builds (in both runs), and the
+# snapshots come every 0.1 s.
+my $IV = JT::source() eq 'uprobe' ? '0.1' : '0.5';
+my $many = run_py('interval', '--interval', $IV);
 my ($s1, $sn) = ($one->{json}{snapshots}, $many->{json}{snapshots});
 ok($s1 && @$s1 == 1, 'one snapshot without --interval') or BAIL_OUT('no JSON');
-cmp_ok(scalar @$sn, '>=', 3, 'several snapshots with --interval 0.5 (' . scalar(@$sn) . ')');
+cmp_ok(scalar @$sn, '>=', 3, "several snapshots with --interval $IV (" . scalar(@$sn) . ')');
 cmp_ok(scalar @{ $s1->[0]{stacks} }, '>=', 300, 'python3 allocates from many stacks (' . scalar(@{ $s1->[0]{stacks} }) . ')');
 
 subtest 'the files grow with what changed' => sub {

@@ -14,6 +14,8 @@ use JTCheck;
 
 my $JT = JT::jmptrace();
 -x $JT or plan skip_all => "no jmptrace at $JT";
+plan skip_all => 'tracer threads take breakpoint stops of the ptrace source: run in the ptrace pass only'
+	if JT::source() ne 'ptrace';
 my @modes = $ENV{JT_MODES} ? split(/[\s,]+/, $ENV{JT_MODES}) : @JT::MODES;
 
 # --verbose prints one line per hand-over; count them by destination.
