@@ -448,7 +448,7 @@ ud_destroy(void *state)
 	if (u->n_slow)
 		debug_msg("unwind: %lu unwinds went to libunwind", u->n_slow);
 	if (u->n_walks)
-		debug_msg("unwind: %lu of %lu unwinds joined their thread's last walk", u->n_memo, u->n_walks);
+		debug_msg("unwind: %lu of %lu unwinds took the rest of their thread's last walk (its memo)", u->n_memo, u->n_walks);
 	for (i = 0; i < u->nm; i++)
 		ud_mod_close(&u->m[i]);
 	if (u->slow)
