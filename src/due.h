@@ -6,7 +6,6 @@
 
 struct jt_tracer;
 
-
 /*
  * Starts the clock of the due snapshots: the main process's time_ms, now,
  * and the first due time; with --interval or --duration, the timer that

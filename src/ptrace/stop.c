@@ -107,32 +107,34 @@ stop_sig_caught(pid_t tid, int sig)
  * cannot be unwound (the slot above is the caller's, not a return address).
  */
 static void
-stop_note_handler(struct jt_thread *t, int sig)
+stop_note_handler(struct jt_thread *t, int sig, arch_regs *regs)
 {
-	arch_regs regs;
-
-	if (!stop_sig_caught(t->tid, sig) || kops->getregs(t->tid, &regs) < 0)
+	if (!stop_sig_caught(t->tid, sig))
 		return;
-	if (call_settle(t, &regs)) {
+	if (call_settle(t, regs)) {
 		debug_msg("signal %d: thread %d had returned to a trampoline; return finished first", sig, t->tid);
-		if (kops->setregs(t->tid, &regs) < 0)
+		if (kops->setregs(t->tid, regs) < 0)
 			return;
 	}
-	call_signal_delivered(t, arch_sp(&regs));
+	call_signal_delivered(t, arch_sp(regs));
 }
 
 /* A signal for the program (its own SIGTRAP too): delivered unchanged. */
 static struct restart
 stop_signal(struct jt_tracer *tr, struct jt_thread *t, int sig)
 {
+	arch_regs regs;
 	int ret, end;
 
 	if (sig == SIGTRAP)
 		sigtrap_learn(t);	/* the program's own: its handler is the one to keep */
-	if (tr->uprobes)
-		uevent_signal(t);
-	if (t->ncalls > 0)
-		stop_note_handler(t, sig);
+	/* The registers at the delivery, read once for both. */
+	if ((tr->uprobes || t->ncalls > 0) && kops->getregs(t->tid, &regs) == 0) {
+		if (tr->uprobes)
+			uevent_signal(t, &regs);
+		if (t->ncalls > 0)
+			stop_note_handler(t, sig, &regs);
+	}
 	if (sig == SIGTRAP && (ret = sigtrap_deliver(t, &end)) >= 0) {
 		if (ret)
 			lifecycle_exited(tr, t->tid, end);

@@ -208,6 +208,13 @@ ud_step_cfi(struct ud_ctx *c, const struct ud_rule *r, struct ud_regs *rs, struc
 	return 1;
 }
 
+/* ud_read_word for uw_trampoline_exit, which takes the ctx as a void pointer. */
+static int
+ud_tramp_read(void *arg, uint64_t addr, uint64_t *v)
+{
+	return ud_read_word(arg, addr, v);
+}
+
 /*
  * Steps over the sigreturn trampoline. When a handler returns into it, the
  * stack pointer points into the kernel's signal frame, which holds every
@@ -215,11 +222,6 @@ ud_step_cfi(struct ud_ctx *c, const struct ud_rule *r, struct ud_regs *rs, struc
  * a sigaltstack interrupted code on another stack, which then gets a
  * window of its own.
  */
-static int
-ud_tramp_read(void *arg, uint64_t addr, uint64_t *v)
-{
-	return ud_read_word(arg, addr, v);
-}
 
 static int
 ud_step_signal(struct ud_ctx *c, struct ud_regs *rs)

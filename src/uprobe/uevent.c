@@ -6,7 +6,6 @@
 #include "alias.h"
 #include "alloc.h"
 #include "heap.h"
-#include "kops.h"
 #include "maps.h"
 #include "modules.h"
 #include "own.h"
@@ -83,21 +82,20 @@ uevent_settle(struct jt_thread *t)
 }
 
 void
-uevent_signal(struct jt_thread *t)
+uevent_signal(struct jt_thread *t, const arch_regs *regs)
 {
-	arch_regs regs;
-	uint64_t pc, tramp;
+	uint64_t pc = arch_pc(regs), tramp;
 
 	/* A pc in a module is the program's (and /proc is not read for it). */
-	if (kops->getregs(t->tid, &regs) < 0 || modules_find(&t->proc->mods, (pc = arch_pc(&regs))) ||
-	    !(tramp = uevent_trampoline_read(t->proc)) || pc - tramp >= UEVENT_TRAMP_LEN)
+	if (modules_find(&t->proc->mods, pc) || !(tramp = uevent_trampoline_read(t->proc)) ||
+	    pc - tramp >= UEVENT_TRAMP_LEN)
 		return;
 	/*
 	 * A second signal that comes as the first one's handler returns finds
 	 * the same state, but the handler's own calls have returned since: the
 	 * call kept at the first stays.
 	 */
-	if (!unwind_trampoline_near(t->uret_slot, arch_sp(&regs)))
+	if (!unwind_trampoline_near(t->uret_slot, arch_sp(regs)))
 		return;
 	t->usig_slot = t->uret_slot;
 	t->usig_addr = t->uret_addr;

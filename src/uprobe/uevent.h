@@ -30,12 +30,12 @@ struct jt_thread;
 void uevent_settle(struct jt_thread *t);
 
 /*
- * t is stopped for a signal's delivery (its earlier samples applied): when
- * it is in the kernel's uretprobe trampoline, returning from its last
+ * t is stopped for a signal's delivery (its earlier samples applied), its
+ * registers regs: when it is in the kernel's uretprobe trampoline, returning from its last
  * returned call, that call is kept for its handler's unwinds, which go on
  * from its return address rather than end at the trampoline (unwind.h's
  * unwind_ctx_trampoline). Learns where the trampoline is, if not known yet.
  */
-void uevent_signal(struct jt_thread *t);
+void uevent_signal(struct jt_thread *t, const arch_regs *regs);
 
 #endif
