@@ -99,6 +99,73 @@ SKIP: {
 		or diag(explain($s && JT::source_figures($s)), explain($p && JT::source_figures($p)));
 }
 
+# The C library's free waits for its thread's next record on the BPF path and comes at its
+# end (up_bpf_abi.h's struct up_bpf_pf): one reservation of the ring a malloc and free pair.
+# Another thread's malloc may then come before the free, of the very block the free released:
+# handoff's main frees a block and waits while its worker mallocs, and with one arena and no
+# tcache the worker's block is main's, and main's next one the worker's. The reader tells the
+# two apart by the records' times (uevent.c): the ptrace source's figures, every block at its
+# site, in each of 10 runs (a free taken for the other block's shows in the first run).
+sub carried_of {
+	my ($r) = @_;
+	return ($r->{stderr} // '') =~ /^jmptrace: uprobe source: \d+ of them joined calls.*; (\d+) frees carried by their thread's next record$/m
+		? $1 : undef;
+}
+
+# handoff's stack whose frame 0 is the site $site (live or not), or undef.
+sub site_stack {
+	my ($s, $site) = @_;
+	my $line = JT::site_line("handoff/ho_sites.c", "SITE:$site");
+	my @st = grep { my $f = $_->{frames}[0]; $f && ($f->{line} // -1) == $line && JT::frame_file_is($f, 'ho_sites.c') }
+		 @{ $s ? $s->{stacks} : [] };
+	return @st == 1 ? $st[0] : undef;
+}
+
+SKIP: {
+	skip "this kernel takes the perf path: $no_bpf", 61 if defined $no_bpf;
+	local $ENV{MALLOC_ARENA_MAX} = 1;
+	local $ENV{GLIBC_TUNABLES} = 'glibc.malloc.tcache_count=0';
+	my $p = last_snapshot(run_jt('handoff', 'pie', args => [200], jt_args => ['--source', 'ptrace']));
+	my %want = (give => [0, 0, 200, 200], take => [50, 2000, 200, 150]);
+	for my $site (sort keys %want) {
+		my $st = site_stack($p, "ho_$site");
+		is_deeply($st && [@$st{qw(live_blocks live_bytes alloc_calls frees)}], $want{$site},
+			  "handoff under ptrace: ho_$site\'s live blocks, bytes, calls and frees");
+	}
+	for my $run (1 .. 10) {
+		my $r = JT::run_unlost("handoff run $run", 3,
+				      sub { run_jt('handoff', 'pie', args => [200], jt_args => ['--source', 'uprobe', '-v']) });
+		my $s = last_snapshot($r);
+		is($r->{exit}, 0, "handoff run $run: exit 0") or diag($r->{stderr});
+		my ($reused) = ($r->{stdout} // '') =~ /^reused (\d+) of 200$/m;
+		ok(($reused // 0) >= 100, "handoff run $run: the worker's block was main's freed one in " . ($reused // '?') . ' of 200 rounds');
+		cmp_ok(carried_of($r) // 0, '>=', 300, "handoff run $run: frees carried by their thread's next record (" .
+		       (carried_of($r) // '?') . ')');
+		is_deeply($s && JT::source_figures($s), $p && JT::source_figures($p), "handoff run $run: the ptrace source's figures")
+			or diag(explain($s && JT::source_figures($s)), explain($p && JT::source_figures($p)));
+		my @got = map { my $st = site_stack($s, "ho_$_"); $st ? [@$st{qw(live_blocks live_bytes alloc_calls frees)}] : undef }
+			  sort keys %want;
+		is_deeply(\@got, [map { $want{$_} } sort keys %want], "handoff run $run: each site's live blocks, bytes, calls and frees")
+			or diag(explain(\@got));
+		last if !Test::More->builder->is_passing;
+	}
+}
+
+# A thread that frees and then makes no allocator call keeps its free in its entry: a
+# snapshot reads it there (every record of the thread's before it applied first). handoff
+# idle frees its 1 MiB block after 1 s and sleeps 1 s more: the snapshots of --interval 0.25
+# see it live at first and freed in the second sleep, not only at the exit.
+SKIP: {
+	skip "this kernel takes the perf path: $no_bpf", 4 if defined $no_bpf;
+	my $r = run_jt('handoff', 'pie', args => ['idle', 1000], jt_args => ['--source', 'uprobe', '--interval', '0.25']);
+	is($r->{exit}, 0, 'handoff idle: exit 0') or diag($r->{stderr});
+	my @iv = grep { ($_->{reason} // '') eq 'interval' } @{ $r->{json} ? $r->{json}{snapshots} : [] };
+	my @big = map { my $st = site_stack($_, 'ho_big'); $st ? [@$st{qw(live_bytes frees)}] : [0, 0] } @iv;
+	cmp_ok(scalar @iv, '>=', 6, 'handoff idle: ' . scalar(@iv) . ' interval snapshots');
+	is_deeply($big[0], [1048576, 0], 'handoff idle: the first sees the 1 MiB block live') or diag(explain(\@big));
+	is_deeply($big[-1], [0, 1], 'handoff idle: the last, in the second sleep, sees it freed') or diag(explain(\@big));
+}
+
 # The bytes of process $pid's executable file mappings that differ from their files, or -1.
 sub code_diffs {
 	my ($pid) = @_;

@@ -258,9 +258,14 @@ heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
 		return -1;
 	b.stamp = heap_event_stamp(h);
 	again = live_set(h->live, addr, &b, &old);
-	/* A free we never saw: drop the old block, but not as a free. */
-	if (again)
+	/* A free we never saw, or not yet: drop the old block, but not as a free. */
+	if (again) {
 		live_account(h, old.stack_id, old.size, 0);
+		h->dropped_addr = addr;
+		h->dropped_size = old.size;
+		h->dropped_stack = old.stack_id;
+		h->dropped = 1;
+	}
 	live_account(h, stack_id, size, 1);
 	s = stack_at(h, stack_id);
 	s->alloc_calls++;
@@ -274,6 +279,37 @@ heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id)
 }
 
 int
+heap_take_dropped(struct jt_heap *h, uint64_t *addr, uint64_t *size, uint32_t *stack_id)
+{
+	if (!h->dropped)
+		return 0;
+	h->dropped = 0;
+	*addr = h->dropped_addr;
+	*size = h->dropped_size;
+	*stack_id = h->dropped_stack;
+	return 1;
+}
+
+/* Counts a free of a block of stack stack_id, its live figures taken down before. */
+static void
+heap_count_free(struct jt_heap *h, uint32_t stack_id, int temporary)
+{
+	stack_at(h, stack_id)->frees++;
+	h->tot.frees++;
+	if (temporary) {
+		stack_at(h, stack_id)->temporary++;
+		h->tot.temporary++;
+	}
+}
+
+void
+heap_free_dropped(struct jt_heap *h, uint32_t stack_id, int temporary)
+{
+	if (stack_id < h->nstacks)
+		heap_count_free(h, stack_id, temporary);
+}
+
+int
 heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary)
 {
 	struct jt_block b;
@@ -281,12 +317,7 @@ heap_free(struct jt_heap *h, uint64_t addr, uint64_t *size, int temporary)
 	if (!addr || live_take(h->live, addr, &b) < 0)
 		return -1;
 	live_account(h, b.stack_id, b.size, 0);
-	stack_at(h, b.stack_id)->frees++;
-	h->tot.frees++;
-	if (temporary) {
-		stack_at(h, b.stack_id)->temporary++;
-		h->tot.temporary++;
-	}
+	heap_count_free(h, b.stack_id, temporary);
 	if (size)
 		*size = b.size;
 	return 0;

@@ -124,6 +124,18 @@ uint32_t heap_stack_count(const struct jt_heap *h);
 int heap_alloc(struct jt_heap *h, uint64_t addr, uint64_t size, uint32_t stack_id);
 
 /*
+ * The block the last heap_alloc that returned 1 dropped, once: its
+ * address, size and stack. Returns 1, or 0 when none is left to take. A
+ * source whose frees may come after another thread's malloc of the same
+ * block (the uprobe source's deferred ones) counts that free later with
+ * heap_free_dropped.
+ */
+int heap_take_dropped(struct jt_heap *h, uint64_t *addr, uint64_t *size, uint32_t *stack_id);
+
+/* Counts the free of a block heap_alloc dropped (it is no longer live), as heap_free would have. */
+void heap_free_dropped(struct jt_heap *h, uint32_t stack_id, int temporary);
+
+/*
  * Records a free; temporary says that the freeing thread's last allocation
  * was this block, with no other allocation by it since (the caller keeps
  * that per thread). Returns 0 and sets *size (if non-NULL) when addr was live;

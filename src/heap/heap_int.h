@@ -39,6 +39,10 @@ struct jt_heap {
 	/* heap_set_event_time: when the events being applied were made, if event_set (before the origin: < 0). */
 	int64_t event_ms;
 	int event_set;
+	/* heap_take_dropped: the block the last heap_alloc dropped, if dropped. */
+	uint64_t dropped_addr, dropped_size;
+	uint32_t dropped_stack;
+	int dropped;
 	/* The open heap_view: per stack, the other live figures (swapped in when filtering) and the ages. */
 	struct view_stack *view;
 	uint32_t nview;

@@ -161,6 +161,7 @@ proc_free(struct jt_tracer *tr, struct jt_proc *p)
 	}
 	free(p->untraced);
 	free(p->usites);
+	free(p->udrops);
 	free(p->command);
 	free(p->exe);
 	free(p->exe_named);
@@ -325,6 +326,9 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 {
 	struct jt_thread **pp;
 
+	/* Before it is taken out: what the source applies for it last is its thread's (thread_find). */
+	if (tr->thread_gone)
+		tr->thread_gone(tr, t);
 	for (pp = &tr->threads[TID_HASH(t->tid)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == t) {
 			*pp = t->hnext;
@@ -347,8 +351,6 @@ thread_free(struct jt_tracer *tr, struct jt_thread *t)
 					break;
 				}
 	}
-	if (tr->thread_gone)
-		tr->thread_gone(tr, t);
 	unwind_memo_free(t->umemo);
 	free(t);
 }

@@ -101,11 +101,28 @@ struct jt_proc {
 	struct jt_usite **usites;	/* its probes (owned by the source) */
 	size_t nusites;
 	uint64_t utramp;		/* the kernel's uretprobe trampoline in it, once seen, or 0 */
+	/*
+	 * The uprobe source: blocks a malloc found still live and dropped
+	 * (heap_take_dropped), each with that malloc's time, oldest first. A
+	 * free of the address made before that time is the dropped block's: a
+	 * free the BPF path deferred, applied after another thread's malloc
+	 * of the same block (uevent.c).
+	 */
+	struct jt_udrop *udrops;
+	size_t nudrops;
 	size_t json_timeline;		/* the samples of its timeline the JSON file already holds */
 	size_t json_pages_timeline;	/* and of its pages' timeline (--pages) */
 	unsigned execs;			/* the execs of its process traced before this image began */
 	unsigned image_ended;		/* a block of an image an exec ended (proc_take_image): that
 					   exec's number in its process, from 1; 0 for a running image */
+};
+
+/* One of jt_proc's udrops. */
+struct jt_udrop {
+	uint64_t addr;
+	uint64_t time;		/* the malloc's that dropped it, UTIL_CLOCK ns */
+	uint64_t image;		/* the image it was a block of */
+	uint32_t stack_id;
 };
 
 struct jt_proc *proc_new(struct jt_tracer *tr, pid_t pid, const char *command);

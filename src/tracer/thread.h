@@ -82,6 +82,7 @@ struct jt_thread {
 	struct up_ring *uring;
 	int uhook;			/* the BPF path: fn + 1 of the hook whose SIGTRAP is on its way to it, else 0 */
 	uint64_t utop;			/* the BPF path: the stack top the program has for it (uprobes_bpf_top), else 0 */
+	uint64_t upf_seq;		/* the BPF path: the number of its last deferred free applied (up_bpf.h's pf_seq) */
 	/*
 	 * The uprobe source: the slot and return address of its last call
 	 * that returned through the kernel's trampoline, and of the one a

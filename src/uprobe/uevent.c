@@ -1,6 +1,7 @@
 /* uevent.c - turns kernel uprobe samples into allocation events: an entry opens a call, its return closes it, a free releases a block. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "alias.h"
@@ -215,6 +216,57 @@ uevent_enter_alloc(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct 
 	record_pages_fill(c, &s->regs);
 }
 
+/*
+ * The dropped blocks a process keeps (jt_proc's udrops): a deferred free
+ * waits for its thread's next allocator call, most often a moment; a
+ * block dropped for a free never seen (a lost event) is never taken.
+ */
+#define UEVENT_DROPS_MAX 1024
+
+/* Keeps the block the malloc applied just now dropped, if it did, with that malloc's time. */
+static void
+uevent_dropped(struct jt_proc *p, uint64_t time)
+{
+	struct jt_udrop d = { .time = time, .image = p->image };
+	uint64_t size;
+
+	if (!heap_take_dropped(p->heap, &d.addr, &size, &d.stack_id) || !time)
+		return;
+	if (!p->udrops)
+		p->udrops = xcalloc(UEVENT_DROPS_MAX, sizeof(*p->udrops));
+	if (p->nudrops == UEVENT_DROPS_MAX)
+		memmove(p->udrops, p->udrops + 1, --p->nudrops * sizeof(*p->udrops));
+	p->udrops[p->nudrops++] = d;
+}
+
+/*
+ * A free of ptr made at time by t, of a block that a later malloc (of
+ * another thread: a thread's own come in order) dropped: the earliest
+ * such. It is counted as that block's free. Returns 1, or 0 when ptr is
+ * no such block (the live one, if any, is the free's).
+ */
+static int
+uevent_free_dropped(struct jt_thread *t, uint64_t ptr, uint64_t time)
+{
+	struct jt_proc *p = t->proc;
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < p->nudrops; i++) {
+		const struct jt_udrop *d = &p->udrops[i];
+
+		if (d->addr == ptr && d->image == p->image && d->time > time &&
+		    (best == SIZE_MAX || d->time < p->udrops[best].time))
+			best = i;
+	}
+	if (best == SIZE_MAX)
+		return 0;
+	heap_free_dropped(p->heap, p->udrops[best].stack_id, ptr == t->last_alloc);
+	t->last_alloc = 0;
+	memmove(p->udrops + best, p->udrops + best + 1, (p->nudrops - best - 1) * sizeof(*p->udrops));
+	p->nudrops--;
+	return 1;
+}
+
 /* posix_memalign's out pointer: in the return sample's stack copy (a caller's local), else read now. */
 struct uevent_out {
 	const struct jt_usample *s;
@@ -254,7 +306,9 @@ uevent_return(struct jt_thread *t, const struct jt_usample *s)
 		t->ncalls = i;
 		t->uret_slot = c->entry_sp;
 		t->uret_addr = c->ret_addr;
+		uevent_dropped(t->proc, 0);	/* one dropped by a path of no time of ours is not kept */
 		record_finish(t, &mem, c, arch_retval(&s->regs));
+		uevent_dropped(t->proc, s->time);
 		return;
 	}
 }
@@ -294,7 +348,7 @@ uevent_free(struct jt_thread *t, struct jt_unwind_ctx *ctx, const struct jt_usam
 		record_free_nested(t, &t->calls[t->ncalls - 1], ptr);
 		return;
 	}
-	if (ptr && record_free(t, ptr) == 0)
+	if (ptr && (uevent_free_dropped(t, ptr, s->time) || record_free(t, ptr) == 0))
 		t->proc->calls[fn]++;
 	else
 		unmatched = uevent_unmatched_free(t, ctx, s, ptr, opt);

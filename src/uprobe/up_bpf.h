@@ -24,6 +24,12 @@ struct up_bpf_event {
 	 * the value returned; the stack is the entry's, from its stack pointer.
 	 */
 	int joined;
+	/*
+	 * Not 0: a free deferred (up_bpf_abi.h's struct up_bpf_pf), its number
+	 * among its thread's; it may come twice, from a record and from
+	 * up_bpf_pending: the reader applies each number once.
+	 */
+	uint64_t pf_seq;
 };
 
 typedef void (*up_bpf_fn)(void *arg, const struct up_bpf_event *ev);
@@ -49,9 +55,10 @@ void up_bpf_close(struct up_bpf *b);
  * of stack; a hook's hit also sends its thread a SIGTRAP. join: the entry
  * and the return of a call that calls no other probed function, which
  * make one record between them where the thread's stack top is known
- * (up_bpf_set_top; up_bpf_abi.h says how).
+ * (up_bpf_set_top; up_bpf_abi.h says how). defer: a free whose record
+ * waits for its thread's next (up_bpf_abi.h's struct up_bpf_pf).
  */
-uint64_t up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook, int join);
+uint64_t up_bpf_cookie(uint32_t site, uint64_t regs_mask, uint32_t stack, int hook, int join, int defer);
 
 /*
  * A link of the program on n offsets of file path, return probes when ret,
@@ -92,6 +99,25 @@ uint64_t up_bpf_stashed(struct up_bpf *b);
  * have one; that thread copies what its sites say).
  */
 int up_bpf_set_top(struct up_bpf *b, pid_t tid, uint64_t top);
+
+/*
+ * Hands the free that thread tid of process pid deferred, if it made it
+ * by before (CLOCK_MONOTONIC ns), to the open's fn as its record would, and
+ * returns 1; else 0. For a thread that has ended or is stopped, and for a
+ * snapshot of a running one, with before the time up_bpf_drained_at gives
+ * (every record of the thread's from before its free is applied by then).
+ * The caller holds what a drain's caller holds.
+ */
+int up_bpf_pending(struct up_bpf *b, pid_t pid, pid_t tid, uint64_t before);
+
+/*
+ * The time before which every record made was applied by the last drain,
+ * or 0 when it stopped short (a writer kept off the CPU, a stash left).
+ */
+uint64_t up_bpf_drained_at(struct up_bpf *b);
+
+/* Deferred frees the ring's records carried so far, for -v. */
+uint64_t up_bpf_deferred(const struct up_bpf *b);
 
 /* Forgets tid's stack top (it exited, or exec'd onto a new stack). */
 void up_bpf_drop_top(struct up_bpf *b, pid_t tid);

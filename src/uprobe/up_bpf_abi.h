@@ -14,6 +14,9 @@
 #define UP_BPF_KIND_SHIFT	24		/* 2 bits: enum up_bpf_kind */
 #define UP_BPF_JOIN		(1ULL << 26)	/* a joined call's site: its entry and its return (up_bpf_top) */
 #define UP_BPF_JOINED		(1ULL << 27)	/* in a record's cookie: the call's entry and return in one */
+#define UP_BPF_DEFER		(1ULL << 28)	/* a free whose record waits for its thread's next (struct up_bpf_pf) */
+#define UP_BPF_PF		(1ULL << 29)	/* in a record's cookie: a deferred free at its end, which comes first */
+#define UP_BPF_PF_ONLY		(1ULL << 30)	/* in a record's cookie: nothing but that deferred free */
 #define UP_BPF_STACK_SHIFT	32		/* the low 32 bits above: bytes of stack */
 
 /* The registers a record carries, in perf's order (perf_regs.h's masks). */
@@ -44,6 +47,36 @@ struct up_bpf_rec {
 	__u64 regs[UP_BPF_NREGS];
 };
 
+/* Room for a deferred free's registers (ARCH_PERF_REGS_FREE_MASK's) and stack (uprobes.h's UPROBES_FREE_COPY). */
+#define UP_BPF_PF_NREGS		6
+#define UP_BPF_PF_STACK		512
+
+/*
+ * A free deferred (a site marked UP_BPF_DEFER: the C library's free): its
+ * record as the thread's entry in the "tops" map keeps it, until the
+ * thread's next record carries it at its end (UP_BPF_PF) or, where that
+ * record cannot (a free when one is pending, a record of no joined call),
+ * a record of its own before (UP_BPF_PF_ONLY). One reservation a malloc
+ * and free pair where there were two: the ring's lock is what 8 threads
+ * on 2 CPUs wait for (doc/performance.md). Its thread's order is kept;
+ * another thread's malloc of the same block may come before it in the
+ * ring, which the reader tells by the times (uevent.c). jmptrace reads a
+ * pending one itself where it must not wait (a snapshot, a thread's end),
+ * as a copy taken twice and equal with an even ver: the program makes ver
+ * odd while it writes. seq numbers a thread's deferred frees from 1, so
+ * that the reader applies each once; cookie 0: none pending.
+ */
+struct up_bpf_pf {
+	__u64 ver;
+	__u64 seq;
+	__u64 cookie;		/* the free site's (UP_BPF_REGS_FREE) */
+	__u64 time;		/* bpf_ktime_get_ns at the free */
+	__u32 nregs;
+	__u32 stack_len;
+	__u64 regs[UP_BPF_PF_NREGS];
+	__u8 stack[UP_BPF_PF_STACK];
+};
+
 /*
  * How far below its thread's top a stack pointer is taken to be on that
  * thread's stack (a stack deeper than UP_BPF_STACK_MAX copies its innermost
@@ -67,6 +100,7 @@ struct up_bpf_top {
 	__u64 pend_sp;
 	__u64 pend_arg;
 	__u64 pend_slot;	/* the word at pend_sp then: the return address, or an outer call's trampoline (a tail call) */
+	struct up_bpf_pf pf;	/* a free deferred, if its cookie is not 0 */
 };
 
 /* Threads whose stack top the "tops" map holds at once: past that, a new thread copies what its sites say. */

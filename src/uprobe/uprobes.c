@@ -54,13 +54,17 @@ up_keeper(void)
 	return pid;
 }
 
-/* tr->thread_gone: a traced thread ended; with its process's last, the BPF path's links of the process go. */
+/*
+ * tr->thread_gone: a traced thread ended (still counted among its
+ * process's); with its process's last, the BPF path's links of the
+ * process go.
+ */
 static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
 	uprobes_thread_close(tr->uprobes, t, 1);
 	uprobes_bpf_top_drop(tr->uprobes, t);
-	if (tr->uprobes && tr->uprobes->bpf && t->proc->nthreads == 0)
+	if (tr->uprobes && tr->uprobes->bpf && t->proc->nthreads == 1)
 		uprobes_bpf_unlink(tr->uprobes, t->proc->pid, 1);
 }
 
@@ -199,7 +203,7 @@ uprobes_detach(struct jt_uprobes *u)
 {
 	if (!u)
 		return;
-	uprobes_drain(u);
+	uprobes_settle(u);
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			uprobes_thread_close(u, t, 0);

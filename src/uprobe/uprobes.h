@@ -40,6 +40,8 @@ struct jt_usite {
 	 */
 	int join;
 	const struct jt_usite *pair;
+	/* The BPF path: a free whose record waits for its thread's next (up_bpf_cookie's defer). */
+	int defer;
 };
 
 /* One sample, parsed: registers at the probe and the stack copied from their stack pointer. */
@@ -185,6 +187,14 @@ void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
  * every event its thread made before it.
  */
 void uprobes_drain(struct jt_uprobes *u);
+
+/*
+ * Applies every event made until now, for a snapshot, a leak check or a
+ * detach: a drain, and on the BPF path the frees that threads deferred
+ * into their next record (up_bpf_abi.h's struct up_bpf_pf), which a drain
+ * leaves where they are.
+ */
+void uprobes_settle(struct jt_uprobes *u);
 
 /*
  * Before a detach, every thread stopped: applies what the rings hold and

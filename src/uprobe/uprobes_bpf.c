@@ -16,9 +16,12 @@
 #include "thread.h"
 #include "tracer.h"
 #include "up_bpf.h"
+#include "up_bpf_abi.h"
 #include "uprobes.h"
 #include "uprobes_int.h"
 #include "util.h"
+
+_Static_assert(UPROBES_FREE_COPY <= UP_BPF_PF_STACK, "a deferred free keeps the stack a free's record has");
 
 /*
  * A joined call's record (up_bpf.h): the samples of its entry and of its
@@ -61,6 +64,15 @@ uprobes_bpf_event(void *arg, const struct up_bpf_event *ev)
 
 	if (ev->site >= u->nsites)
 		return;
+	if (ev->pf_seq) {
+		/* A deferred free read at a snapshot (uprobes_bpf_settle) comes again with its record: once. */
+		struct jt_thread *t = thread_find(u->tr, ev->tid);
+
+		if (t && ev->pf_seq <= t->upf_seq)
+			return;
+		if (t)
+			t->upf_seq = ev->pf_seq;
+	}
 	if (ev->joined) {
 		uprobes_bpf_joined(u, u->sites[ev->site], ev);
 		return;
@@ -132,7 +144,7 @@ uprobes_bpf_link_file(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite *
 			continue;
 		done[j] = 1;
 		offs[m] = s->file_off;
-		cookies[m++] = up_bpf_cookie(s->index, s->regs_mask, s->stack, s->hook, s->join);
+		cookies[m++] = up_bpf_cookie(s->index, s->regs_mask, s->stack, s->hook, s->join, s->defer);
 	}
 	if ((fd = up_bpf_link(u->bpf, p->pid, sites[i]->path, offs, cookies, m, sites[i]->ret)) < 0) {
 		int e = errno;
@@ -289,6 +301,7 @@ uprobes_bpf_top(struct jt_uprobes *u, struct jt_thread *t, int fresh, struct jt_
 		return;
 	}
 	t->utop = top;
+	t->upf_seq = 0;
 	debug_msg("thread %d: its hits copy its stack up to %#llx (%llu bytes above its stack pointer now)", t->tid,
 		  (unsigned long long)top, (unsigned long long)(top - sp));
 }
@@ -298,8 +311,27 @@ uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t)
 {
 	if (!u || !u->bpf || !t->utop)
 		return;
+	/* Its free deferred last goes after its records (unless a drain stopped short): the thread makes no more. */
+	uprobes_bpf_drain(u);
+	up_bpf_pending(u->bpf, t->proc->pid, t->tid, up_bpf_drained_at(u->bpf));
 	up_bpf_drop_top(u->bpf, t->tid);
 	t->utop = 0;
+}
+
+void
+uprobes_bpf_settle(struct jt_uprobes *u)
+{
+	uint64_t before;
+
+	if (!u || !u->bpf)
+		return;
+	uprobes_bpf_drain(u);
+	if (!(before = up_bpf_drained_at(u->bpf)))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
+		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
+			if (t->utop)
+				up_bpf_pending(u->bpf, t->proc->pid, t->tid, before);
 }
 
 /*

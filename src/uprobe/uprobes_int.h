@@ -144,6 +144,12 @@ void uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t);
 /* Applies every record of the ring (tracer lock held). */
 void uprobes_bpf_drain(struct jt_uprobes *u);
 
+/*
+ * uprobes_settle's BPF part: a drain, then the free each thread deferred
+ * before it (up_bpf_pending), which its next record would have brought.
+ */
+void uprobes_bpf_settle(struct jt_uprobes *u);
+
 /* Unloads the program (every link closed before). */
 void uprobes_bpf_free(struct jt_uprobes *u);
 

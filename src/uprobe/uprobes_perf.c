@@ -507,6 +507,15 @@ up_apply(void *arg, const uint8_t *rec)
 }
 
 void
+uprobes_settle(struct jt_uprobes *u)
+{
+	if (u && u->bpf)
+		uprobes_bpf_settle(u);
+	else
+		uprobes_drain(u);
+}
+
+void
 uprobes_drain(struct jt_uprobes *u)
 {
 	struct up_ring **rings = NULL;

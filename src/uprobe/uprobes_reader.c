@@ -257,8 +257,9 @@ uprobes_stop(struct jt_uprobes *u)
 			  (unsigned long)u->samples, (double)u->reader_cpu_ns / 1e9,
 			  u->samples ? (double)u->reader_cpu_ns / 1e3 / (double)u->samples : 0.0);
 		if (u->bpf)
-			debug_msg("uprobe source: %lu of them joined calls, an entry and a return in one record",
-				  (unsigned long)u->joined);
+			debug_msg("uprobe source: %lu of them joined calls, an entry and a return in one record; "
+				  "%lu frees carried by their thread's next record",
+				  (unsigned long)u->joined, (unsigned long)up_bpf_deferred(u->bpf));
 		if (u->bpf && u->samples)
 			debug_msg("uprobe source: %.0f bytes of stack a sample (%s)",
 				  (double)u->stack_bytes / (double)u->samples,

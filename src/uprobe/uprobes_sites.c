@@ -199,6 +199,21 @@ up_joinable(const struct jt_uprobes *u, const struct jt_module *m, int fn, int a
 	       strncmp(base, "libc.so", 7) == 0;
 }
 
+/*
+ * Whether a free of fn at m waits for its thread's next record (up_bpf_abi.h's
+ * struct up_bpf_pf): the C library's, whose record would otherwise take a
+ * reservation of the ring of its own after each malloc's; on the BPF path,
+ * where threads have their entry in the program's map (their stack top).
+ */
+static int
+up_deferrable(const struct jt_uprobes *u, const struct jt_module *m, int fn)
+{
+	const char *base = strrchr(module_file(m), '/');
+
+	base = base ? base + 1 : module_file(m);
+	return u->bpf && u->stack_whole && fn == FN_FREE && strncmp(base, "libc.so", 7) == 0;
+}
+
 int
 uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m, int fn, uint64_t entry,
 	      uint64_t site, uint64_t sp_delta, int emulated)
@@ -231,6 +246,7 @@ uprobes_place(struct jt_uprobes *u, struct jt_proc *p, const struct jt_module *m
 	 */
 	s->stack = alloc_fns[fn].kind == FK_FREE && u->stack_copy > UPROBES_FREE_COPY ? UPROBES_FREE_COPY
 										 : u->stack_copy;
+	s->defer = up_deferrable(u, m, fn);
 	if (!uprobes_has_return(fn))
 		return 0;
 	rs = up_site_new(u, p, fn, rd, 1, path, eoff);

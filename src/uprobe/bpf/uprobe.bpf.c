@@ -155,31 +155,66 @@ struct up_hit {
 	int whole;
 };
 
+/* Takes the free pending in top out of it; ver odd meanwhile, for jmptrace's own reading of it (up_bpf_abi.h). */
+static __always_inline void
+up_pf_clear(struct up_bpf_top *top)
+{
+	top->pf.ver++;
+	asm volatile("" ::: "memory");
+	top->pf.cookie = 0;
+	asm volatile("" ::: "memory");
+	top->pf.ver++;
+}
+
+/* Writes the free pending in top into dst (the end of a record), which carries it from now on. */
+static __always_inline void
+up_pf_carry(void *dst, struct up_bpf_top *top)
+{
+	bpf_probe_read_kernel(dst, sizeof(top->pf), &top->pf);
+	up_pf_clear(top);
+}
+
+/* Counts a hit whose record the full ring refused. */
+static __always_inline void
+up_lost(void)
+{
+	__u32 key = UP_BPF_LOST_KEY;
+	__u64 *n = bpf_map_lookup_elem(&lost, &key);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+/* Wakes the reader once the ring is an eighth full, not at every record: it polls every 20 ms anyway. */
+static __always_inline __u64
+up_wake(void)
+{
+	__u64 avail = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&ring, BPF_RB_RING_SIZE);
+
+	return avail > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /*
  * One record of sizeof(rec) + cap bytes (a constant, as the verifier wants
- * it for a reservation). The reader is woken once the ring is an eighth
- * full, not at every record: it polls every 20 ms anyway, and every ptrace
- * stop drains the ring first. A joined call's record is its return's, made
- * to read as its entry too (up_bpf_abi.h): the first argument and the
- * entry's stack pointer in the registers, the word its return address
- * slot held at the entry in the copy's first word (the return went
- * through the kernel's trampoline since: the slot holds that now).
+ * it for a reservation), and the free pending in top after them when pf
+ * (UP_BPF_PF). Every ptrace stop drains the ring first. A joined call's
+ * record is its return's, made to read as its entry too (up_bpf_abi.h):
+ * the first argument and the entry's stack pointer in the registers, the
+ * word its return address slot held at the entry in the copy's first word
+ * (the return went through the kernel's trampoline since: the slot holds
+ * that now).
  */
 static __always_inline int
-up_emit(const void *ctx, const struct up_hit *h, const __u64 cap)
+up_emit(const void *ctx, const struct up_hit *h, struct up_bpf_top *top, const __u64 cap, const int pf)
 {
-	__u64 pt = bpf_get_current_pid_tgid(), avail, size, cookie = h->cookie;
-	struct up_bpf_rec *r = bpf_ringbuf_reserve(&ring, sizeof(*r) + cap, 0);
-	__u32 key = UP_BPF_LOST_KEY;
+	__u64 pt = bpf_get_current_pid_tgid(), cookie = h->cookie;
+	struct up_bpf_rec *r = bpf_ringbuf_reserve(&ring, sizeof(*r) + cap + (pf ? sizeof(struct up_bpf_pf) : 0), 0);
 
 	if (!r) {
-		__u64 *n = bpf_map_lookup_elem(&lost, &key);
-
-		if (n)
-			__sync_fetch_and_add(n, 1);
+		up_lost();
 		return 0;
 	}
-	r->cookie = cookie;
 	r->time = bpf_ktime_get_ns();
 	r->pid = (__u32)(pt >> 32);
 	r->tid = (__u32)pt;
@@ -191,23 +226,57 @@ up_emit(const void *ctx, const struct up_hit *h, const __u64 cap)
 		if (cap >= 8 && r->stack_len >= 8)
 			*(__u64 *)(r + 1) = h->slot;
 	}
-	avail = bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA);
-	size = bpf_ringbuf_query(&ring, BPF_RB_RING_SIZE);
-	bpf_ringbuf_submit(r, avail > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	if (pf && top) {
+		up_pf_carry((__u8 *)(r + 1) + cap, top);
+		cookie |= UP_BPF_PF;
+	}
+	r->cookie = cookie;
+	bpf_ringbuf_submit(r, up_wake());
 	if (((cookie >> UP_BPF_KIND_SHIFT) & 3) == UP_BPF_HOOK)
 		bpf_send_signal_thread(5 /* SIGTRAP */);
 	return 0;
 }
 
 /*
+ * The free pending in top as a record of its own (UP_BPF_PF_ONLY): before
+ * another free is deferred, or a record that cannot carry it.
+ */
+static __noinline int
+up_emit_pf_only(struct up_bpf_top *top)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct up_bpf_rec *r;
+
+	if (!top)
+		return 0;
+	r = bpf_ringbuf_reserve(&ring, sizeof(*r) + sizeof(struct up_bpf_pf), 0);
+	if (!r) {
+		up_lost();
+		up_pf_clear(top);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	r->cookie = UP_BPF_PF | UP_BPF_PF_ONLY;
+	r->pid = (__u32)(pt >> 32);
+	r->tid = (__u32)pt;
+	up_pf_carry(r + 1, top);
+	bpf_ringbuf_submit(r, up_wake());
+	return 0;
+}
+
+/*
  * One function per size of copy, so that each reservation's size is a
- * constant of its own. Global functions: the verifier checks each once,
- * for any hit, instead of once for every state a caller reaches it in
- * (three times the instructions, 16 ms of every start).
+ * constant of its own, and one more per size for a record that carries a
+ * deferred free. Global functions: the verifier checks each once, for any
+ * hit, instead of once for every state a caller reaches it in (three
+ * times the instructions, 16 ms of every start).
  */
 #define UP_EMIT_CAP(cap) \
 	__attribute__((noinline)) int up_emit_##cap(bpf_user_pt_regs_t *ctx, const struct up_hit *h) \
-	{ return h ? up_emit(ctx, h, cap) : 0; }
+	{ return h ? up_emit(ctx, h, NULL, cap, 0) : 0; } \
+	__attribute__((noinline)) int up_emit_pf_##cap(bpf_user_pt_regs_t *ctx, const struct up_hit *h, \
+						      struct up_bpf_top *top) \
+	{ return h && top ? up_emit(ctx, h, top, cap, 1) : 0; }
 UP_EMIT_CAP(0)
 UP_EMIT_CAP(512)
 UP_EMIT_CAP(1024)
@@ -258,13 +327,8 @@ up_want(const struct up_bpf_top *top, struct up_hit *h)
  * records nothing.
  */
 static __always_inline int
-up_join(const void *ctx, struct up_hit *h)
+up_join(const void *ctx, struct up_bpf_top *top, struct up_hit *h)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct up_bpf_top *top = bpf_map_lookup_elem(&tops, &tid);
-
-	if (!top)
-		return 0;
 	if (((h->cookie >> UP_BPF_KIND_SHIFT) & 3) == UP_BPF_REGS_RET) {
 		if (top->pend_sp == 0 || top->pend_sp + ARCH_BPF_RET_POP != h->sp)
 			return 0;
@@ -288,45 +352,79 @@ up_join(const void *ctx, struct up_hit *h)
 }
 
 /*
+ * A deferred free's hit (UP_BPF_DEFER): its record kept in top, after the
+ * one pending there goes to the ring. Its stack copy is the site's, at
+ * most UP_BPF_PF_STACK bytes: a free's frames nearest (uprobes_sites.c).
+ */
+static __always_inline int
+up_defer(const void *ctx, struct up_bpf_top *top, const struct up_hit *h)
+{
+	__u32 i = 0;
+
+	if (top->pf.cookie)
+		up_emit_pf_only(top);
+	top->pf.ver++;
+	asm volatile("" ::: "memory");
+	top->pf.seq++;
+	top->pf.cookie = h->cookie;
+	top->pf.time = bpf_ktime_get_ns();
+#define UP_PF_REG(off) if (i < UP_BPF_PF_NREGS) top->pf.regs[i++] = *(volatile const __u64 *)((const char *)ctx + (off));
+	ARCH_BPF_REGS_FREE(UP_PF_REG)
+#undef UP_PF_REG
+	top->pf.nregs = i;
+	top->pf.stack_len = (__u32)up_copy_stack(top->pf.stack, h->sp, h->want, UP_BPF_PF_STACK, 0);
+	asm volatile("" ::: "memory");
+	top->pf.ver++;
+	return 0;
+}
+
+/* The function for a record of want bytes of stack, with a deferred free at its end (pf) or not. */
+#define UP_DISPATCH(fn, ...) do { \
+	if (h.want == 0) return fn##0(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 512)) return fn##512(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 1024)) return fn##1024(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 2048)) return fn##2048(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 4096)) return fn##4096(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 8192)) return fn##8192(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 16384)) return fn##16384(__VA_ARGS__); \
+	if (UP_FITS(h.want, h.whole, 32768)) return fn##32768(__VA_ARGS__); \
+	return fn##65536(__VA_ARGS__); \
+} while (0)
+
+/*
  * Every site of every link: the cookie says which, what to copy, and how
  * much; a thread whose top jmptrace gave copies its whole stack instead.
+ * A free deferred by the thread goes with its next record: at that
+ * record's end when it is a joined call's (the one a malloc and free pair
+ * makes), else in one of its own just before.
  */
 SEC("uprobe")
 int
 up_hit(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct up_bpf_top *top = bpf_map_lookup_elem(&tops, &tid);
 	struct up_hit h = {
 		.cookie = cookie,
 		.sp = *(volatile const __u64 *)((const char *)ctx + ARCH_BPF_SP),
 		.want = cookie >> UP_BPF_STACK_SHIFT,
 	};
 
-	if ((cookie & UP_BPF_JOIN) && up_join(ctx, &h))
+	if (!top) {
+		UP_DISPATCH(up_emit_, ctx, &h);
+	}
+	if (cookie & UP_BPF_DEFER)
+		return up_defer(ctx, top, &h);
+	if ((cookie & UP_BPF_JOIN) && up_join(ctx, top, &h))
 		return 0;
 	/* Not a free's short copy: it needs only the nearest frames (uprobes_sites.c). */
-	if (h.want != 0 && !(h.cookie & UP_BPF_JOINED) && ((cookie >> UP_BPF_KIND_SHIFT) & 3) != UP_BPF_REGS_FREE) {
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-		struct up_bpf_top *top = bpf_map_lookup_elem(&tops, &tid);
-
-		if (top)
-			up_want(top, &h);
+	if (h.want != 0 && !(h.cookie & UP_BPF_JOINED) && ((cookie >> UP_BPF_KIND_SHIFT) & 3) != UP_BPF_REGS_FREE)
+		up_want(top, &h);
+	if (top->pf.cookie) {
+		if (h.cookie & UP_BPF_JOINED)
+			UP_DISPATCH(up_emit_pf_, ctx, &h, top);
+		up_emit_pf_only(top);
 	}
-	if (h.want == 0)
-		return up_emit_0(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 512))
-		return up_emit_512(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 1024))
-		return up_emit_1024(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 2048))
-		return up_emit_2048(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 4096))
-		return up_emit_4096(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 8192))
-		return up_emit_8192(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 16384))
-		return up_emit_16384(ctx, &h);
-	if (UP_FITS(h.want, h.whole, 32768))
-		return up_emit_32768(ctx, &h);
-	return up_emit_65536(ctx, &h);
+	UP_DISPATCH(up_emit_, ctx, &h);
 }
