@@ -63,7 +63,7 @@ static void
 up_thread_gone(struct jt_tracer *tr, struct jt_thread *t)
 {
 	uprobes_thread_close(tr->uprobes, t, 1);
-	uprobes_bpf_top_drop(tr->uprobes, t);
+	uprobes_bpf_top_drop(tr->uprobes, t, 1);
 	if (tr->uprobes && tr->uprobes->bpf && t->proc->nthreads == 1)
 		uprobes_bpf_unlink(tr->uprobes, t->proc->pid, 1);
 }

@@ -307,13 +307,15 @@ uprobes_bpf_top(struct jt_uprobes *u, struct jt_thread *t, int fresh, struct jt_
 }
 
 void
-uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t)
+uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t, int ended)
 {
 	if (!u || !u->bpf || !t->utop)
 		return;
 	/* Its free deferred last goes after its records (unless a drain stopped short): the thread makes no more. */
-	uprobes_bpf_drain(u);
-	up_bpf_pending(u->bpf, t->proc->pid, t->tid, up_bpf_drained_at(u->bpf));
+	if (ended) {
+		uprobes_bpf_drain(u);
+		up_bpf_pending(u->bpf, t->proc->pid, t->tid, up_bpf_drained_at(u->bpf));
+	}
 	up_bpf_drop_top(u->bpf, t->tid);
 	t->utop = 0;
 }

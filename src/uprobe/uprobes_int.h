@@ -138,8 +138,12 @@ int uprobes_bpf_hook_of(struct jt_thread *t, int code);
  */
 void uprobes_bpf_top(struct jt_uprobes *u, struct jt_thread *t, int fresh, struct jt_maps *maps);
 
-/* t ended, or exec'd onto a new stack: the program forgets its top. */
-void uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t);
+/*
+ * t ended (ended: the free it deferred last is applied first), or exec'd
+ * onto a new stack (its image's events were applied at the exec:
+ * uprobes_settle): the program forgets its top.
+ */
+void uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t, int ended);
 
 /* Applies every record of the ring (tracer lock held). */
 void uprobes_bpf_drain(struct jt_uprobes *u);

@@ -429,7 +429,7 @@ uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext) {
 			if (t->proc != p)
 				continue;
-			uprobes_bpf_top_drop(u, t);
+			uprobes_bpf_top_drop(u, t, 0);
 			if (t->uring) {
 				up_ring_give(u, t->uring->size);
 				up_ring_close(t->uring);
