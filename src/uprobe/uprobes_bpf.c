@@ -188,41 +188,6 @@ uprobes_bpf_link(struct jt_uprobes *u, struct jt_proc *p, struct jt_usite **site
 	free(done);
 }
 
-static void *
-uprobes_bpf_closer(void *arg)
-{
-	close((int)(intptr_t)arg);
-	return NULL;
-}
-
-/*
- * Closes the links fds[0..n) together: each close waits for the kernel's
- * grace period of its probes' removal, and, unlike perf events' (which the
- * kernel serializes under its event_mutex), those of links overlap.
- */
-static void
-uprobes_bpf_close_all(const int *fds, int n)
-{
-	pthread_t *th = xcalloc((size_t)(n ? n : 1), sizeof(*th));
-	char *started = xcalloc((size_t)(n ? n : 1), 1);
-	sigset_t all, old;
-
-	/* The signals jmptrace acts on go to its main thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (int i = 1; i < n; i++)
-		started[i] = pthread_create(&th[i], NULL, uprobes_bpf_closer, (void *)(intptr_t)fds[i]) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (int i = 0; i < n; i++)
-		if (i == 0 || !started[i])
-			close(fds[i]);
-	for (int i = 1; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	free(started);
-	free(th);
-}
-
 void
 uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later)
 {
@@ -244,13 +209,12 @@ uprobes_bpf_unlink(struct jt_uprobes *u, pid_t pid, int later)
 	}
 	if (pid)
 		debug_msg("process %d: its %d uprobe_multi links closed%s", (int)pid, g->nfds, later ? " in the background" : "");
+	g->together = 1;
 	if (later) {
 		uprobes_bury(u, g);
 		return;
 	}
-	uprobes_bpf_close_all(g->fds, g->nfds);
-	free(g->fds);
-	free(g);
+	uprobes_grave_close(g);
 }
 
 /*

@@ -76,6 +76,7 @@ struct up_grave {
 	int *fds;
 	int nfds;
 	struct up_ring *ring;
+	int together;		/* the BPF path's links: closed together with every other such (uprobes_grave_close) */
 	struct up_grave *next;
 };
 
