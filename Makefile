@@ -19,7 +19,7 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 BUILD   ?= build
 SRCS     = $(filter-out %.bpf.c,$(wildcard src/*.c src/*/*.c)) $(wildcard src/arch/$(ARCH)/*.c)
 LIB_SRCS = $(filter-out src/main.c,$(SRCS))
-# The --html page: report_html_page.S takes the template in whole (.incbin).
+# The --html page: report_html_page.S takes the template and its script in whole (.incbin).
 PAGE_SRC = src/report/report_html_page.S
 PAGE_OBJ = $(BUILD)/report_html_page.o
 # The uprobe source's BPF program: clang's BPF target builds it (BTF from -g:
@@ -55,8 +55,8 @@ $(BUILD)/%.o: src/%.c $(BUILD)/%.d | $(BUILD)
 $(BUILD)/%.d: ;
 .PRECIOUS: $(BUILD)/%.d
 
-$(PAGE_OBJ): $(PAGE_SRC) $(PAGE_SRC:.S=.html) | $(BUILD)
-	$(CC) -c -DREPORT_HTML_PAGE='"$(PAGE_SRC:.S=.html)"' -o $@ $<
+$(PAGE_OBJ): $(PAGE_SRC) $(PAGE_SRC:.S=.html) $(PAGE_SRC:.S=.js) | $(BUILD)
+	$(CC) -c -DREPORT_HTML_PAGE='"$(PAGE_SRC:.S=.html)"' -DREPORT_HTML_SCRIPT='"$(PAGE_SRC:.S=.js)"' -o $@ $<
 
 $(BPF_PROG): $(BPF_SRC) src/uprobe/up_bpf_abi.h src/arch/$(ARCH)/bpf_regs.h | $(BUILD)
 	@mkdir -p $(dir $@)

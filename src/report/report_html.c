@@ -10,9 +10,15 @@
 #include "report.h"
 #include "util.h"
 
-/* The page (src/report/report_html_page.html, linked in by report_html_page.S); the data goes at the marker. */
+/*
+ * The page (src/report/report_html_page.html) and its script
+ * (report_html_page.js), linked in by report_html_page.S: the data goes
+ * at the one marker, the script at the other, after it.
+ */
 extern const char report_html_page[];
+extern const char report_html_script[];
 #define HTML_DATA_MARK "@@JT_DATA@@"
+#define HTML_SCRIPT_MARK "@@JT_SCRIPT@@"
 
 /*
  * A periodic snapshot rewrites the page only when this many times the last
@@ -77,6 +83,7 @@ static void
 html_page(FILE *f, const struct jt_html_out *h)
 {
 	const char *mark = strstr(report_html_page, HTML_DATA_MARK);
+	const char *smark = strstr(mark, HTML_SCRIPT_MARK);
 	time_t now = time(NULL);
 	char when[64];
 	struct tm tm;
@@ -90,7 +97,10 @@ html_page(FILE *f, const struct jt_html_out *h)
 		html_json(f, h->snaps[i]);
 	}
 	fputs("\n]}", f);
-	fputs(mark + strlen(HTML_DATA_MARK), f);
+	mark += strlen(HTML_DATA_MARK);
+	fwrite(mark, 1, (size_t)(smark - mark), f);
+	fputs(report_html_script, f);
+	fputs(smark + strlen(HTML_SCRIPT_MARK), f);
 }
 
 /* s's JSON, malloc'ed, or NULL with errno set. */
