@@ -262,7 +262,7 @@ snapshot_take(struct jt_tracer *tr, struct jt_proc *p, const char *reason)
 	int exec = strcmp(reason, "exec") == 0;
 
 	/* --source uprobe: the snapshot counts every event made until now. */
-	uprobes_settle(tr->uprobes);
+	uprobes_settle(tr->uprobes, NULL);
 	/* And it says which breakpoints the kernel took since the last tick (of a running image). */
 	if (!p->exited && !p->image_ended)
 		image_check_taken(tr, p);

@@ -23,7 +23,7 @@ leakcheck_stopped(struct jt_tracer *tr, struct jt_proc *p)
 	int ret = -1;
 
 	/* --source uprobe: every allocation its threads made before they stopped counts. */
-	uprobes_settle(p->uprobes);
+	uprobes_settle(p->uprobes, NULL);
 	b = leak_blocks_of(p->heap, &n);
 	if (leak_roots_collect(tr, p, b, n, &roots) < 0) {
 		free(b);

@@ -310,7 +310,7 @@ lifecycle_exec_quiet(struct jt_tracer *tr, struct jt_thread *t)
 		return restart_decide(RESTART_NONE, 0, 0, NULL);
 	}
 	/* --source uprobe: every event of the image that ends is applied, the frees its threads deferred too. */
-	uprobes_settle(p->uprobes);
+	uprobes_settle(p->uprobes, t);
 	if (traced)
 		old = lifecycle_image_end(tr, p);
 	/* Its probes were on the old image's files; the new image gets its own. */

@@ -103,10 +103,11 @@ int up_bpf_set_top(struct up_bpf *b, pid_t tid, uint64_t top);
 /*
  * Hands the free that thread tid of process pid deferred, if it made it
  * by before (CLOCK_MONOTONIC ns), to the open's fn as its record would, and
- * returns 1; else 0. For a thread that has ended or is stopped, and for a
- * snapshot of a running one, with before the time up_bpf_drained_at gives
- * (every record of the thread's from before its free is applied by then).
- * The caller holds what a drain's caller holds.
+ * returns 1; else 0. Every record of the thread's from before its free
+ * must be applied by then: for a thread that has ended or is stopped, once
+ * a drain was whole (up_bpf_drained_at); for a running one, a free made
+ * before the time that gives (uprobes_bpf_settle takes a margin off). The
+ * caller holds what a drain's caller holds.
  */
 int up_bpf_pending(struct up_bpf *b, pid_t pid, pid_t tid, uint64_t before);
 

@@ -203,7 +203,7 @@ uprobes_detach(struct jt_uprobes *u)
 {
 	if (!u)
 		return;
-	uprobes_settle(u);
+	uprobes_settle(u, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			uprobes_thread_close(u, t, 0);

@@ -189,12 +189,14 @@ void uprobes_image_end(struct jt_uprobes *u, struct jt_proc *p);
 void uprobes_drain(struct jt_uprobes *u);
 
 /*
- * Applies every event made until now, for a snapshot, a leak check or a
- * detach: a drain, and on the BPF path the frees that threads deferred
- * into their next record (up_bpf_abi.h's struct up_bpf_pf), which a drain
- * leaves where they are.
+ * Applies every event made until now, for a snapshot, a leak check, an
+ * exec or a detach: a drain, and on the BPF path the frees that threads
+ * deferred into their next record (up_bpf_abi.h's struct up_bpf_pf), which
+ * a drain leaves where they are: every one of a thread that is stopped
+ * (held, the thread whose stop is being handled, or NULL, counts as one),
+ * a running thread's made a moment before the drain.
  */
-void uprobes_settle(struct jt_uprobes *u);
+void uprobes_settle(struct jt_uprobes *u, const struct jt_thread *held);
 
 /*
  * Before a detach, every thread stopped: applies what the rings hold and

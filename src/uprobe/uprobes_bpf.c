@@ -278,26 +278,37 @@ uprobes_bpf_top_drop(struct jt_uprobes *u, struct jt_thread *t, int ended)
 	/* Its free deferred last goes after its records (unless a drain stopped short): the thread makes no more. */
 	if (ended) {
 		uprobes_bpf_drain(u);
-		up_bpf_pending(u->bpf, t->proc->pid, t->tid, up_bpf_drained_at(u->bpf));
+		up_bpf_pending(u->bpf, t->proc->pid, t->tid, up_bpf_drained_at(u->bpf) ? UINT64_MAX : 0);
 	}
 	up_bpf_drop_top(u->bpf, t->tid);
 	t->utop = 0;
 }
 
+/*
+ * How much earlier than the drain a running thread's free must be for a
+ * settle to apply it: the program's clock (the kernel's fast monotonic
+ * accessor) may lag the one jmptrace reads by a moment around a
+ * timekeeping update, and a record of the thread's from before its free
+ * must lie before the drain's end. A stopped thread's are all before it.
+ */
+#define UP_SETTLE_MARGIN_NS 1000000ULL
+
 void
-uprobes_bpf_settle(struct jt_uprobes *u)
+uprobes_bpf_settle(struct jt_uprobes *u, const struct jt_thread *held)
 {
 	uint64_t before;
 
 	if (!u || !u->bpf)
 		return;
 	uprobes_bpf_drain(u);
-	if (!(before = up_bpf_drained_at(u->bpf)))
+	if ((before = up_bpf_drained_at(u->bpf)) <= UP_SETTLE_MARGIN_NS)
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(u->tr->threads); i++)
 		for (struct jt_thread *t = u->tr->threads[i]; t; t = t->hnext)
 			if (t->utop)
-				up_bpf_pending(u->bpf, t->proc->pid, t->tid, before);
+				up_bpf_pending(u->bpf, t->proc->pid, t->tid,
+					       t == held || thread_is_stopped(t) ? UINT64_MAX
+										  : before - UP_SETTLE_MARGIN_NS);
 }
 
 /*

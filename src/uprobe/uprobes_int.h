@@ -153,7 +153,7 @@ void uprobes_bpf_drain(struct jt_uprobes *u);
  * uprobes_settle's BPF part: a drain, then the free each thread deferred
  * before it (up_bpf_pending), which its next record would have brought.
  */
-void uprobes_bpf_settle(struct jt_uprobes *u);
+void uprobes_bpf_settle(struct jt_uprobes *u, const struct jt_thread *held);
 
 /* Unloads the program (every link closed before). */
 void uprobes_bpf_free(struct jt_uprobes *u);

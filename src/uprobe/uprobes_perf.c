@@ -507,10 +507,10 @@ up_apply(void *arg, const uint8_t *rec)
 }
 
 void
-uprobes_settle(struct jt_uprobes *u)
+uprobes_settle(struct jt_uprobes *u, const struct jt_thread *held)
 {
 	if (u && u->bpf)
-		uprobes_bpf_settle(u);
+		uprobes_bpf_settle(u, held);
 	else
 		uprobes_drain(u);
 }
